@@ -1,0 +1,96 @@
+# pisessionfs build.
+# src/ is the core library and is compiled WITHOUT fuse3 flags, so any
+# accidental #include <fuse.h> there fails the build (the squashfuse split).
+
+CC       ?= cc
+PREFIX   ?= /usr/local
+VERSION  := 0.1.0
+CSTD     := -std=c11 -D_GNU_SOURCE
+WARN     := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes
+OPT      ?= -O2 -g
+CFLAGS   ?=
+LDFLAGS  ?=
+
+ifeq ($(SANITIZE),1)
+OPT      := -O1 -g -fno-omit-frame-pointer
+SANFLAGS := -fsanitize=address,undefined,leak -fno-sanitize-recover=undefined
+endif
+
+JANSSON_CFLAGS := $(shell pkg-config --cflags jansson)
+JANSSON_LIBS   := $(shell pkg-config --libs jansson)
+UUID_CFLAGS    := $(shell pkg-config --cflags uuid)
+UUID_LIBS      := $(shell pkg-config --libs uuid)
+FUSE_CFLAGS    := $(shell pkg-config --cflags fuse3)
+FUSE_LIBS      := $(shell pkg-config --libs fuse3)
+CHECK_CFLAGS   := $(shell pkg-config --cflags check)
+CHECK_LIBS     := $(shell pkg-config --libs check)
+
+BUILD    := build
+CORE_CFLAGS := $(CSTD) $(WARN) $(OPT) $(SANFLAGS) $(JANSSON_CFLAGS) $(UUID_CFLAGS) -DPS_VERSION=\"$(VERSION)\" $(CFLAGS)
+FS_CFLAGS   := $(CORE_CFLAGS) $(FUSE_CFLAGS) -Isrc
+LIBS_CORE   := $(JANSSON_LIBS) $(UUID_LIBS) -lpthread
+
+CORE_SRC := $(wildcard src/*.c)
+CORE_OBJ := $(patsubst src/%.c,$(BUILD)/src/%.o,$(CORE_SRC))
+FS_SRC   := $(wildcard fs/*.c)
+FS_OBJ   := $(patsubst fs/%.c,$(BUILD)/fs/%.o,$(FS_SRC))
+UNIT_SRC := $(wildcard tests/unit/*.c)
+UNIT_OBJ := $(patsubst tests/unit/%.c,$(BUILD)/tests/unit/%.o,$(UNIT_SRC))
+
+LIBCORE  := $(BUILD)/libpisession.a
+DAEMON   := $(BUILD)/pisessionfs
+TOOL     := $(BUILD)/pisession
+UNIT     := $(BUILD)/unit-tests
+
+.PHONY: all check check-unit check-golden check-mount check-diff clean install bench
+
+all: $(DAEMON) $(TOOL)
+
+$(BUILD)/src/%.o: src/%.c $(wildcard src/*.h) | $(BUILD)/src
+	$(CC) $(CORE_CFLAGS) -c $< -o $@
+
+$(BUILD)/fs/%.o: fs/%.c $(wildcard src/*.h fs/*.h) | $(BUILD)/fs
+	$(CC) $(FS_CFLAGS) -c $< -o $@
+
+$(BUILD)/tests/unit/%.o: tests/unit/%.c $(wildcard src/*.h) | $(BUILD)/tests/unit
+	$(CC) $(CORE_CFLAGS) $(CHECK_CFLAGS) -Isrc -c $< -o $@
+
+$(LIBCORE): $(CORE_OBJ)
+	ar rcs $@ $^
+
+$(DAEMON): $(FS_OBJ) $(LIBCORE)
+	$(CC) $(SANFLAGS) $(LDFLAGS) -o $@ $(FS_OBJ) $(LIBCORE) $(FUSE_LIBS) $(LIBS_CORE)
+
+$(TOOL): $(BUILD)/tools/pisession.o $(LIBCORE)
+	$(CC) $(SANFLAGS) $(LDFLAGS) -o $@ $< $(LIBCORE) $(LIBS_CORE)
+
+$(BUILD)/tools/pisession.o: tools/pisession.c $(wildcard src/*.h) | $(BUILD)/tools
+	$(CC) $(CORE_CFLAGS) -Isrc -c $< -o $@
+
+$(UNIT): $(UNIT_OBJ) $(LIBCORE)
+	$(CC) $(SANFLAGS) $(LDFLAGS) -o $@ $(UNIT_OBJ) $(LIBCORE) $(CHECK_LIBS) $(LIBS_CORE)
+
+$(BUILD)/src $(BUILD)/fs $(BUILD)/tests/unit $(BUILD)/tools:
+	mkdir -p $@
+
+check: check-unit check-golden check-mount check-diff
+
+check-unit: $(UNIT)
+	$(UNIT)
+
+check-golden: $(TOOL)
+	tests/golden/run.sh $(TOOL)
+
+check-mount: $(DAEMON) $(TOOL)
+	tests/mount/run.sh $(DAEMON)
+
+check-diff: $(DAEMON)
+	tests/diff/run.sh $(DAEMON)
+
+install: $(DAEMON) $(TOOL)
+	install -D -m 755 $(DAEMON) $(DESTDIR)$(PREFIX)/bin/pisessionfs
+	install -D -m 755 $(TOOL) $(DESTDIR)$(PREFIX)/bin/pisession
+	install -D -m 644 docs/pisessionfs.1 $(DESTDIR)$(PREFIX)/share/man/man1/pisessionfs.1
+
+clean:
+	rm -rf $(BUILD)

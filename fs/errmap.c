@@ -1,0 +1,19 @@
+#include <errno.h>
+#include "pisessionfs.h"
+
+int psfs_errno(ps_err err)
+{
+	switch (err) {
+	case PS_OK: return 0;
+	case PS_ERR_NOMEM: return ENOMEM;
+	case PS_ERR_NOENT: return ENOENT;
+	case PS_ERR_NOTDIR: return ENOTDIR;
+	case PS_ERR_ISDIR: return EISDIR;
+	case PS_ERR_IO: return EIO;
+	case PS_ERR_INVALID: return EINVAL;
+	case PS_ERR_NOTSESSION: return EINVAL;
+	case PS_ERR_READONLY: return EROFS;
+	case PS_ERR_TOOBIG: return EFBIG;
+	}
+	return EIO;
+}

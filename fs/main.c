@@ -1,0 +1,176 @@
+/* pisessionfs: mounts a pi session store.  Option parsing and start-up;
+ * the operations are in ops.c, the change watcher in watch.c. */
+#include <errno.h>
+#include <dirent.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "pisessionfs.h"
+
+#define PSFS_OPT(t, p) { t, offsetof(struct psfs_config, p), 1 }
+
+static const struct fuse_opt psfs_opts[] = {
+	PSFS_OPT("--store=%s", store),
+	PSFS_OPT("--store %s", store),
+	PSFS_OPT("store=%s", store),
+	PSFS_OPT("cache_sessions=%u", cache_sessions),
+	PSFS_OPT("timeout=%lf", timeout),
+	PSFS_OPT("-h", show_help),
+	PSFS_OPT("--help", show_help),
+	PSFS_OPT("-V", show_version),
+	PSFS_OPT("--version", show_version),
+	FUSE_OPT_END
+};
+
+static void psfs_usage(const char *prog)
+{
+	printf("usage: %s [--store DIR] [-f] [-d] [-o OPTIONS] MOUNTPOINT\n"
+	       "\n"
+	       "Mounts a pi coding-agent session store as a directory tree.\n"
+	       "\n"
+	       "  --store DIR            the store (default: $PI_CODING_AGENT_SESSION_DIR,\n"
+	       "                         else ~/.pi/agent/sessions)\n"
+	       "  -f                     stay in the foreground\n"
+	       "  -d                     foreground, with FUSE debug output\n"
+	       "  -o store=DIR           the store, as a mount option (for fstab)\n"
+	       "  -o cache_sessions=N    indexed sessions kept in memory (default 256)\n"
+	       "  -o timeout=SECONDS     kernel cache timeout for names and attributes\n"
+	       "                         (default 1; changes are also pushed at once)\n"
+	       "  -o auto_unmount        unmount when the daemon exits\n"
+	       "  -h, --help             this help;  -V, --version  the version\n"
+	       "\n"
+	       "Unmount with: fusermount3 -u MOUNTPOINT\n", prog);
+}
+
+static char *psfs_default_store(void)
+{
+	const char *env = getenv("PI_CODING_AGENT_SESSION_DIR");
+	const char *home = getenv("HOME");
+	char *out = NULL;
+	if (env && *env)
+		return strdup(env);
+	if (!home || !*home)
+		return NULL;
+	if (asprintf(&out, "%s/.pi/agent/sessions", home) < 0)
+		return NULL;
+	return out;
+}
+
+/* One line each, saying what to do: the errors people meet first. */
+static int psfs_check_mountpoint(const char *mp)
+{
+	struct stat st;
+	if (stat(mp, &st) != 0) {
+		if (errno == ENOTCONN)
+			fprintf(stderr, "pisessionfs: %s is a stale mount (its daemon died); run: fusermount3 -u %s\n", mp, mp);
+		else
+			fprintf(stderr, "pisessionfs: mountpoint %s: %s; create it with: mkdir -p %s\n", mp, strerror(errno), mp);
+		return -1;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		fprintf(stderr, "pisessionfs: mountpoint %s is not a directory\n", mp);
+		return -1;
+	}
+	DIR *d = opendir(mp);
+	if (!d) {
+		fprintf(stderr, "pisessionfs: mountpoint %s: %s\n", mp, strerror(errno));
+		return -1;
+	}
+	struct dirent *de;
+	int empty = 1;
+	while ((de = readdir(d)))
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+			empty = 0;
+	closedir(d);
+	if (!empty) {
+		fprintf(stderr, "pisessionfs: mountpoint %s is not empty; mount on an empty directory\n", mp);
+		return -1;
+	}
+	return 0;
+}
+
+int main(int argc, char *argv[])
+{
+	struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
+	struct fuse_cmdline_opts cmd = { 0 };
+	struct psfs fs = { 0 };
+	struct fuse_loop_config *loop = NULL;
+	struct stat st;
+	ps_err err;
+	int ret = 1;
+
+	fs.cfg.timeout = 1.0;
+	if (fuse_opt_parse(&args, &fs.cfg, psfs_opts, NULL) != 0)
+		goto out;
+	if (fs.cfg.show_help) {
+		psfs_usage(argv[0]);
+		ret = 0;
+		goto out;
+	}
+	if (fs.cfg.show_version) {
+		printf("pisessionfs %s (libfuse %s)\n", PS_VERSION, fuse_pkgversion());
+		ret = 0;
+		goto out;
+	}
+	if (fuse_parse_cmdline(&args, &cmd) != 0)
+		goto out;
+	if (!cmd.mountpoint) {
+		fprintf(stderr, "pisessionfs: no mountpoint given (see --help)\n");
+		goto out;
+	}
+	if (!fs.cfg.store && !(fs.cfg.store = psfs_default_store())) {
+		fprintf(stderr, "pisessionfs: no --store given and neither $PI_CODING_AGENT_SESSION_DIR nor $HOME is set\n");
+		goto out;
+	}
+	if (stat(fs.cfg.store, &st) != 0 || !S_ISDIR(st.st_mode)) {
+		fprintf(stderr, "pisessionfs: session store %s is not a directory; pass --store DIR\n", fs.cfg.store);
+		goto out;
+	}
+	if (psfs_check_mountpoint(cmd.mountpoint) != 0)
+		goto out;
+	err = store_open(fs.cfg.store, fs.cfg.cache_sessions, &fs.store);
+	if (err) {
+		fprintf(stderr, "pisessionfs: cannot open the store %s: %s\n", fs.cfg.store, ps_strerror(err));
+		goto out;
+	}
+	/* fuse_parse_cmdline consumed -d and -f; give -d back to fuse_new. */
+	if (cmd.debug)
+		fuse_opt_add_arg(&args, "-odebug");
+	fuse_opt_add_arg(&args, "-ofsname=pisessionfs");
+	fuse_opt_add_arg(&args, "-osubtype=pisessionfs");
+	fuse_opt_add_arg(&args, "-odefault_permissions");
+	fs.fuse = fuse_new(&args, &psfs_ops, sizeof psfs_ops, &fs);
+	if (!fs.fuse)
+		goto out;
+	if (fuse_mount(fs.fuse, cmd.mountpoint) != 0)
+		goto out_destroy;
+	if (fuse_daemonize(cmd.foreground) != 0)
+		goto out_unmount;
+	if (fuse_set_signal_handlers(fuse_get_session(fs.fuse)) != 0)
+		goto out_unmount;
+	if (psfs_watch_start(&fs) != 0)
+		fprintf(stderr, "pisessionfs: note: inotify unavailable, changes show after the cache timeout\n");
+	loop = fuse_loop_cfg_create();
+	if (!loop)
+		goto out_signals;
+	fuse_loop_cfg_set_clone_fd(loop, cmd.clone_fd);
+	fuse_loop_cfg_set_max_threads(loop, cmd.max_threads);
+	ret = fuse_loop_mt(fs.fuse, loop) == 0 ? 0 : 1;
+	fuse_loop_cfg_destroy(loop);
+	psfs_watch_stop();
+out_signals:
+	fuse_remove_signal_handlers(fuse_get_session(fs.fuse));
+out_unmount:
+	fuse_unmount(fs.fuse);
+out_destroy:
+	fuse_destroy(fs.fuse);
+out:
+	store_free(fs.store);
+	free(fs.cfg.store);
+	free(cmd.mountpoint);
+	fuse_opt_free_args(&args);
+	return ret;
+}

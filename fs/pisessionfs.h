@@ -1,0 +1,35 @@
+/* Shared state of the FUSE front end. */
+#ifndef PISESSIONFS_H
+#define PISESSIONFS_H
+
+#define FUSE_USE_VERSION 312
+#include <fuse.h>
+#include <fuse_lowlevel.h>
+#include "store.h"
+
+struct psfs_config {
+	char *store;          /* --store DIR */
+	unsigned cache_sessions;
+	double timeout;       /* kernel entry/attribute timeout, seconds */
+	int show_help;
+	int show_version;
+};
+
+struct psfs {
+	struct ps_store *store;
+	struct psfs_config cfg;
+	struct fuse *fuse;
+};
+
+extern const struct fuse_operations psfs_ops;
+
+/* errno for a core error. */
+int psfs_errno(ps_err err);
+
+/* The change watcher: a thread that follows the store with inotify and
+ * invalidates the kernel's caches for what changed.  Never called from a
+ * handler (libfuse's doc/README.notifications). */
+int psfs_watch_start(struct psfs *fs);
+void psfs_watch_stop(void);
+
+#endif

@@ -1,0 +1,236 @@
+/* Follows the store with inotify and tells the kernel what changed, so a
+ * listing or a cat right after pi appends shows the new state instead of
+ * what the kernel cached.  Runs in its own thread: invalidating from inside
+ * a handler can deadlock (libfuse's doc/README.notifications).  Without
+ * inotify the mount still updates: every access re-checks the file, and the
+ * kernel's caches expire after the timeout. */
+#include <errno.h>
+#include <limits.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/inotify.h>
+#include <unistd.h>
+#include "pisessionfs.h"
+#include "layout.h"
+#include "buf.h"
+
+#define WATCH_PROJECT_MASK (IN_MODIFY | IN_CLOSE_WRITE | IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_ATTRIB)
+#define WATCH_ROOT_MASK (IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_ONLYDIR)
+
+struct watch_dir {
+	int wd;
+	char *name; /* project name; NULL for the store root */
+};
+
+static struct {
+	struct psfs *fs;
+	int fd;
+	int wake[2];
+	pthread_t thread;
+	int running;
+	struct watch_dir *dirs;
+	size_t n, cap;
+} watch = { .fd = -1, .wake = { -1, -1 } };
+
+static void watch_add(const char *project)
+{
+	char path[PATH_MAX];
+	snprintf(path, sizeof path, "%s/%s", store_root(watch.fs->store), project ? project : "");
+	int wd = inotify_add_watch(watch.fd, path, (project ? WATCH_PROJECT_MASK : WATCH_ROOT_MASK) | IN_DONT_FOLLOW);
+	if (wd < 0)
+		return; /* gone meanwhile, or out of watches: timeouts still apply */
+	for (size_t i = 0; i < watch.n; i++) {
+		if (watch.dirs[i].wd == wd)
+			return;
+	}
+	if (watch.n == watch.cap) {
+		size_t cap = watch.cap ? watch.cap * 2 : 16;
+		struct watch_dir *d = realloc(watch.dirs, cap * sizeof *d);
+		if (!d)
+			return;
+		watch.dirs = d;
+		watch.cap = cap;
+	}
+	watch.dirs[watch.n].wd = wd;
+	watch.dirs[watch.n].name = project ? strdup(project) : NULL;
+	watch.n++;
+}
+
+static void watch_forget(int wd)
+{
+	for (size_t i = 0; i < watch.n; i++) {
+		if (watch.dirs[i].wd == wd) {
+			free(watch.dirs[i].name);
+			watch.dirs[i] = watch.dirs[--watch.n];
+			return;
+		}
+	}
+}
+
+static int watch_add_project(void *ctx, const char *name, const struct stat *st)
+{
+	(void)ctx;
+	(void)st;
+	watch_add(name);
+	return 0;
+}
+
+static void watch_invalidate(const char *fmt, const char *a, const char *b, const char *c)
+{
+	char path[PATH_MAX * 2];
+	snprintf(path, sizeof path, fmt, a, b, c);
+	/* ENOENT only means the kernel holds nothing for this path. */
+	fuse_invalidate_path(watch.fs->fuse, path);
+}
+
+/* What an append changes: the session directory's generated files, and the
+ * context.json of every branch that grew. */
+static void watch_session_changed(const char *project, const char *session)
+{
+	static const char *const roots[] = {
+		"context.json", "leaf", "name", "labels", "problems", "session.jsonl", "entries", "header.json",
+	};
+	struct store_ref ref;
+	char **dirs = NULL;
+	size_t n_dirs = 0;
+
+	watch_invalidate("/%s/%s%s", project, session, "");
+	if (store_acquire_cached(watch.fs->store, project, session, &ref) == PS_OK) {
+		struct ps_session *s = ref.session;
+		uint32_t *seen = store_notified_count(&ref);
+		if (*seen > s->n_entries)
+			*seen = 0; /* rebuilt */
+		dirs = calloc(s->n_entries - *seen + 1, sizeof *dirs);
+		for (uint32_t e = *seen; dirs && e < s->n_entries; e++) {
+			if (s->entries[e].branch == 0)
+				continue;
+			char *path = layout_entry_path(s, e);
+			char *slash = path ? strrchr(path, '/') : NULL;
+			if (slash) {
+				*slash = '\0';
+				dirs[n_dirs++] = path;
+			} else {
+				free(path);
+			}
+		}
+		*seen = s->n_entries;
+		store_release(watch.fs->store, &ref);
+	}
+	for (size_t i = 0; i < sizeof roots / sizeof roots[0]; i++)
+		watch_invalidate("/%s/%s/%s", project, session, roots[i]);
+	for (size_t i = 0; i < n_dirs; i++) {
+		if (i == 0 || strcmp(dirs[i], dirs[i - 1]) != 0) {
+			char path[PATH_MAX];
+			snprintf(path, sizeof path, "%s/context.json", dirs[i]);
+			watch_invalidate("/%s/%s/%s", project, session, dirs[i]);
+			watch_invalidate("/%s/%s/%s", project, session, path);
+		}
+		free(dirs[i]);
+	}
+	free(dirs);
+}
+
+static void watch_event(const struct inotify_event *ev)
+{
+	const char *project = NULL;
+	int found = 0;
+	for (size_t i = 0; i < watch.n; i++) {
+		if (watch.dirs[i].wd == ev->wd) {
+			project = watch.dirs[i].name;
+			found = 1;
+			break;
+		}
+	}
+	if (ev->mask & IN_IGNORED) {
+		watch_forget(ev->wd);
+		return;
+	}
+	if (!found || !ev->len)
+		return;
+	if (!project) {
+		/* A project directory came or went. */
+		if (ev->mask & (IN_CREATE | IN_MOVED_TO))
+			watch_add(ev->name);
+		watch_invalidate("/%s%s%s", ev->name, "", "");
+		return;
+	}
+	size_t n = strlen(ev->name);
+	if (n <= 6 || strcmp(ev->name + n - 6, ".jsonl") != 0)
+		return;
+	char session[NAME_MAX + 1];
+	memcpy(session, ev->name, n - 6);
+	session[n - 6] = '\0';
+	watch_session_changed(project, session);
+}
+
+static void *watch_main(void *arg)
+{
+	char buf[64 * 1024] __attribute__((aligned(__alignof__(struct inotify_event))));
+	(void)arg;
+	for (;;) {
+		struct pollfd pfd[2] = { { watch.fd, POLLIN, 0 }, { watch.wake[0], POLLIN, 0 } };
+		if (poll(pfd, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		if (pfd[1].revents)
+			break;
+		ssize_t len = read(watch.fd, buf, sizeof buf);
+		if (len <= 0)
+			continue;
+		for (char *p = buf; p < buf + len;) {
+			const struct inotify_event *ev = (const struct inotify_event *)p;
+			watch_event(ev);
+			p += sizeof *ev + ev->len;
+		}
+	}
+	return NULL;
+}
+
+int psfs_watch_start(struct psfs *fs)
+{
+	watch.fs = fs;
+	watch.fd = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
+	if (watch.fd < 0)
+		return -1;
+	if (pipe(watch.wake) != 0) {
+		close(watch.fd);
+		watch.fd = -1;
+		return -1;
+	}
+	watch_add(NULL);
+	store_list_projects(fs->store, watch_add_project, NULL);
+	if (pthread_create(&watch.thread, NULL, watch_main, NULL) != 0) {
+		psfs_watch_stop();
+		return -1;
+	}
+	watch.running = 1;
+	return 0;
+}
+
+void psfs_watch_stop(void)
+{
+	if (watch.running) {
+		ssize_t w = write(watch.wake[1], "x", 1);
+		(void)w;
+		pthread_join(watch.thread, NULL);
+		watch.running = 0;
+	}
+	for (size_t i = 0; i < watch.n; i++)
+		free(watch.dirs[i].name);
+	free(watch.dirs);
+	watch.dirs = NULL;
+	watch.n = watch.cap = 0;
+	for (int i = 0; i < 2; i++) {
+		if (watch.wake[i] >= 0)
+			close(watch.wake[i]);
+		watch.wake[i] = -1;
+	}
+	if (watch.fd >= 0)
+		close(watch.fd);
+	watch.fd = -1;
+}

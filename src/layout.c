@@ -1,0 +1,504 @@
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "buf.h"
+#include "escape.h"
+#include "layout.h"
+
+int layout_is_dir(enum layout_kind kind)
+{
+	return kind == LAYOUT_TREE_DIR || kind == LAYOUT_LABELS_DIR || kind == LAYOUT_ENTRIES_DIR;
+}
+
+char *layout_entry_name(const struct ps_session *s, uint32_t idx)
+{
+	const struct ps_entry *e = &s->entries[idx];
+	char *id = escape_name(session_str(s, e->id), strlen(session_str(s, e->id)));
+	char *name = NULL;
+	if (id && asprintf(&name, "%04u-%s.%s.md", e->depth, session_str(s, e->kind), id) < 0)
+		name = NULL;
+	free(id);
+	return name;
+}
+
+static int layout_label_eq(const struct ps_session *s, uint32_t idx, const char *label)
+{
+	uint32_t l = s->entries[idx].label;
+	return l != PS_NIL && strcmp(session_str(s, l), label) == 0;
+}
+
+/* A labelled branch is listed by its label unless an earlier branch (in file
+ * order) of the same directory and depth has the same label. */
+static int layout_branch_label_wins(const struct ps_session *s, uint32_t branch)
+{
+	const struct ps_branch *b = &s->branches[branch];
+	uint32_t first = b->first;
+	const char *label;
+	if (s->entries[first].label == PS_NIL)
+		return 0;
+	label = session_str(s, s->entries[first].label);
+	for (uint32_t i = 0; i < s->n_labeled; i++) {
+		uint32_t other = s->labeled[i];
+		if (other >= first || !layout_label_eq(s, other, label))
+			continue;
+		const struct ps_entry *o = &s->entries[other];
+		if (s->branches[o->branch].first == other && s->branches[o->branch].parent == b->parent &&
+		    o->depth == s->entries[first].depth && o->branch != 0)
+			return 0;
+	}
+	return 1;
+}
+
+char *layout_branch_name(const struct ps_session *s, uint32_t branch)
+{
+	const struct ps_entry *e = &s->entries[s->branches[branch].first];
+	const char *raw = layout_branch_label_wins(s, branch) ? session_str(s, e->label) : session_str(s, e->id);
+	char *esc = escape_name(raw, strlen(raw));
+	char *name = NULL;
+	if (esc && asprintf(&name, "%04u~%s", e->depth, esc) < 0)
+		name = NULL;
+	free(esc);
+	return name;
+}
+
+char *layout_entry_path(const struct ps_session *s, uint32_t idx)
+{
+	/* Collect the branch chain up to the session directory, then join. */
+	uint32_t chain[64];
+	uint32_t *ids = chain;
+	size_t n = 0, cap = 64;
+	struct buf b = BUF_INIT;
+	char *out = NULL;
+
+	for (uint32_t br = s->entries[idx].branch; br != 0; br = s->branches[br].parent) {
+		if (n == cap) {
+			uint32_t *more = malloc(cap * 2 * sizeof *more);
+			if (!more)
+				goto out;
+			memcpy(more, ids, n * sizeof *ids);
+			if (ids != chain)
+				free(ids);
+			ids = more;
+			cap *= 2;
+		}
+		ids[n++] = br;
+	}
+	while (n--) {
+		char *name = layout_branch_name(s, ids[n]);
+		int bad = !name || buf_puts(&b, name) || buf_putc(&b, '/');
+		free(name);
+		if (bad)
+			goto out;
+	}
+	char *leaf = layout_entry_name(s, idx);
+	if (!leaf || buf_puts(&b, leaf) || buf_finish(&b)) {
+		free(leaf);
+		goto out;
+	}
+	free(leaf);
+	out = b.data;
+	b.data = NULL;
+out:
+	if (ids != chain)
+		free(ids);
+	buf_free(&b);
+	return out;
+}
+
+/* The label name an entry is listed under in labels/: its label, or
+ * label~id when an earlier labelled entry has the same label. */
+static char *layout_label_name(const struct ps_session *s, uint32_t idx)
+{
+	const char *label = session_str(s, s->entries[idx].label);
+	int clash = 0;
+	for (uint32_t i = 0; i < s->n_labeled && s->labeled[i] != idx; i++)
+		if (layout_label_eq(s, s->labeled[i], label))
+			clash = 1;
+	char *esc = escape_name(label, strlen(label));
+	if (!esc || !clash)
+		return esc;
+	const char *id = session_str(s, s->entries[idx].id);
+	char *eid = escape_name(id, strlen(id));
+	char *name = NULL;
+	if (eid && asprintf(&name, "%s~%s", esc, eid) < 0)
+		name = NULL;
+	free(esc);
+	free(eid);
+	return name;
+}
+
+char *layout_symlink_target(const struct ps_session *s, const struct layout_node *node)
+{
+	char *path = layout_entry_path(s, node->entry);
+	char *out = NULL;
+	if (!path || node->kind != LAYOUT_LABEL)
+		return path;
+	if (asprintf(&out, "../%s", path) < 0)
+		out = NULL;
+	free(path);
+	return out;
+}
+
+static int layout_parse_depth(const char *name, char sep, uint32_t *depth, const char **rest)
+{
+	uint64_t d = 0;
+	const char *p = name;
+	while (*p >= '0' && *p <= '9' && d < PS_NIL)
+		d = d * 10 + (uint64_t)(*p++ - '0');
+	if (p - name < 4 || *p != sep || d == 0 || d >= PS_NIL)
+		return 0;
+	*depth = (uint32_t)d;
+	*rest = p + 1;
+	return 1;
+}
+
+/* Finds the sub-branch of dir named `name` (NNNN~id or NNNN~label). */
+static ps_err layout_find_branch(const struct ps_session *s, uint32_t dir, const char *name, uint32_t *out)
+{
+	uint32_t depth;
+	const char *rest;
+	if (!layout_parse_depth(name, '~', &depth, &rest))
+		return PS_ERR_NOENT;
+	char *key = strdup(rest);
+	if (!key)
+		return PS_ERR_NOMEM;
+	size_t n = escape_unname(key);
+	ps_err err = PS_ERR_NOENT;
+	if (n == (size_t)-1 || n == 0 || strlen(key) != n)
+		goto out;
+	for (uint32_t e = session_find(s, key, n); e != PS_NIL; e = s->entries[e].prev_same_id) {
+		uint32_t b = s->entries[e].branch;
+		if (b != 0 && s->branches[b].first == e && s->branches[b].parent == dir &&
+		    s->entries[e].depth == depth) {
+			*out = b;
+			err = PS_OK;
+			goto out;
+		}
+	}
+	for (uint32_t i = 0; i < s->n_labeled; i++) {
+		uint32_t e = s->labeled[i];
+		uint32_t b = s->entries[e].branch;
+		if (layout_label_eq(s, e, key) && b != 0 && s->branches[b].first == e &&
+		    s->branches[b].parent == dir && s->entries[e].depth == depth &&
+		    layout_branch_label_wins(s, b)) {
+			*out = b;
+			err = PS_OK;
+			goto out;
+		}
+	}
+out:
+	free(key);
+	return err;
+}
+
+static ps_err layout_find_entry(const struct ps_session *s, uint32_t dir, const char *name, uint32_t *out)
+{
+	uint32_t depth;
+	const char *rest;
+	size_t len = strlen(name);
+	if (len < 4 || strcmp(name + len - 3, ".md") != 0 || !layout_parse_depth(name, '-', &depth, &rest))
+		return PS_ERR_NOENT;
+	const char *dot = memchr(rest, '.', (size_t)(name + len - 3 - rest));
+	if (!dot)
+		return PS_ERR_NOENT;
+	char *key = strndup(dot + 1, (size_t)(name + len - 3 - (dot + 1)));
+	if (!key)
+		return PS_ERR_NOMEM;
+	size_t n = escape_unname(key);
+	ps_err err = PS_ERR_NOENT;
+	if (n == (size_t)-1 || n == 0 || strlen(key) != n)
+		goto out;
+	for (uint32_t e = session_find(s, key, n); e != PS_NIL; e = s->entries[e].prev_same_id) {
+		if (s->entries[e].branch != dir || s->entries[e].depth != depth)
+			continue;
+		/* The kind must match too: one entry, one name. */
+		char *canon = layout_entry_name(s, e);
+		if (!canon) {
+			err = PS_ERR_NOMEM;
+			goto out;
+		}
+		int same = strcmp(canon, name) == 0;
+		free(canon);
+		if (same) {
+			*out = e;
+			err = PS_OK;
+			goto out;
+		}
+	}
+out:
+	free(key);
+	return err;
+}
+
+/* Resolves one name inside the labels/ directory. */
+static ps_err layout_find_label(const struct ps_session *s, const char *name, uint32_t *out)
+{
+	for (uint32_t i = 0; i < s->n_labeled; i++) {
+		uint32_t e = s->labeled[i];
+		if (s->entries[e].label == PS_NIL)
+			continue;
+		char *listed = layout_label_name(s, e);
+		if (!listed)
+			return PS_ERR_NOMEM;
+		int same = strcmp(listed, name) == 0;
+		free(listed);
+		if (same) {
+			*out = e;
+			return PS_OK;
+		}
+	}
+	return PS_ERR_NOENT;
+}
+
+static ps_err layout_find_entry_json(const struct ps_session *s, const char *name, uint32_t *out)
+{
+	size_t len = strlen(name);
+	if (len < 6 || strcmp(name + len - 5, ".json") != 0)
+		return PS_ERR_NOENT;
+	char *key = strndup(name, len - 5);
+	if (!key)
+		return PS_ERR_NOMEM;
+	/* An earlier duplicate is <id>~<line>.json. */
+	unsigned long line = 0;
+	char *tilde = strrchr(key, '~');
+	if (tilde) {
+		char *end;
+		line = strtoul(tilde + 1, &end, 10);
+		if (*end || tilde[1] == '\0' || tilde[1] == '0')
+			line = PS_NIL;
+		*tilde = '\0';
+	}
+	size_t n = escape_unname(key);
+	ps_err err = PS_ERR_NOENT;
+	if (n == (size_t)-1 || n == 0 || strlen(key) != n || line == PS_NIL)
+		goto out;
+	uint32_t e = session_find(s, key, n);
+	if (tilde) {
+		/* The latest entry is never named by line. */
+		if (e == PS_NIL)
+			goto out;
+		for (e = s->entries[e].prev_same_id; e != PS_NIL && s->entries[e].line != line;)
+			e = s->entries[e].prev_same_id;
+	}
+	if (e != PS_NIL) {
+		*out = e;
+		err = PS_OK;
+	}
+out:
+	free(key);
+	return err;
+}
+
+static char *layout_entry_json_name(const struct ps_session *s, uint32_t idx)
+{
+	const char *id = session_str(s, s->entries[idx].id);
+	char *esc = escape_name(id, strlen(id));
+	char *name = NULL;
+	int latest = session_find(s, id, strlen(id)) == idx;
+	if (esc && (latest ? asprintf(&name, "%s.json", esc) : asprintf(&name, "%s~%u.json", esc, s->entries[idx].line)) < 0)
+		name = NULL;
+	free(esc);
+	return name;
+}
+
+static const struct {
+	const char *name;
+	enum layout_kind kind;
+} layout_specials[] = {
+	{ "context.json", LAYOUT_CONTEXT },
+	{ "leaf", LAYOUT_LEAF },
+	{ "labels", LAYOUT_LABELS_DIR },
+	{ "name", LAYOUT_NAME },
+	{ "header.json", LAYOUT_HEADER },
+	{ "entries", LAYOUT_ENTRIES_DIR },
+	{ "session.jsonl", LAYOUT_RAW },
+	{ "problems", LAYOUT_PROBLEMS },
+};
+
+/* Whether a special file exists in a directory: not-sessions show only the
+ * raw file and the error; an empty session has no leaf. */
+static int layout_special_shown(const struct ps_session *s, enum layout_kind kind, int session_root)
+{
+	if (!s->have_header)
+		return kind == LAYOUT_RAW || kind == LAYOUT_ERROR;
+	if (kind == LAYOUT_ERROR)
+		return 0;
+	if (!session_root)
+		return kind == LAYOUT_CONTEXT;
+	if (kind == LAYOUT_LEAF)
+		return s->n_entries > 0;
+	return 1;
+}
+
+static ps_err layout_step(const struct ps_session *s, struct layout_node *node, const char *name)
+{
+	uint32_t found;
+	ps_err err;
+
+	switch (node->kind) {
+	case LAYOUT_TREE_DIR:
+		for (size_t i = 0; i < sizeof layout_specials / sizeof layout_specials[0]; i++) {
+			if (strcmp(name, layout_specials[i].name) == 0) {
+				if (!layout_special_shown(s, layout_specials[i].kind, node->session_root))
+					return PS_ERR_NOENT;
+				node->kind = layout_specials[i].kind;
+				node->entry = node->kind == LAYOUT_LEAF ? session_leaf(s) : PS_NIL;
+				return PS_OK;
+			}
+		}
+		if (strcmp(name, "error") == 0 && layout_special_shown(s, LAYOUT_ERROR, node->session_root)) {
+			node->kind = LAYOUT_ERROR;
+			return PS_OK;
+		}
+		if (!s->have_header)
+			return PS_ERR_NOENT;
+		err = layout_find_entry(s, node->branch, name, &found);
+		if (err == PS_OK) {
+			node->kind = LAYOUT_ENTRY;
+			node->entry = found;
+			return PS_OK;
+		}
+		if (err != PS_ERR_NOENT)
+			return err;
+		err = layout_find_branch(s, node->branch, name, &found);
+		if (err == PS_OK) {
+			node->branch = found;
+			node->session_root = 0;
+		}
+		return err;
+	case LAYOUT_LABELS_DIR:
+		err = layout_find_label(s, name, &found);
+		if (!err) {
+			node->kind = LAYOUT_LABEL;
+			node->entry = found;
+		}
+		return err;
+	case LAYOUT_ENTRIES_DIR:
+		err = layout_find_entry_json(s, name, &found);
+		if (!err) {
+			node->kind = LAYOUT_ENTRY_JSON;
+			node->entry = found;
+		}
+		return err;
+	default:
+		return PS_ERR_NOTDIR;
+	}
+}
+
+ps_err layout_resolve(const struct ps_session *s, const char *rel, struct layout_node *out)
+{
+	struct layout_node node = { LAYOUT_TREE_DIR, 0, PS_NIL, 1 };
+	char name[4096];
+
+	while (*rel) {
+		while (*rel == '/')
+			rel++;
+		if (!*rel)
+			break;
+		size_t n = strcspn(rel, "/");
+		if (n >= sizeof name)
+			return PS_ERR_NOENT;
+		memcpy(name, rel, n);
+		name[n] = '\0';
+		rel += n;
+		ps_err err = layout_step(s, &node, name);
+		if (err)
+			return err;
+	}
+	*out = node;
+	return PS_OK;
+}
+
+static int layout_emit(layout_fill_fn fill, void *ctx, char *name, const struct layout_node *node, ps_err *err)
+{
+	if (!name) {
+		*err = PS_ERR_NOMEM;
+		return 1;
+	}
+	int stop = fill(ctx, name, node);
+	free(name);
+	return stop;
+}
+
+static ps_err layout_list_tree(const struct ps_session *s, const struct layout_node *dir,
+			       layout_fill_fn fill, void *ctx)
+{
+	ps_err err = PS_OK;
+	const struct ps_branch *b = &s->branches[dir->branch];
+	struct layout_node node = { LAYOUT_ENTRY, dir->branch, PS_NIL, 0 };
+
+	for (uint32_t e = b->first; e != PS_NIL; e = s->entries[e].first_child) {
+		node.kind = LAYOUT_ENTRY;
+		node.branch = dir->branch;
+		node.entry = e;
+		if (layout_emit(fill, ctx, layout_entry_name(s, e), &node, &err))
+			return err;
+		node.kind = LAYOUT_TREE_DIR;
+		node.entry = PS_NIL;
+		for (uint32_t c = s->entries[e].first_child; c != PS_NIL && (c = s->entries[c].next_sibling) != PS_NIL;) {
+			node.branch = s->entries[c].branch;
+			if (layout_emit(fill, ctx, layout_branch_name(s, node.branch), &node, &err))
+				return err;
+		}
+	}
+	if (dir->session_root) {
+		/* Extra roots and orphans. */
+		node.kind = LAYOUT_TREE_DIR;
+		node.entry = PS_NIL;
+		for (uint32_t sub = b->first_sub; sub != PS_NIL; sub = s->branches[sub].next_sub) {
+			if (s->entries[s->branches[sub].first].parent != PS_NIL)
+				continue;
+			node.branch = sub;
+			if (layout_emit(fill, ctx, layout_branch_name(s, sub), &node, &err))
+				return err;
+		}
+	}
+	return err;
+}
+
+ps_err layout_list(const struct ps_session *s, const struct layout_node *dir, layout_fill_fn fill, void *ctx)
+{
+	ps_err err = PS_OK;
+	struct layout_node node = *dir;
+
+	switch (dir->kind) {
+	case LAYOUT_TREE_DIR:
+		node.session_root = dir->session_root;
+		for (size_t i = 0; i < sizeof layout_specials / sizeof layout_specials[0]; i++) {
+			if (!layout_special_shown(s, layout_specials[i].kind, dir->session_root))
+				continue;
+			node.kind = layout_specials[i].kind;
+			node.entry = node.kind == LAYOUT_LEAF ? session_leaf(s) : PS_NIL;
+			if (fill(ctx, layout_specials[i].name, &node))
+				return PS_OK;
+		}
+		if (layout_special_shown(s, LAYOUT_ERROR, dir->session_root)) {
+			node.kind = LAYOUT_ERROR;
+			if (fill(ctx, "error", &node))
+				return PS_OK;
+		}
+		if (!s->have_header)
+			return PS_OK;
+		return layout_list_tree(s, dir, fill, ctx);
+	case LAYOUT_LABELS_DIR:
+		node.kind = LAYOUT_LABEL;
+		for (uint32_t i = 0; i < s->n_labeled; i++) {
+			node.entry = s->labeled[i];
+			if (s->entries[node.entry].label == PS_NIL)
+				continue;
+			if (layout_emit(fill, ctx, layout_label_name(s, node.entry), &node, &err))
+				return err;
+		}
+		return PS_OK;
+	case LAYOUT_ENTRIES_DIR:
+		node.kind = LAYOUT_ENTRY_JSON;
+		for (uint32_t e = 0; e < s->n_entries; e++) {
+			node.entry = e;
+			if (layout_emit(fill, ctx, layout_entry_json_name(s, e), &node, &err))
+				return err;
+		}
+		return PS_OK;
+	default:
+		return PS_ERR_NOTDIR;
+	}
+}

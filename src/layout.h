@@ -1,0 +1,52 @@
+/* The names a session shows in the mount (docs/layout.md): entry files,
+ * branch directories, labels and the generated files, and resolving a path
+ * inside a session directory back to what it names. */
+#ifndef PS_LAYOUT_H
+#define PS_LAYOUT_H
+
+#include <stdint.h>
+#include "session.h"
+
+enum layout_kind {
+	LAYOUT_TREE_DIR,    /* session directory or a branch directory: branch */
+	LAYOUT_ENTRY,       /* NNNN-kind.id.md: entry */
+	LAYOUT_CONTEXT,     /* context.json of a tree directory: branch */
+	LAYOUT_LEAF,        /* leaf symlink */
+	LAYOUT_LABELS_DIR,
+	LAYOUT_LABEL,       /* labels/<name> symlink: entry */
+	LAYOUT_NAME,
+	LAYOUT_HEADER,
+	LAYOUT_ENTRIES_DIR,
+	LAYOUT_ENTRY_JSON,  /* entries/<id>.json: entry */
+	LAYOUT_RAW,         /* session.jsonl */
+	LAYOUT_PROBLEMS,
+	LAYOUT_ERROR,       /* only in directories of files that are not sessions */
+};
+
+struct layout_node {
+	enum layout_kind kind;
+	uint32_t branch;
+	uint32_t entry;
+	int session_root;   /* the tree directory is the session directory */
+};
+
+int layout_is_dir(enum layout_kind kind);
+
+/* Resolves rel, a path inside the session directory without a leading '/'
+ * ("" is the session directory itself). */
+ps_err layout_resolve(const struct ps_session *s, const char *rel, struct layout_node *out);
+
+/* Calls fill(ctx, name, node) for every name in a directory node, stopping
+ * early when fill returns non-zero.  Returns PS_ERR_NOMEM or PS_OK. */
+typedef int (*layout_fill_fn)(void *ctx, const char *name, const struct layout_node *node);
+ps_err layout_list(const struct ps_session *s, const struct layout_node *dir, layout_fill_fn fill, void *ctx);
+
+/* New strings (caller frees), NULL when memory runs out. */
+char *layout_entry_name(const struct ps_session *s, uint32_t idx);
+char *layout_branch_name(const struct ps_session *s, uint32_t branch);
+/* Path of the entry's file relative to the session directory. */
+char *layout_entry_path(const struct ps_session *s, uint32_t idx);
+/* Target of a symlink node (leaf, label), relative to the symlink. */
+char *layout_symlink_target(const struct ps_session *s, const struct layout_node *node);
+
+#endif

@@ -1,0 +1,18 @@
+#include "ps_error.h"
+
+const char *ps_strerror(ps_err err)
+{
+	switch (err) {
+	case PS_OK: return "success";
+	case PS_ERR_NOMEM: return "out of memory";
+	case PS_ERR_NOENT: return "no such session, entry or file";
+	case PS_ERR_NOTDIR: return "not a directory";
+	case PS_ERR_ISDIR: return "is a directory";
+	case PS_ERR_IO: return "reading the session store failed";
+	case PS_ERR_INVALID: return "invalid input";
+	case PS_ERR_NOTSESSION: return "not a pi session file";
+	case PS_ERR_READONLY: return "history is append-only";
+	case PS_ERR_TOOBIG: return "value too large for the index";
+	}
+	return "unknown error";
+}

@@ -1,0 +1,23 @@
+/* Errors of the core library.  The core never returns errno values of its
+ * own invention: the FUSE front end maps these (fs/errmap.c), the CLI prints
+ * ps_strerror(). */
+#ifndef PS_ERROR_H
+#define PS_ERROR_H
+
+typedef enum {
+	PS_OK = 0,
+	PS_ERR_NOMEM,     /* allocation failed */
+	PS_ERR_NOENT,     /* no such session, entry or path component */
+	PS_ERR_NOTDIR,    /* a path component names a file */
+	PS_ERR_ISDIR,     /* a file operation named a directory */
+	PS_ERR_IO,        /* reading the store failed */
+	PS_ERR_INVALID,   /* the input is not what the operation accepts */
+	PS_ERR_NOTSESSION,/* the file is not a pi session (no header) */
+	PS_ERR_READONLY,  /* the operation would change history */
+	PS_ERR_TOOBIG,    /* a value exceeds what the index can hold */
+} ps_err;
+
+/* Returns a static, human-readable description. */
+const char *ps_strerror(ps_err err);
+
+#endif

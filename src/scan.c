@@ -1,0 +1,343 @@
+#include <string.h>
+#include "scan.h"
+
+struct scanner {
+	const char *p;
+	const char *end;
+};
+
+static int scan_ws(unsigned char c)
+{
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+
+static void scan_skip_ws(struct scanner *s)
+{
+	while (s->p < s->end && scan_ws((unsigned char)*s->p))
+		s->p++;
+}
+
+static int scan_hex(unsigned char c)
+{
+	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+}
+
+/* At an opening quote; leaves p after the closing quote.  JSON forbids raw
+ * control characters inside strings; JSON.parse and jansson both reject them. */
+static int scan_string(struct scanner *s, struct scan_field *f)
+{
+	const char *start = ++s->p;
+	int escaped = 0;
+	while (s->p < s->end) {
+		unsigned char c = (unsigned char)*s->p;
+		if (c == '"') {
+			if (f) {
+				f->kind = SCAN_STRING;
+				f->escaped = escaped;
+				f->ptr = start;
+				f->len = (size_t)(s->p - start);
+			}
+			s->p++;
+			return 1;
+		}
+		if (c < 0x20)
+			return 0;
+		if (c == '\\') {
+			escaped = 1;
+			if (++s->p >= s->end)
+				return 0;
+			c = (unsigned char)*s->p;
+			if (c == 'u') {
+				if (s->end - s->p < 5)
+					return 0;
+				for (int i = 1; i <= 4; i++)
+					if (!scan_hex((unsigned char)s->p[i]))
+						return 0;
+				s->p += 5;
+				continue;
+			}
+			if (!strchr("\"\\/bfnrt", c) || c == 0)
+				return 0;
+		}
+		s->p++;
+	}
+	return 0;
+}
+
+static int scan_digits(struct scanner *s)
+{
+	const char *start = s->p;
+	while (s->p < s->end && *s->p >= '0' && *s->p <= '9')
+		s->p++;
+	return s->p > start;
+}
+
+static int scan_number(struct scanner *s)
+{
+	if (*s->p == '-')
+		s->p++;
+	if (s->p >= s->end)
+		return 0;
+	if (*s->p == '0')
+		s->p++;
+	else if (!scan_digits(s))
+		return 0;
+	if (s->p < s->end && *s->p == '.') {
+		s->p++;
+		if (!scan_digits(s))
+			return 0;
+	}
+	if (s->p < s->end && (*s->p == 'e' || *s->p == 'E')) {
+		s->p++;
+		if (s->p < s->end && (*s->p == '+' || *s->p == '-'))
+			s->p++;
+		if (!scan_digits(s))
+			return 0;
+	}
+	return 1;
+}
+
+static int scan_literal(struct scanner *s, const char *word)
+{
+	size_t n = strlen(word);
+	if ((size_t)(s->end - s->p) < n || memcmp(s->p, word, n) != 0)
+		return 0;
+	s->p += n;
+	return 1;
+}
+
+/* Skips one scalar at p.  Containers are handled by scan_value's loop. */
+static int scan_scalar(struct scanner *s, struct scan_field *f)
+{
+	const char *start = s->p;
+	int ok;
+	switch (*s->p) {
+	case '"':
+		return scan_string(s, f);
+	case 'n':
+		ok = scan_literal(s, "null");
+		if (ok && f)
+			f->kind = SCAN_NULL;
+		return ok;
+	case 't':
+		ok = scan_literal(s, "true");
+		break;
+	case 'f':
+		ok = scan_literal(s, "false");
+		break;
+	default:
+		ok = (*s->p == '-' || (*s->p >= '0' && *s->p <= '9')) && scan_number(s);
+		break;
+	}
+	if (ok && f) {
+		f->kind = SCAN_OTHER;
+		f->ptr = start;
+		f->len = (size_t)(s->p - start);
+	}
+	return ok;
+}
+
+/* Skips one complete value, iteratively: a hostile line nested 100,000 deep
+ * must not exhaust the stack.  `base` is the depth of the value itself. */
+static int scan_value(struct scanner *s, int base)
+{
+	char stack[SCAN_MAX_DEPTH];
+	int depth = 0;
+
+	scan_skip_ws(s);
+	if (s->p >= s->end)
+		return 0;
+	if (*s->p != '{' && *s->p != '[')
+		return scan_scalar(s, NULL);
+	for (;;) {
+		/* At the start of a value. */
+		scan_skip_ws(s);
+		if (s->p >= s->end)
+			return 0;
+		if (*s->p == '{' || *s->p == '[') {
+			if (base + depth >= SCAN_MAX_DEPTH)
+				return 0;
+			stack[depth++] = *s->p == '{' ? '}' : ']';
+			s->p++;
+			scan_skip_ws(s);
+			if (s->p < s->end && *s->p == stack[depth - 1]) {
+				s->p++;
+				depth--;
+				goto after_value;
+			}
+			if (stack[depth - 1] == '}')
+				goto object_key;
+			continue;
+		}
+		if (!scan_scalar(s, NULL))
+			return 0;
+after_value:
+		if (depth == 0)
+			return 1;
+		scan_skip_ws(s);
+		if (s->p >= s->end)
+			return 0;
+		if (*s->p == stack[depth - 1]) {
+			s->p++;
+			depth--;
+			goto after_value;
+		}
+		if (*s->p != ',')
+			return 0;
+		s->p++;
+		if (stack[depth - 1] == ']')
+			continue;
+		scan_skip_ws(s);
+object_key:
+		if (s->p >= s->end || *s->p != '"' || !scan_string(s, NULL))
+			return 0;
+		scan_skip_ws(s);
+		if (s->p >= s->end || *s->p != ':')
+			return 0;
+		s->p++;
+	}
+}
+
+static int scan_key_is(const struct scan_field *key, const char *name)
+{
+	size_t n = strlen(name);
+	return key->len == n && memcmp(key->ptr, name, n) == 0;
+}
+
+/* Scans the object at p (depth `depth`), calling back for each key so the
+ * caller can capture the values it wants.  capture() returns the field to
+ * fill for a scalar value, or NULL to skip; nested wants "message". */
+typedef struct scan_field *(*scan_capture_fn)(void *ctx, const struct scan_field *key, int *descend);
+
+static int scan_object(struct scanner *s, int depth, scan_capture_fn capture, void *ctx, int *key_escaped);
+
+static int scan_member_value(struct scanner *s, int depth, struct scan_field *want, int descend,
+			     scan_capture_fn sub, void *subctx)
+{
+	scan_skip_ws(s);
+	if (s->p >= s->end)
+		return 0;
+	if (descend && *s->p == '{')
+		return scan_object(s, depth + 1, sub, subctx, NULL);
+	if (want && *s->p != '{' && *s->p != '[')
+		return scan_scalar(s, want);
+	if (want) {
+		const char *start = s->p;
+		if (!scan_value(s, depth + 1))
+			return 0;
+		want->kind = SCAN_OTHER;
+		want->escaped = 0;
+		want->ptr = start;
+		want->len = (size_t)(s->p - start);
+		return 1;
+	}
+	return scan_value(s, depth + 1);
+}
+
+struct scan_ctx {
+	struct scan_result *out;
+};
+
+static struct scan_field *scan_capture_message(void *ctx, const struct scan_field *key, int *descend)
+{
+	struct scan_result *out = ((struct scan_ctx *)ctx)->out;
+	*descend = 0;
+	/* A later duplicate key wins, as in JSON.parse: reset the field. */
+	if (scan_key_is(key, "role")) {
+		memset(&out->role, 0, sizeof out->role);
+		return &out->role;
+	}
+	if (scan_key_is(key, "toolName")) {
+		memset(&out->tool_name, 0, sizeof out->tool_name);
+		return &out->tool_name;
+	}
+	return NULL;
+}
+
+static struct scan_field *scan_capture_top(void *ctx, const struct scan_field *key, int *descend)
+{
+	struct scan_result *out = ((struct scan_ctx *)ctx)->out;
+	*descend = 0;
+	if (scan_key_is(key, "type"))
+		return memset(&out->type, 0, sizeof out->type), &out->type;
+	if (scan_key_is(key, "id"))
+		return memset(&out->id, 0, sizeof out->id), &out->id;
+	if (scan_key_is(key, "parentId"))
+		return memset(&out->parent_id, 0, sizeof out->parent_id), &out->parent_id;
+	if (scan_key_is(key, "message")) {
+		memset(&out->role, 0, sizeof out->role);
+		memset(&out->tool_name, 0, sizeof out->tool_name);
+		*descend = 1;
+	}
+	return NULL;
+}
+
+static int scan_object(struct scanner *s, int depth, scan_capture_fn capture, void *ctx, int *key_escaped)
+{
+	struct scan_field key;
+
+	if (depth >= SCAN_MAX_DEPTH)
+		return 0;
+	s->p++; /* '{' */
+	scan_skip_ws(s);
+	if (s->p < s->end && *s->p == '}') {
+		s->p++;
+		return 1;
+	}
+	for (;;) {
+		int descend = 0;
+		struct scan_field *want = NULL;
+
+		scan_skip_ws(s);
+		if (s->p >= s->end || *s->p != '"')
+			return 0;
+		memset(&key, 0, sizeof key);
+		if (!scan_string(s, &key))
+			return 0;
+		if (key.escaped && key_escaped)
+			*key_escaped = 1;
+		if (capture)
+			want = capture(ctx, &key, &descend);
+		scan_skip_ws(s);
+		if (s->p >= s->end || *s->p != ':')
+			return 0;
+		s->p++;
+		if (!scan_member_value(s, depth, want, descend, scan_capture_message, ctx))
+			return 0;
+		scan_skip_ws(s);
+		if (s->p >= s->end)
+			return 0;
+		if (*s->p == '}') {
+			s->p++;
+			return 1;
+		}
+		if (*s->p != ',')
+			return 0;
+		s->p++;
+	}
+}
+
+int scan_is_blank(const char *line, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		if (!scan_ws((unsigned char)line[i]))
+			return 0;
+	return 1;
+}
+
+ps_err scan_line(const char *line, size_t len, struct scan_result *out)
+{
+	struct scanner s = { line, line + len };
+	struct scan_ctx ctx = { out };
+
+	memset(out, 0, sizeof *out);
+	scan_skip_ws(&s);
+	if (s.p >= s.end || *s.p != '{')
+		return PS_ERR_INVALID;
+	if (!scan_object(&s, 0, scan_capture_top, &ctx, &out->key_escaped))
+		return PS_ERR_INVALID;
+	scan_skip_ws(&s);
+	if (s.p != s.end)
+		return PS_ERR_INVALID;
+	return PS_OK;
+}

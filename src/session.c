@@ -1,0 +1,848 @@
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "context.h"
+#include "jsonout.h"
+#include "escape.h"
+#include "scan.h"
+#include "session.h"
+
+#define SESSION_READ_CHUNK (1u << 20)
+
+static ps_err session_grow(void **arr, uint32_t *cap, uint32_t need, size_t elem)
+{
+	if (need <= *cap)
+		return PS_OK;
+	if (need == PS_NIL)
+		return PS_ERR_TOOBIG;
+	uint64_t c = *cap ? *cap : 16;
+	while (c < need)
+		c *= 2;
+	if (c >= PS_NIL)
+		c = PS_NIL - 1;
+	void *p = realloc(*arr, (size_t)c * elem);
+	if (!p)
+		return PS_ERR_NOMEM;
+	*arr = p;
+	*cap = (uint32_t)c;
+	return PS_OK;
+}
+
+static ps_err session_problem(struct ps_session *s, uint32_t line, const char *why)
+{
+	ps_err err = session_grow((void **)&s->problems, &s->cap_problems, s->n_problems + 1,
+				  sizeof *s->problems);
+	if (err)
+		return err;
+	s->problems[s->n_problems].line = line;
+	s->problems[s->n_problems].why = why;
+	s->n_problems++;
+	return PS_OK;
+}
+
+/* Decodes a scanned string field; escaped ones go through jansson. */
+static ps_err session_field_string(const struct scan_field *f, char **out, size_t *len)
+{
+	*out = NULL;
+	if (f->kind != SCAN_STRING)
+		return PS_ERR_INVALID;
+	if (!f->escaped) {
+		*out = strndup(f->ptr, f->len);
+		*len = f->len;
+		return *out ? PS_OK : PS_ERR_NOMEM;
+	}
+	/* Re-wrap the raw bytes in quotes so jansson decodes the escapes. */
+	char *quoted = malloc(f->len + 2);
+	if (!quoted)
+		return PS_ERR_NOMEM;
+	quoted[0] = '"';
+	memcpy(quoted + 1, f->ptr, f->len);
+	quoted[f->len + 1] = '"';
+	json_t *v = json_loadb(quoted, f->len + 2, JSON_DECODE_ANY | JSON_ALLOW_NUL, NULL);
+	free(quoted);
+	if (!v)
+		return PS_ERR_INVALID;
+	*len = json_string_length(v);
+	*out = malloc(*len + 1);
+	if (*out) {
+		memcpy(*out, json_string_value(v), *len + 1);
+	}
+	json_decref(v);
+	return *out ? PS_OK : PS_ERR_NOMEM;
+}
+
+static ps_err session_intern_kind(struct ps_session *s, const char *raw, size_t n, uint32_t *off)
+{
+	char *esc = escape_name(raw, n);
+	if (!esc)
+		return PS_ERR_NOMEM;
+	size_t elen = strlen(esc);
+	ps_err err = PS_OK;
+	*off = strmap_get(&s->kinds, &s->pool, esc, elen);
+	if (*off == PS_NIL) {
+		err = strpool_add(&s->pool, esc, elen, off);
+		if (!err)
+			err = strmap_put(&s->kinds, &s->pool, *off, *off);
+	}
+	free(esc);
+	return err;
+}
+
+/* The kind shown in the file name: the role for messages (toolResult with
+ * its tool), else the entry type. */
+static ps_err session_kind(struct ps_session *s, const struct scan_result *r, const json_t *parsed,
+			   uint32_t *off)
+{
+	char *type = NULL, *role = NULL, *tool = NULL;
+	size_t type_len = 0, role_len = 0, tool_len = 0;
+	ps_err err = PS_OK;
+	char *kind = NULL;
+
+	if (parsed) {
+		const char *t = json_string_value(json_object_get(parsed, "type"));
+		json_t *msg = json_object_get(parsed, "message");
+		const char *ro = json_string_value(json_object_get(msg, "role"));
+		const char *tn = json_string_value(json_object_get(msg, "toolName"));
+		type = t ? strdup(t) : NULL;
+		role = ro ? strdup(ro) : NULL;
+		tool = tn ? strdup(tn) : NULL;
+		type_len = type ? strlen(type) : 0;
+		role_len = role ? strlen(role) : 0;
+		tool_len = tool ? strlen(tool) : 0;
+	} else {
+		session_field_string(&r->type, &type, &type_len);
+		session_field_string(&r->role, &role, &role_len);
+		session_field_string(&r->tool_name, &tool, &tool_len);
+	}
+	if (!type) {
+		err = session_intern_kind(s, "entry", 5, off);
+		goto out;
+	}
+	if (strcmp(type, "message") != 0 || !role) {
+		err = session_intern_kind(s, type, type_len, off);
+		goto out;
+	}
+	if (s->version < 3 && strcmp(role, "hookMessage") == 0) {
+		err = session_intern_kind(s, "custom", 6, off);
+		goto out;
+	}
+	if (strcmp(role, "toolResult") == 0 && tool) {
+		kind = malloc(role_len + 1 + tool_len + 1);
+		if (!kind) {
+			err = PS_ERR_NOMEM;
+			goto out;
+		}
+		/* Escape the tool name alone so '-' stays the separator. */
+		memcpy(kind, role, role_len);
+		kind[role_len] = '-';
+		memcpy(kind + role_len + 1, tool, tool_len);
+		err = session_intern_kind(s, kind, role_len + 1 + tool_len, off);
+		goto out;
+	}
+	err = session_intern_kind(s, role, role_len, off);
+out:
+	free(kind);
+	free(type);
+	free(role);
+	free(tool);
+	return err;
+}
+
+static ps_err session_new_branch(struct ps_session *s, uint32_t first, uint32_t parent, uint32_t *out)
+{
+	ps_err err = session_grow((void **)&s->branches, &s->cap_branches, s->n_branches + 1,
+				  sizeof *s->branches);
+	if (err)
+		return err;
+	uint32_t b = s->n_branches++;
+	struct ps_branch *br = &s->branches[b];
+	br->first = br->tip = first;
+	br->parent = parent;
+	br->first_sub = br->last_sub = br->next_sub = PS_NIL;
+	if (parent != PS_NIL) {
+		struct ps_branch *pb = &s->branches[parent];
+		if (pb->last_sub == PS_NIL)
+			pb->first_sub = b;
+		else
+			s->branches[pb->last_sub].next_sub = b;
+		pb->last_sub = b;
+	}
+	*out = b;
+	return PS_OK;
+}
+
+/* Places a new entry in the tree.  Only ever adds: nothing already placed
+ * moves, which is what keeps paths stable. */
+static ps_err session_place(struct ps_session *s, uint32_t idx)
+{
+	struct ps_entry *e = &s->entries[idx];
+	ps_err err;
+
+	if (e->parent == PS_NIL) {
+		e->depth = 1;
+		if (s->branches[0].first == PS_NIL) {
+			s->branches[0].first = s->branches[0].tip = idx;
+			e->branch = 0;
+			return PS_OK;
+		}
+		return session_new_branch(s, idx, 0, &e->branch);
+	}
+	struct ps_entry *p = &s->entries[e->parent];
+	e->depth = p->depth + 1;
+	if (p->first_child == PS_NIL) {
+		p->first_child = p->last_child = idx;
+		e->branch = p->branch;
+		s->branches[p->branch].tip = idx;
+		return PS_OK;
+	}
+	s->entries[p->last_child].next_sibling = idx;
+	p->last_child = idx;
+	uint32_t parent_branch = p->branch;
+	err = session_new_branch(s, idx, parent_branch, &s->entries[idx].branch);
+	return err;
+}
+
+/* Version-1 entries have no ids; pi makes random ones.  These are derived
+ * from the session id and the line, so a remount shows the same names. */
+static ps_err session_derive_id(struct ps_session *s, uint32_t line, uint32_t *off)
+{
+	const char *sid = session_str(s, s->session_id);
+	char seed[512];
+	char id[9];
+	for (uint32_t salt = 0;; salt++) {
+		int n = snprintf(seed, sizeof seed, "%.400s:%u:%u", sid, line, salt);
+		uint64_t h = strpool_hash(seed, (size_t)n);
+		snprintf(id, sizeof id, "%08x", (unsigned)(h ^ (h >> 32)));
+		if (strmap_get(&s->ids, &s->pool, id, 8) == PS_NIL)
+			break;
+	}
+	return strpool_add(&s->pool, id, 8, off);
+}
+
+static ps_err session_apply_label(struct ps_session *s, const json_t *entry)
+{
+	const char *target = json_string_value(json_object_get(entry, "targetId"));
+	json_t *label = json_object_get(entry, "label");
+	if (!target)
+		return PS_OK;
+	uint32_t t = session_find(s, target, strlen(target));
+	if (t == PS_NIL)
+		return PS_OK;
+	/* pi: a falsy label clears. */
+	if (!json_is_string(label) || json_string_length(label) == 0) {
+		s->entries[t].label = PS_NIL;
+		return PS_OK;
+	}
+	uint32_t off;
+	ps_err err = strpool_add(&s->pool, json_string_value(label), strlen(json_string_value(label)), &off);
+	if (err)
+		return err;
+	if (s->entries[t].label == PS_NIL) {
+		err = session_grow((void **)&s->labeled, &s->cap_labeled, s->n_labeled + 1, sizeof *s->labeled);
+		if (err)
+			return err;
+		/* Keep a target once: a label that comes back reuses its slot. */
+		uint32_t i;
+		for (i = 0; i < s->n_labeled && s->labeled[i] != t; i++)
+			;
+		if (i == s->n_labeled)
+			s->labeled[s->n_labeled++] = t;
+	}
+	s->entries[t].label = off;
+	return PS_OK;
+}
+
+static int session_is_space(char c)
+{
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
+}
+
+static ps_err session_apply_name(struct ps_session *s, const json_t *entry)
+{
+	const char *name = json_string_value(json_object_get(entry, "name"));
+	if (!name) {
+		s->name = PS_NIL;
+		return PS_OK;
+	}
+	/* pi: entry.name?.trim() || undefined */
+	size_t n = strlen(name);
+	while (n && session_is_space(name[n - 1]))
+		n--;
+	while (n && session_is_space(*name))
+		name++, n--;
+	if (!n) {
+		s->name = PS_NIL;
+		return PS_OK;
+	}
+	return strpool_add(&s->pool, name, n, &s->name);
+}
+
+static ps_err session_read_header_line(struct ps_session *s, const char *line, size_t len, uint64_t off)
+{
+	json_t *h = session_parse_line(line, len);
+	ps_err err = PS_OK;
+	if (!h)
+		return PS_ERR_INVALID;
+	const char *type = json_string_value(json_object_get(h, "type"));
+	const char *id = json_string_value(json_object_get(h, "id"));
+	if (!type || strcmp(type, "session") != 0 || !id) {
+		s->not_session = "the first JSON line is not a session header ({\"type\":\"session\",\"id\":...})";
+		err = PS_ERR_NOTSESSION;
+		goto out;
+	}
+	json_t *v = json_object_get(h, "version");
+	s->version = json_is_number(v) ? (int)json_number_value(v) : 1;
+	if (s->version < 1)
+		s->version = 1;
+	err = strpool_add(&s->pool, id, strlen(id), &s->session_id);
+	if (err)
+		goto out;
+	s->have_header = 1;
+	s->not_session = NULL;
+	s->header_off = off;
+	s->header_len = (uint32_t)len;
+out:
+	json_decref(h);
+	return err;
+}
+
+/* Indexes one complete line.  Malformed lines are skipped, as pi skips them,
+ * and remembered as problems; only allocation failures are errors. */
+static ps_err session_index_line(struct ps_session *s, const char *line, size_t len, uint64_t off)
+{
+	struct scan_result r;
+	json_t *parsed = NULL;
+	char *id = NULL, *parent_id = NULL;
+	size_t id_len = 0, parent_len = 0;
+	ps_err err = PS_OK;
+	uint32_t lineno = ++s->lines;
+
+	if (scan_is_blank(line, len))
+		return PS_OK;
+	if (len >= UINT32_MAX)
+		return session_problem(s, lineno, "line longer than 4 GiB, skipped");
+	if (scan_line(line, len, &r) != PS_OK) {
+		/* The scanner is strict JSON; jansson decides the rare cases it
+		 * cannot (a line whose only fault is invalid UTF-8 is a valid
+		 * line for pi). */
+		if (!s->have_header && s->ordinals == 0)
+			s->not_session = "no valid JSON line holds a session header";
+		return session_problem(s, lineno, "not a JSON object, skipped");
+	}
+	s->ordinals++;
+	if (!s->have_header) {
+		if (s->ordinals != 1)
+			return PS_OK;
+		err = session_read_header_line(s, line, len, off);
+		if (err == PS_ERR_NOTSESSION || err == PS_ERR_INVALID)
+			return PS_OK;
+		return err;
+	}
+	if (r.key_escaped || r.type.escaped || r.id.escaped || r.parent_id.escaped || r.role.escaped ||
+	    r.tool_name.escaped) {
+		parsed = session_parse_line(line, len);
+		if (!parsed)
+			return session_problem(s, lineno, "not a JSON object, skipped");
+	}
+	const char *type_s = parsed ? json_string_value(json_object_get(parsed, "type")) : NULL;
+	int is_type = 0;
+	if (parsed)
+		is_type = type_s != NULL;
+	else
+		is_type = r.type.kind == SCAN_STRING;
+#define TYPE_IS(lit) (parsed ? (type_s && strcmp(type_s, lit) == 0) \
+			     : (r.type.len == sizeof(lit) - 1 && memcmp(r.type.ptr, lit, sizeof(lit) - 1) == 0))
+	if (is_type && TYPE_IS("session")) {
+		err = session_problem(s, lineno, "a second session header, skipped");
+		goto out;
+	}
+
+	err = session_grow((void **)&s->entries, &s->cap_entries, s->n_entries + 1, sizeof *s->entries);
+	if (err)
+		goto out;
+	uint32_t idx = s->n_entries;
+	struct ps_entry e = {
+		.off = off, .len = (uint32_t)len, .line = lineno, .ordinal = s->ordinals - 1,
+		.parent = PS_NIL, .first_child = PS_NIL, .last_child = PS_NIL,
+		.next_sibling = PS_NIL, .prev_same_id = PS_NIL, .label = PS_NIL,
+	};
+
+	if (s->version < 2) {
+		e.parent = idx ? idx - 1 : PS_NIL;
+		err = session_derive_id(s, lineno, &e.id);
+		if (err)
+			goto out;
+	} else {
+		if (parsed) {
+			json_t *jid = json_object_get(parsed, "id");
+			json_t *jp = json_object_get(parsed, "parentId");
+			if (json_is_string(jid)) {
+				id_len = json_string_length(jid);
+				id = strndup(json_string_value(jid), id_len);
+			}
+			if (json_is_string(jp)) {
+				parent_len = json_string_length(jp);
+				parent_id = strndup(json_string_value(jp), parent_len);
+			}
+		} else {
+			if (r.id.kind == SCAN_STRING)
+				session_field_string(&r.id, &id, &id_len);
+			if (r.parent_id.kind == SCAN_STRING)
+				session_field_string(&r.parent_id, &parent_id, &parent_len);
+		}
+		if (!id || id_len == 0 || strlen(id) != id_len) {
+			err = session_problem(s, lineno, "entry without a usable string id (empty, or holds NUL), skipped");
+			goto out;
+		}
+		/* Only an earlier entry can be a parent: no cycles, stable paths. */
+		if (parent_id && strlen(parent_id) == parent_len)
+			e.parent = session_find(s, parent_id, parent_len);
+		if (parent_id && e.parent == PS_NIL)
+			session_problem(s, lineno, "parentId names no earlier entry: shown as an extra root");
+		e.prev_same_id = session_find(s, id, id_len);
+		if (e.prev_same_id != PS_NIL)
+			session_problem(s, lineno, "duplicate id: later lines' children attach to this one");
+		err = strpool_add(&s->pool, id, id_len, &e.id);
+		if (err)
+			goto out;
+	}
+	err = session_kind(s, &r, parsed, &e.kind);
+	if (err)
+		goto out;
+	s->entries[idx] = e;
+	s->n_entries++;
+	err = strmap_put(&s->ids, &s->pool, e.id, idx);
+	if (!err)
+		err = session_place(s, idx);
+	if (err) {
+		s->n_entries--;
+		goto out;
+	}
+	if (is_type && (TYPE_IS("label") || TYPE_IS("session_info"))) {
+		json_t *full = parsed ? json_incref(parsed) : session_parse_line(line, len);
+		if (full) {
+			err = TYPE_IS("label") ? session_apply_label(s, full) : session_apply_name(s, full);
+			json_decref(full);
+		}
+	}
+#undef TYPE_IS
+out:
+	json_decref(parsed);
+	free(id);
+	free(parent_id);
+	return err;
+}
+
+static void session_reset(struct ps_session *s)
+{
+	for (size_t i = 0; i < sizeof s->contexts / sizeof s->contexts[0]; i++) {
+		free(s->contexts[i].text);
+		s->contexts[i].text = NULL;
+	}
+	free(s->entries);
+	free(s->branches);
+	free(s->labeled);
+	free(s->problems);
+	strpool_free(&s->pool);
+	strmap_free(&s->ids);
+	strmap_free(&s->kinds);
+	s->entries = NULL;
+	s->branches = NULL;
+	s->labeled = NULL;
+	s->problems = NULL;
+	s->n_entries = s->cap_entries = s->n_branches = s->cap_branches = 0;
+	s->n_labeled = s->cap_labeled = s->n_problems = s->cap_problems = 0;
+	s->scanned = s->size = 0;
+	s->lines = s->ordinals = 0;
+	s->have_header = 0;
+	s->version = 0;
+	s->name = PS_NIL;
+	s->session_id = PS_NIL;
+	s->not_session = "the file is empty";
+}
+
+static ps_err session_begin(struct ps_session *s)
+{
+	session_reset(s);
+	s->generation++;
+	uint32_t b;
+	return session_new_branch(s, PS_NIL, PS_NIL, &b);
+}
+
+/* Indexes [s->scanned, size).  A final line without a newline is indexed
+ * only once its newline is there: a writer may be in the middle of it, and
+ * pi writes every line with its newline in one call. */
+static ps_err session_scan_from(struct ps_session *s, uint64_t size)
+{
+	char *buf = NULL;
+	size_t cap = 0, have = 0;
+	uint64_t pos = s->scanned;
+	ps_err err = PS_OK;
+
+	while (pos + have < size) {
+		if (have == cap) {
+			size_t ncap = cap ? cap * 2 : SESSION_READ_CHUNK;
+			char *nb = realloc(buf, ncap);
+			if (!nb) {
+				err = PS_ERR_NOMEM;
+				goto out;
+			}
+			buf = nb;
+			cap = ncap;
+		}
+		size_t want = cap - have;
+		if (want > size - pos - have)
+			want = (size_t)(size - pos - have);
+		ssize_t got = pread(s->fd, buf + have, want, (off_t)(pos + have));
+		if (got < 0) {
+			if (errno == EINTR)
+				continue;
+			err = PS_ERR_IO;
+			goto out;
+		}
+		if (got == 0)
+			break; /* truncated meanwhile; the next refresh sees it */
+		size_t start = 0;
+		size_t end = have + (size_t)got;
+		for (char *nl; (nl = memchr(buf + start, '\n', end - start)); ) {
+			size_t ll = (size_t)(nl - (buf + start));
+			err = session_index_line(s, buf + start, ll, pos + start);
+			if (err)
+				goto out;
+			start += ll + 1;
+		}
+		memmove(buf, buf + start, end - start);
+		have = end - start;
+		pos += start;
+		s->scanned = pos;
+	}
+out:
+	free(buf);
+	return err;
+}
+
+ps_err session_open(const char *path, struct ps_session **out)
+{
+	struct ps_session *s = calloc(1, sizeof *s);
+	if (!s)
+		return PS_ERR_NOMEM;
+	s->fd = -1;
+	s->path = strdup(path);
+	if (!s->path) {
+		free(s);
+		return PS_ERR_NOMEM;
+	}
+	ps_err err = session_refresh(s, NULL);
+	if (err) {
+		session_free(s);
+		return err;
+	}
+	*out = s;
+	return PS_OK;
+}
+
+void session_free(struct ps_session *s)
+{
+	if (!s)
+		return;
+	session_reset(s);
+	if (s->fd >= 0)
+		close(s->fd);
+	free(s->path);
+	free(s);
+}
+
+ps_err session_refresh(struct ps_session *s, int *changed)
+{
+	struct stat st;
+	uint64_t gen = s->generation, scanned = s->scanned, old_size = s->size;
+	ps_err err = PS_OK;
+
+	if (changed)
+		*changed = 0;
+	if (stat(s->path, &st) != 0)
+		return errno == ENOENT || errno == ENOTDIR ? PS_ERR_NOENT : PS_ERR_IO;
+	if (!S_ISREG(st.st_mode))
+		return PS_ERR_NOENT;
+	int64_t mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
+	int replaced = s->fd < 0 || st.st_ino != s->ino || st.st_dev != s->dev;
+	if (replaced) {
+		int fd = open(s->path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+		if (fd < 0)
+			return errno == ENOENT ? PS_ERR_NOENT : PS_ERR_IO;
+		if (fstat(fd, &st) != 0) {
+			close(fd);
+			return PS_ERR_IO;
+		}
+		if (s->fd >= 0)
+			close(s->fd);
+		s->fd = fd;
+		s->dev = st.st_dev;
+		s->ino = st.st_ino;
+	}
+	uint64_t size = (uint64_t)st.st_size;
+	if (replaced || size < s->scanned) {
+		err = session_begin(s);
+		if (err)
+			goto out;
+	}
+	if (size > s->scanned)
+		err = session_scan_from(s, size);
+	s->size = size;
+	s->mtime_ns = mtime_ns;
+out:
+	if (gen != s->generation || scanned != s->scanned || old_size != s->size)
+		s->changes++;
+	if (changed)
+		*changed = gen != s->generation || scanned != s->scanned;
+	return err;
+}
+
+uint32_t session_leaf(const struct ps_session *s)
+{
+	return s->n_entries ? s->n_entries - 1 : PS_NIL;
+}
+
+uint32_t session_find(const struct ps_session *s, const char *id, size_t n)
+{
+	return strmap_get(&s->ids, &s->pool, id, n);
+}
+
+static ps_err session_pread(const struct ps_session *s, uint64_t off, size_t len, char **buf)
+{
+	char *b = malloc(len + 1);
+	size_t have = 0;
+	if (!b)
+		return PS_ERR_NOMEM;
+	while (have < len) {
+		ssize_t got = pread(s->fd, b + have, len - have, (off_t)(off + have));
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got <= 0) {
+			/* The file shrank under us: the caller's view is stale. */
+			free(b);
+			return PS_ERR_IO;
+		}
+		have += (size_t)got;
+	}
+	b[len] = '\0';
+	*buf = b;
+	return PS_OK;
+}
+
+ps_err session_read_line(const struct ps_session *s, uint32_t idx, char **buf, size_t *len)
+{
+	if (idx >= s->n_entries)
+		return PS_ERR_NOENT;
+	*len = s->entries[idx].len;
+	return session_pread(s, s->entries[idx].off, *len, buf);
+}
+
+ps_err session_read_header(const struct ps_session *s, char **buf, size_t *len)
+{
+	if (!s->have_header)
+		return PS_ERR_NOENT;
+	*len = s->header_len;
+	return session_pread(s, s->header_off, *len, buf);
+}
+
+/* Replaces each byte that does not start a valid UTF-8 sequence with U+FFFD,
+ * as the decoder pi reads files with does.  Returns a new buffer. */
+static char *session_sanitize_utf8(const char *in, size_t len, size_t *out_len)
+{
+	char *out = malloc(len * 3 + 1);
+	size_t o = 0;
+	if (!out)
+		return NULL;
+	for (size_t i = 0; i < len;) {
+		const unsigned char *p = (const unsigned char *)in + i;
+		size_t avail = len - i, n = 0;
+		if (p[0] < 0x80)
+			n = 1;
+		else if (p[0] >= 0xc2 && p[0] <= 0xdf)
+			n = 2;
+		else if (p[0] >= 0xe0 && p[0] <= 0xef)
+			n = 3;
+		else if (p[0] >= 0xf0 && p[0] <= 0xf4)
+			n = 4;
+		int ok = n && n <= avail;
+		for (size_t k = 1; ok && k < n; k++)
+			ok = (p[k] & 0xc0) == 0x80;
+		if (ok && n == 3) {
+			unsigned cp = ((p[0] & 0x0fu) << 12) | ((p[1] & 0x3fu) << 6);
+			ok = cp >= 0x800 && (cp < 0xd800 || cp > 0xdfff);
+		}
+		if (ok && n == 4) {
+			unsigned cp = ((p[0] & 0x07u) << 18) | ((p[1] & 0x3fu) << 12);
+			ok = cp >= 0x10000 && cp <= 0x10ffff;
+		}
+		if (ok) {
+			memcpy(out + o, p, n);
+			o += n;
+			i += n;
+		} else {
+			memcpy(out + o, "\xef\xbf\xbd", 3);
+			o += 3;
+			i++;
+		}
+	}
+	out[o] = '\0';
+	*out_len = o;
+	return out;
+}
+
+json_t *session_parse_line(const char *line, size_t len)
+{
+	json_error_t error;
+	size_t flags = JSON_ALLOW_NUL;
+	char *clean = NULL;
+	json_t *v = NULL;
+
+	for (int attempt = 0; attempt < 3 && !v; attempt++) {
+		v = json_loadb(line, len, flags, &error);
+		if (v)
+			break;
+		enum json_error_code code = json_error_code(&error);
+		if (code == json_error_invalid_utf8 && !clean) {
+			clean = session_sanitize_utf8(line, len, &len);
+			if (!clean)
+				break;
+			line = clean;
+		} else if (code == json_error_numeric_overflow && !(flags & JSON_DECODE_INT_AS_REAL)) {
+			flags |= JSON_DECODE_INT_AS_REAL;
+		} else {
+			break;
+		}
+	}
+	free(clean);
+	if (v && !json_is_object(v)) {
+		json_decref(v);
+		v = NULL;
+	}
+	return v;
+}
+
+static uint32_t session_by_ordinal(const struct ps_session *s, uint32_t ordinal)
+{
+	uint32_t lo = 0, hi = s->n_entries;
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (s->entries[mid].ordinal < ordinal)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < s->n_entries && s->entries[lo].ordinal == ordinal ? lo : PS_NIL;
+}
+
+static ps_err session_migrate(const struct ps_session *s, uint32_t idx, json_t *entry)
+{
+	const struct ps_entry *e = &s->entries[idx];
+	if (s->version < 2) {
+		json_t *pid = e->parent == PS_NIL ? json_null()
+			: json_string(session_str(s, s->entries[e->parent].id));
+		if (json_object_set_new(entry, "id", json_string(session_str(s, e->id))) ||
+		    json_object_set_new(entry, "parentId", pid))
+			return PS_ERR_NOMEM;
+		const char *type = json_string_value(json_object_get(entry, "type"));
+		json_t *fki = json_object_get(entry, "firstKeptEntryIndex");
+		if (type && strcmp(type, "compaction") == 0 && json_is_number(fki)) {
+			double d = json_number_value(fki);
+			uint32_t t = d >= 0 && d < PS_NIL && d == (double)(uint32_t)d
+				? session_by_ordinal(s, (uint32_t)d) : PS_NIL;
+			if (t != PS_NIL &&
+			    json_object_set_new(entry, "firstKeptEntryId", json_string(session_str(s, s->entries[t].id))))
+				return PS_ERR_NOMEM;
+			json_object_del(entry, "firstKeptEntryIndex");
+		}
+	}
+	if (s->version < 3) {
+		json_t *msg = json_object_get(entry, "message");
+		const char *role = json_string_value(json_object_get(msg, "role"));
+		if (role && strcmp(role, "hookMessage") == 0 &&
+		    json_object_set_new(msg, "role", json_string("custom")))
+			return PS_ERR_NOMEM;
+	}
+	return PS_OK;
+}
+
+ps_err session_load_entry(const struct ps_session *s, uint32_t idx, json_t **out)
+{
+	char *line;
+	size_t len;
+	ps_err err = session_read_line(s, idx, &line, &len);
+	if (err)
+		return err;
+	json_t *entry = session_parse_line(line, len);
+	free(line);
+	if (!entry)
+		return PS_ERR_INVALID;
+	err = session_migrate(s, idx, entry);
+	if (err) {
+		json_decref(entry);
+		return err;
+	}
+	*out = entry;
+	return PS_OK;
+}
+
+void session_path_free(json_t **path, size_t n)
+{
+	if (!path)
+		return;
+	for (size_t i = 0; i < n; i++)
+		json_decref(path[i]);
+	free(path);
+}
+
+ps_err session_load_path(const struct ps_session *s, uint32_t idx, json_t ***path, size_t *n)
+{
+	*path = NULL;
+	*n = 0;
+	if (idx == PS_NIL)
+		return PS_OK;
+	if (idx >= s->n_entries)
+		return PS_ERR_NOENT;
+	size_t depth = s->entries[idx].depth;
+	json_t **p = calloc(depth ? depth : 1, sizeof *p);
+	if (!p)
+		return PS_ERR_NOMEM;
+	size_t i = depth;
+	for (uint32_t e = idx; e != PS_NIL && i > 0; e = s->entries[e].parent) {
+		ps_err err = session_load_entry(s, e, &p[--i]);
+		if (err == PS_ERR_INVALID) {
+			/* A line the scanner took but jansson cannot decode (a lone
+			 * surrogate escape): stand in an empty entry of its id so the
+			 * context stays aligned with the tree. */
+			p[i] = json_pack("{s:s,s:s}", "type", "unreadable", "id", session_str(s, s->entries[e].id));
+			err = p[i] ? PS_OK : PS_ERR_NOMEM;
+		}
+		if (err) {
+			session_path_free(p, depth);
+			return err;
+		}
+	}
+	*path = p;
+	*n = depth;
+	return PS_OK;
+}
+
+ps_err session_context_text(const struct ps_session *s, uint32_t idx, char **buf, size_t *len)
+{
+	json_t **path;
+	size_t n;
+	ps_err err = session_load_path(s, idx, &path, &n);
+	if (err)
+		return err;
+	json_t *ctx = context_build(path, n);
+	session_path_free(path, n);
+	if (!ctx)
+		return PS_ERR_NOMEM;
+	err = jsonout_pretty(ctx, buf, len);
+	json_decref(ctx);
+	return err;
+}

@@ -1,0 +1,336 @@
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "store.h"
+
+#define STORE_DEFAULT_SESSIONS 256
+
+struct store_slot {
+	char *key;                 /* "project/session" */
+	struct ps_session *session;
+	pthread_mutex_t lock;
+	unsigned refs;             /* guarded by the store lock */
+	uint64_t used;             /* LRU clock, guarded by the store lock */
+	uint32_t notified;         /* guarded by lock */
+	struct store_slot *next;   /* hash chain */
+};
+
+struct ps_store {
+	char *root;
+	int root_fd;
+	size_t max_sessions;
+	pthread_mutex_t lock;
+	struct store_slot **table;
+	size_t table_size, count;
+	uint64_t clock;
+};
+
+static int store_name_ok(const char *name)
+{
+	return name && *name && strcmp(name, ".") != 0 && strcmp(name, "..") != 0 && !strchr(name, '/');
+}
+
+ps_err store_open(const char *root, size_t max_sessions, struct ps_store **out)
+{
+	struct ps_store *st = calloc(1, sizeof *st);
+	if (!st)
+		return PS_ERR_NOMEM;
+	st->root = strdup(root);
+	st->max_sessions = max_sessions ? max_sessions : STORE_DEFAULT_SESSIONS;
+	st->table_size = 1024;
+	st->table = calloc(st->table_size, sizeof *st->table);
+	pthread_mutex_init(&st->lock, NULL);
+	st->root_fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (!st->root || !st->table || st->root_fd < 0) {
+		ps_err err = st->root_fd < 0 && st->root && st->table
+			? (errno == ENOENT || errno == ENOTDIR ? PS_ERR_NOENT : PS_ERR_IO) : PS_ERR_NOMEM;
+		store_free(st);
+		return err;
+	}
+	*out = st;
+	return PS_OK;
+}
+
+void store_free(struct ps_store *st)
+{
+	if (!st)
+		return;
+	for (size_t i = 0; st->table && i < st->table_size; i++) {
+		for (struct store_slot *sl = st->table[i], *next; sl; sl = next) {
+			next = sl->next;
+			session_free(sl->session);
+			pthread_mutex_destroy(&sl->lock);
+			free(sl->key);
+			free(sl);
+		}
+	}
+	if (st->root_fd >= 0)
+		close(st->root_fd);
+	pthread_mutex_destroy(&st->lock);
+	free(st->table);
+	free(st->root);
+	free(st);
+}
+
+const char *store_root(const struct ps_store *st)
+{
+	return st->root;
+}
+
+static ps_err store_errno(int e)
+{
+	switch (e) {
+	case ENOENT:
+	case ENOTDIR:
+	case ELOOP:
+		return PS_ERR_NOENT;
+	case ENOMEM:
+		return PS_ERR_NOMEM;
+	default:
+		return PS_ERR_IO;
+	}
+}
+
+ps_err store_stat_project(struct ps_store *st, const char *project, struct stat *sb)
+{
+	if (!store_name_ok(project))
+		return PS_ERR_NOENT;
+	if (fstatat(st->root_fd, project, sb, AT_SYMLINK_NOFOLLOW) != 0)
+		return store_errno(errno);
+	return S_ISDIR(sb->st_mode) ? PS_OK : PS_ERR_NOENT;
+}
+
+static int store_session_file(const char *name, size_t *stem)
+{
+	size_t n = strlen(name);
+	if (n <= 6 || strcmp(name + n - 6, ".jsonl") != 0)
+		return 0;
+	*stem = n - 6;
+	return 1;
+}
+
+ps_err store_stat_session(struct ps_store *st, const char *project, const char *session, struct stat *sb)
+{
+	char rel[PATH_MAX];
+	if (!store_name_ok(project) || !store_name_ok(session))
+		return PS_ERR_NOENT;
+	if ((size_t)snprintf(rel, sizeof rel, "%s/%s.jsonl", project, session) >= sizeof rel)
+		return PS_ERR_NOENT;
+	if (fstatat(st->root_fd, rel, sb, AT_SYMLINK_NOFOLLOW) != 0)
+		return store_errno(errno);
+	/* The project itself must be a real directory, not a symlink. */
+	struct stat pb;
+	ps_err err = store_stat_project(st, project, &pb);
+	if (err)
+		return err;
+	return S_ISREG(sb->st_mode) ? PS_OK : PS_ERR_NOENT;
+}
+
+static ps_err store_list(struct ps_store *st, const char *dir, int sessions, store_fill_fn fill, void *ctx)
+{
+	int fd = openat(st->root_fd, dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return store_errno(errno);
+	DIR *d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return PS_ERR_NOMEM;
+	}
+	struct dirent *de;
+	struct stat sb;
+	while ((de = readdir(d))) {
+		size_t stem;
+		if (!store_name_ok(de->d_name))
+			continue;
+		if (sessions && !store_session_file(de->d_name, &stem))
+			continue;
+		if (fstatat(dirfd(d), de->d_name, &sb, AT_SYMLINK_NOFOLLOW) != 0)
+			continue; /* removed meanwhile */
+		if (sessions ? !S_ISREG(sb.st_mode) : !S_ISDIR(sb.st_mode))
+			continue;
+		if (sessions) {
+			char name[NAME_MAX + 1];
+			memcpy(name, de->d_name, stem);
+			name[stem] = '\0';
+			if (fill(ctx, name, &sb))
+				break;
+		} else if (fill(ctx, de->d_name, &sb)) {
+			break;
+		}
+	}
+	closedir(d);
+	return PS_OK;
+}
+
+ps_err store_list_projects(struct ps_store *st, store_fill_fn fill, void *ctx)
+{
+	return store_list(st, ".", 0, fill, ctx);
+}
+
+ps_err store_list_sessions(struct ps_store *st, const char *project, store_fill_fn fill, void *ctx)
+{
+	if (!store_name_ok(project))
+		return PS_ERR_NOENT;
+	return store_list(st, project, 1, fill, ctx);
+}
+
+static size_t store_hash(const char *key)
+{
+	return (size_t)strpool_hash(key, strlen(key));
+}
+
+static struct store_slot **store_find_link(struct ps_store *st, const char *key)
+{
+	struct store_slot **link = &st->table[store_hash(key) & (st->table_size - 1)];
+	while (*link && strcmp((*link)->key, key) != 0)
+		link = &(*link)->next;
+	return link;
+}
+
+static void store_unlink_slot(struct ps_store *st, struct store_slot *victim)
+{
+	struct store_slot **link = store_find_link(st, victim->key);
+	*link = victim->next;
+	st->count--;
+}
+
+static void store_free_slot(struct store_slot *sl)
+{
+	session_free(sl->session);
+	pthread_mutex_destroy(&sl->lock);
+	free(sl->key);
+	free(sl);
+}
+
+/* Under the store lock: drops least recently used idle sessions until
+ * the cache is within its bound.  Returns the slots to free outside it. */
+static struct store_slot *store_evict(struct ps_store *st)
+{
+	struct store_slot *freed = NULL;
+	while (st->count > st->max_sessions) {
+		struct store_slot *victim = NULL;
+		for (size_t i = 0; i < st->table_size; i++)
+			for (struct store_slot *sl = st->table[i]; sl; sl = sl->next)
+				if (!sl->refs && (!victim || sl->used < victim->used))
+					victim = sl;
+		if (!victim)
+			break;
+		store_unlink_slot(st, victim);
+		victim->next = freed;
+		freed = victim;
+	}
+	return freed;
+}
+
+static ps_err store_get(struct ps_store *st, const char *project, const char *session, int create,
+			struct store_ref *out)
+{
+	char key[PATH_MAX];
+	struct store_slot *sl, *freed = NULL;
+
+	if (!store_name_ok(project) || !store_name_ok(session))
+		return PS_ERR_NOENT;
+	if ((size_t)snprintf(key, sizeof key, "%s/%s", project, session) >= sizeof key)
+		return PS_ERR_NOENT;
+	pthread_mutex_lock(&st->lock);
+	sl = *store_find_link(st, key);
+	if (!sl && create) {
+		sl = calloc(1, sizeof *sl);
+		if (sl)
+			sl->key = strdup(key);
+		if (!sl || !sl->key) {
+			free(sl);
+			pthread_mutex_unlock(&st->lock);
+			return PS_ERR_NOMEM;
+		}
+		pthread_mutex_init(&sl->lock, NULL);
+		struct store_slot **link = &st->table[store_hash(key) & (st->table_size - 1)];
+		sl->next = *link;
+		*link = sl;
+		st->count++;
+	}
+	if (sl) {
+		sl->refs++;
+		sl->used = ++st->clock;
+		freed = store_evict(st);
+	}
+	pthread_mutex_unlock(&st->lock);
+	while (freed) {
+		struct store_slot *next = freed->next;
+		store_free_slot(freed);
+		freed = next;
+	}
+	if (!sl)
+		return PS_ERR_NOENT;
+
+	pthread_mutex_lock(&sl->lock);
+	ps_err err;
+	if (!sl->session) {
+		char path[PATH_MAX * 2];
+		snprintf(path, sizeof path, "%s/%s.jsonl", st->root, key);
+		struct stat sb;
+		err = store_stat_session(st, project, session, &sb);
+		if (!err)
+			err = session_open(path, &sl->session);
+	} else {
+		err = session_refresh(sl->session, NULL);
+	}
+	out->slot = sl;
+	out->session = sl->session;
+	if (err) {
+		store_release(st, out);
+		out->session = NULL;
+	}
+	return err;
+}
+
+ps_err store_acquire(struct ps_store *st, const char *project, const char *session, struct store_ref *out)
+{
+	return store_get(st, project, session, 1, out);
+}
+
+ps_err store_acquire_cached(struct ps_store *st, const char *project, const char *session, struct store_ref *out)
+{
+	return store_get(st, project, session, 0, out);
+}
+
+uint32_t *store_notified_count(struct store_ref *ref)
+{
+	return &((struct store_slot *)ref->slot)->notified;
+}
+
+void store_release(struct ps_store *st, struct store_ref *ref)
+{
+	struct store_slot *sl = ref->slot;
+	int drop = 0;
+	/* A session whose file is gone is dropped, not kept as a ghost. */
+	if (sl->session && access(sl->session->path, F_OK) != 0)
+		drop = 1;
+	if (!sl->session)
+		drop = 1;
+	pthread_mutex_unlock(&sl->lock);
+	pthread_mutex_lock(&st->lock);
+	sl->refs--;
+	if (drop && !sl->refs)
+		store_unlink_slot(st, sl);
+	else
+		drop = 0;
+	pthread_mutex_unlock(&st->lock);
+	if (drop)
+		store_free_slot(sl);
+	ref->slot = NULL;
+	ref->session = NULL;
+}
+
+size_t store_cached(struct ps_store *st)
+{
+	pthread_mutex_lock(&st->lock);
+	size_t n = st->count;
+	pthread_mutex_unlock(&st->lock);
+	return n;
+}

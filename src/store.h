@@ -1,0 +1,56 @@
+/* The session store: project directories, session files, and a bounded
+ * cache of indexed sessions shared by the daemon's threads.
+ *
+ * Locking: the store's own lock guards the cache map only and is never held
+ * while a file is read; each cached session has a lock of its own, held by
+ * whoever acquired it.  Two readers of different sessions never wait for
+ * each other. */
+#ifndef PS_STORE_H
+#define PS_STORE_H
+
+#include <stddef.h>
+#include <sys/stat.h>
+#include "session.h"
+
+struct ps_store;
+
+/* A session acquired from the store: locked, refreshed, and kept in the
+ * cache until released. */
+struct store_ref {
+	struct ps_session *session; /* borrowed, valid until store_release */
+	void *slot;                 /* private */
+};
+
+/* root is copied.  max_sessions bounds the cache (0 = default, 256). */
+ps_err store_open(const char *root, size_t max_sessions, struct ps_store **out);
+void store_free(struct ps_store *store);
+const char *store_root(const struct ps_store *store);
+
+/* Calls fill for each project directory (real directories only: symlinks
+ * could lead outside the store) or each session file (regular files
+ * named *.jsonl, passed without the suffix).  Stops when fill returns
+ * non-zero. */
+typedef int (*store_fill_fn)(void *ctx, const char *name, const struct stat *st);
+ps_err store_list_projects(struct ps_store *store, store_fill_fn fill, void *ctx);
+ps_err store_list_sessions(struct ps_store *store, const char *project, store_fill_fn fill, void *ctx);
+
+/* lstat of a project directory or a session file, with the same filters. */
+ps_err store_stat_project(struct ps_store *store, const char *project, struct stat *st);
+ps_err store_stat_session(struct ps_store *store, const char *project, const char *session, struct stat *st);
+
+/* Acquires a session: opened and indexed on first use, refreshed against
+ * the file on every acquire (so a store without inotify still updates).
+ * On success *out holds the locked session; release it soon. */
+ps_err store_acquire(struct ps_store *store, const char *project, const char *session, struct store_ref *out);
+/* Acquires only if the session is cached already (PS_ERR_NOENT if not). */
+ps_err store_acquire_cached(struct ps_store *store, const char *project, const char *session, struct store_ref *out);
+void store_release(struct ps_store *store, struct store_ref *ref);
+
+/* The entry count the change notifier last invalidated for; guarded by the
+ * session lock (hold the ref). */
+uint32_t *store_notified_count(struct store_ref *ref);
+
+/* Number of cached sessions, for tests and the cache bound. */
+size_t store_cached(struct ps_store *store);
+
+#endif

@@ -1,0 +1,194 @@
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "buf.h"
+#include "jsonout.h"
+#include "render.h"
+#include "view.h"
+
+int view_immutable(const struct layout_node *node)
+{
+	return node->kind == LAYOUT_ENTRY || node->kind == LAYOUT_ENTRY_JSON;
+}
+
+static ps_err view_entry_md(struct ps_session *s, uint32_t idx, char **buf, size_t *len)
+{
+	json_t *entry;
+	ps_err err = session_load_entry(s, idx, &entry);
+	if (err == PS_ERR_INVALID) {
+		/* The scanner accepted the line but jansson cannot decode it (a
+		 * lone surrogate escape): say so instead of failing the read. */
+		char *line;
+		size_t n;
+		err = session_read_line(s, idx, &line, &n);
+		if (err)
+			return err;
+		struct buf b = BUF_INIT;
+		int bad = buf_printf(&b, "---\nid: %s\nunreadable: true\n---\nThis line is not JSON that can be decoded; the stored line follows.\n\n",
+				     session_str(s, s->entries[idx].id)) ||
+			  buf_put(&b, line, n) || buf_putc(&b, '\n') || buf_finish(&b);
+		free(line);
+		if (bad) {
+			buf_free(&b);
+			return PS_ERR_NOMEM;
+		}
+		*buf = b.data;
+		*len = b.len;
+		return PS_OK;
+	}
+	if (err)
+		return err;
+	*buf = render_entry(entry, len);
+	json_decref(entry);
+	return *buf ? PS_OK : PS_ERR_NOMEM;
+}
+
+static ps_err view_context(struct ps_session *s, uint32_t tip, char **buf, size_t *len, int copy)
+{
+	struct ps_context_cache *slot = &s->contexts[0];
+	size_t n = sizeof s->contexts / sizeof s->contexts[0];
+	for (size_t i = 0; i < n; i++) {
+		if (s->contexts[i].text && s->contexts[i].tip == tip) {
+			slot = &s->contexts[i];
+			goto found;
+		}
+		if (!s->contexts[i].text || s->contexts[i].used < slot->used)
+			slot = &s->contexts[i];
+	}
+	char *text;
+	size_t tlen;
+	ps_err err = session_context_text(s, tip, &text, &tlen);
+	if (err)
+		return err;
+	free(slot->text);
+	slot->text = text;
+	slot->len = tlen;
+	slot->tip = tip;
+found:
+	slot->used = ++s->context_clock;
+	*len = slot->len;
+	if (!copy)
+		return PS_OK;
+	*buf = malloc(slot->len + 1);
+	if (!*buf)
+		return PS_ERR_NOMEM;
+	memcpy(*buf, slot->text, slot->len + 1);
+	return PS_OK;
+}
+
+static uint32_t view_tip(const struct ps_session *s, const struct layout_node *node)
+{
+	/* The session directory's context is pi's: the last entry of the file,
+	 * wherever it is in the tree. */
+	return node->session_root ? session_leaf(s) : s->branches[node->branch].tip;
+}
+
+static ps_err view_text(struct buf *b, char **buf, size_t *len, int bad)
+{
+	if (bad || buf_finish(b)) {
+		buf_free(b);
+		return PS_ERR_NOMEM;
+	}
+	*buf = b->data;
+	*len = b->len;
+	return PS_OK;
+}
+
+ps_err view_content(struct ps_session *s, const struct layout_node *node, char **buf, size_t *len)
+{
+	struct buf b = BUF_INIT;
+	char *line;
+	size_t n;
+	ps_err err;
+	int bad = 0;
+
+	switch (node->kind) {
+	case LAYOUT_ENTRY:
+		err = view_entry_md(s, node->entry, buf, len);
+		if (!err && *len < UINT32_MAX)
+			s->entries[node->entry].md_size = (uint32_t)*len + 1;
+		return err;
+	case LAYOUT_CONTEXT:
+		return view_context(s, view_tip(s, node), buf, len, 1);
+	case LAYOUT_LEAF:
+	case LAYOUT_LABEL:
+		*buf = layout_symlink_target(s, node);
+		*len = *buf ? strlen(*buf) : 0;
+		return *buf ? PS_OK : PS_ERR_NOMEM;
+	case LAYOUT_NAME:
+		if (s->name != PS_NIL)
+			bad = buf_puts(&b, session_str(s, s->name)) || buf_putc(&b, '\n');
+		return view_text(&b, buf, len, bad);
+	case LAYOUT_HEADER: {
+		err = session_read_header(s, &line, &n);
+		if (err)
+			return err;
+		json_t *h = session_parse_line(line, n);
+		free(line);
+		if (!h)
+			return PS_ERR_INVALID;
+		err = jsonout_pretty(h, buf, len);
+		json_decref(h);
+		return err;
+	}
+	case LAYOUT_ENTRY_JSON:
+		err = session_read_line(s, node->entry, &line, &n);
+		if (err)
+			return err;
+		/* The line has room for the NUL: reuse it for the newline. */
+		line = realloc(line, n + 2);
+		if (!line)
+			return PS_ERR_NOMEM;
+		line[n] = '\n';
+		line[n + 1] = '\0';
+		*buf = line;
+		*len = n + 1;
+		return PS_OK;
+	case LAYOUT_PROBLEMS:
+		for (uint32_t i = 0; i < s->n_problems && !bad; i++)
+			bad = buf_printf(&b, "line %u: %s\n", s->problems[i].line, s->problems[i].why);
+		return view_text(&b, buf, len, bad);
+	case LAYOUT_ERROR:
+		bad = buf_printf(&b, "not a pi session: %s\n",
+				 s->not_session ? s->not_session : "no session header");
+		return view_text(&b, buf, len, bad);
+	default:
+		return PS_ERR_ISDIR;
+	}
+}
+
+ps_err view_size(struct ps_session *s, const struct layout_node *node, uint64_t *size)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	ps_err err;
+
+	switch (node->kind) {
+	case LAYOUT_RAW:
+		*size = s->size;
+		return PS_OK;
+	case LAYOUT_ENTRY_JSON:
+		*size = (uint64_t)s->entries[node->entry].len + 1;
+		return PS_OK;
+	case LAYOUT_ENTRY:
+		if (s->entries[node->entry].md_size) {
+			*size = s->entries[node->entry].md_size - 1;
+			return PS_OK;
+		}
+		break;
+	case LAYOUT_CONTEXT:
+		err = view_context(s, view_tip(s, node), NULL, &len, 0);
+		*size = len;
+		return err;
+	default:
+		if (layout_is_dir(node->kind)) {
+			*size = 0;
+			return PS_OK;
+		}
+		break;
+	}
+	err = view_content(s, node, &buf, &len);
+	free(buf);
+	*size = len;
+	return err;
+}

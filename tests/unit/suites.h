@@ -1,0 +1,13 @@
+/* Every Check suite of the unit-test runner; each tests/unit/test_*.c
+ * defines one. */
+#ifndef PS_TEST_SUITES_H
+#define PS_TEST_SUITES_H
+#include <check.h>
+
+Suite *scan_suite(void);
+Suite *session_suite(void);
+Suite *layout_suite(void);
+Suite *context_suite(void);
+Suite *render_suite(void);
+
+#endif

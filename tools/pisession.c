@@ -1,0 +1,174 @@
+/* pisession: the core library on the command line, without FUSE.  It prints
+ * what the mount would show for one session file, which is what the golden
+ * tests compare. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "jsonout.h"
+#include "layout.h"
+#include "render.h"
+#include "session.h"
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"usage: pisession tree SESSION.jsonl        the session's directory tree\n"
+		"       pisession render SESSION.jsonl ID   an entry's Markdown file\n"
+		"       pisession context SESSION.jsonl [ID] context.json for the leaf or ID\n"
+		"       pisession problems SESSION.jsonl    lines skipped and why\n"
+		"       pisession render-json ENTRY.json    render one entry given as JSON\n");
+}
+
+struct tree_walk {
+	const struct ps_session *s;
+	char prefix[4096];
+	ps_err err;
+};
+
+static int tree_print(void *ctx, const char *name, const struct layout_node *node);
+
+static void tree_dir(struct tree_walk *w, const struct layout_node *dir)
+{
+	ps_err err = layout_list(w->s, dir, tree_print, w);
+	if (err && !w->err)
+		w->err = err;
+}
+
+static int tree_print(void *ctx, const char *name, const struct layout_node *node)
+{
+	struct tree_walk *w = ctx;
+	size_t plen = strlen(w->prefix);
+	if (node->kind == LAYOUT_LEAF || node->kind == LAYOUT_LABEL) {
+		char *target = layout_symlink_target(w->s, node);
+		printf("%s%s -> %s\n", w->prefix, name, target ? target : "?");
+		free(target);
+	} else {
+		printf("%s%s%s\n", w->prefix, name, layout_is_dir(node->kind) ? "/" : "");
+	}
+	if (layout_is_dir(node->kind) && plen + strlen(name) + 2 < sizeof w->prefix) {
+		snprintf(w->prefix + plen, sizeof w->prefix - plen, "%s/", name);
+		tree_dir(w, node);
+		w->prefix[plen] = '\0';
+	}
+	return 0;
+}
+
+static int cmd_tree(const struct ps_session *s)
+{
+	struct tree_walk w = { .s = s };
+	struct layout_node root;
+	if (layout_resolve(s, "", &root) != PS_OK)
+		return 1;
+	tree_dir(&w, &root);
+	if (w.err) {
+		fprintf(stderr, "pisession: %s\n", ps_strerror(w.err));
+		return 1;
+	}
+	return 0;
+}
+
+static int print_rendered(const json_t *entry)
+{
+	size_t len;
+	char *md = render_entry(entry, &len);
+	if (!md) {
+		fprintf(stderr, "pisession: out of memory\n");
+		return 1;
+	}
+	fwrite(md, 1, len, stdout);
+	free(md);
+	return 0;
+}
+
+static int cmd_render(const struct ps_session *s, const char *id)
+{
+	json_t *entry;
+	uint32_t idx = session_find(s, id, strlen(id));
+	if (idx == PS_NIL) {
+		fprintf(stderr, "pisession: no entry %s\n", id);
+		return 1;
+	}
+	ps_err err = session_load_entry(s, idx, &entry);
+	if (err) {
+		fprintf(stderr, "pisession: %s\n", ps_strerror(err));
+		return 1;
+	}
+	int rc = print_rendered(entry);
+	json_decref(entry);
+	return rc;
+}
+
+static int cmd_context(const struct ps_session *s, const char *id)
+{
+	uint32_t idx = session_leaf(s);
+	if (id && (idx = session_find(s, id, strlen(id))) == PS_NIL) {
+		fprintf(stderr, "pisession: no entry %s\n", id);
+		return 1;
+	}
+	char *text;
+	size_t len;
+	ps_err err = session_context_text(s, idx, &text, &len);
+	if (err) {
+		fprintf(stderr, "pisession: %s\n", ps_strerror(err));
+		return 1;
+	}
+	fwrite(text, 1, len, stdout);
+	free(text);
+	return 0;
+}
+
+static int cmd_render_json(const char *file)
+{
+	json_error_t error;
+	json_t *entry = json_load_file(file, JSON_ALLOW_NUL, &error);
+	if (!entry) {
+		fprintf(stderr, "pisession: %s:%d: %s\n", file, error.line, error.text);
+		return 1;
+	}
+	int rc = print_rendered(entry);
+	json_decref(entry);
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	struct ps_session *s = NULL;
+	int rc = 2;
+
+	if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+		usage(stdout);
+		return 0;
+	}
+	if (argc == 2 && !strcmp(argv[1], "--version")) {
+		printf("pisession %s\n", PS_VERSION);
+		return 0;
+	}
+	if (argc < 3) {
+		usage(stderr);
+		return 2;
+	}
+	if (!strcmp(argv[1], "render-json"))
+		return cmd_render_json(argv[2]);
+	ps_err err = session_open(argv[2], &s);
+	if (err) {
+		fprintf(stderr, "pisession: %s: %s\n", argv[2], ps_strerror(err));
+		return 1;
+	}
+	if (!strcmp(argv[1], "tree") && argc == 3) {
+		rc = cmd_tree(s);
+	} else if (!strcmp(argv[1], "render") && argc == 4) {
+		rc = cmd_render(s, argv[3]);
+	} else if (!strcmp(argv[1], "context") && argc <= 4) {
+		rc = cmd_context(s, argc == 4 ? argv[3] : NULL);
+	} else if (!strcmp(argv[1], "problems") && argc == 3) {
+		if (s->not_session)
+			printf("not a session: %s\n", s->not_session);
+		for (uint32_t i = 0; i < s->n_problems; i++)
+			printf("line %u: %s\n", s->problems[i].line, s->problems[i].why);
+		rc = 0;
+	} else {
+		usage(stderr);
+	}
+	session_free(s);
+	return rc;
+}
