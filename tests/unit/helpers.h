@@ -1,0 +1,45 @@
+/* Shared by the unit tests: session files written to a temporary directory. */
+#ifndef PS_TEST_HELPERS_H
+#define PS_TEST_HELPERS_H
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <check.h>
+#include "session.h"
+
+/* Writes text to a new temporary file; returns its path (static buffer per
+ * call site is not needed: the caller frees). */
+static inline char *helper_write(const char *text)
+{
+	char *path = strdup("/tmp/pisessionfs-unit-XXXXXX");
+	int fd = mkstemp(path);
+	ck_assert_int_ge(fd, 0);
+	size_t n = strlen(text);
+	ck_assert_int_eq(write(fd, text, n), (ssize_t)n);
+	close(fd);
+	return path;
+}
+
+static inline void helper_append(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "a");
+	ck_assert_ptr_nonnull(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+static inline struct ps_session *helper_open(const char *path)
+{
+	struct ps_session *s = NULL;
+	ck_assert_int_eq(session_open(path, &s), PS_OK);
+	return s;
+}
+
+#define HDR "{\"type\":\"session\",\"version\":3,\"id\":\"sess-1\",\"timestamp\":\"2026-01-01T00:00:00.000Z\",\"cwd\":\"/p\"}\n"
+#define MSG(id, parent, role, text) \
+	"{\"type\":\"message\",\"id\":\"" id "\",\"parentId\":" parent ",\"timestamp\":\"2026-01-01T00:00:01.000Z\"," \
+	"\"message\":{\"role\":\"" role "\",\"content\":\"" text "\",\"timestamp\":1}}\n"
+
+#endif

@@ -1,0 +1,189 @@
+#include "helpers.h"
+#include "suites.h"
+#include "escape.h"
+#include "layout.h"
+
+struct listing {
+	char names[64][256];
+	int n;
+};
+
+static int collect(void *ctx, const char *name, const struct layout_node *node)
+{
+	struct listing *l = ctx;
+	(void)node;
+	ck_assert_int_lt(l->n, 64);
+	snprintf(l->names[l->n++], sizeof l->names[0], "%s", name);
+	return 0;
+}
+
+static int listed(const struct listing *l, const char *name)
+{
+	for (int i = 0; i < l->n; i++)
+		if (strcmp(l->names[i], name) == 0)
+			return 1;
+	return 0;
+}
+
+static struct listing list_dir(const struct ps_session *s, const char *rel)
+{
+	struct listing l = { .n = 0 };
+	struct layout_node node;
+	ck_assert_int_eq(layout_resolve(s, rel, &node), PS_OK);
+	ck_assert_int_eq(layout_list(s, &node, collect, &l), PS_OK);
+	return l;
+}
+
+#define LABEL(id, parent, target, label) \
+	"{\"type\":\"label\",\"id\":\"" id "\",\"parentId\":\"" parent "\",\"timestamp\":\"t\",\"targetId\":\"" target "\",\"label\":\"" label "\"}\n"
+
+START_TEST(test_layout_names_and_resolve)
+{
+	char *path = helper_write(HDR MSG("a", "null", "user", "1") MSG("b", "\"a\"", "assistant", "2")
+		"{\"type\":\"message\",\"id\":\"c\",\"parentId\":\"b\",\"timestamp\":\"t\",\"message\":{\"role\":\"toolResult\",\"toolName\":\"my/tool.x\",\"content\":[]}}\n"
+		MSG("d", "\"a\"", "assistant", "fork"));
+	struct ps_session *s = helper_open(path);
+	struct listing root = list_dir(s, "");
+	ck_assert(listed(&root, "0001-user.a.md"));
+	ck_assert(listed(&root, "0002-assistant.b.md"));
+	ck_assert(listed(&root, "0003-toolResult-my%2Ftool%2Ex.c.md"));
+	ck_assert(listed(&root, "0002~d"));
+	ck_assert(listed(&root, "context.json"));
+	ck_assert(listed(&root, "leaf"));
+	struct listing branch = list_dir(s, "0002~d");
+	ck_assert_int_eq(branch.n, 2);
+	ck_assert(listed(&branch, "0002-assistant.d.md"));
+	ck_assert(listed(&branch, "context.json"));
+
+	struct layout_node node;
+	ck_assert_int_eq(layout_resolve(s, "0002~d/0002-assistant.d.md", &node), PS_OK);
+	ck_assert_int_eq(node.kind, LAYOUT_ENTRY);
+	ck_assert_int_eq(node.entry, 3);
+	/* Right id, wrong directory, depth or kind: not found. */
+	ck_assert_int_eq(layout_resolve(s, "0002-assistant.d.md", &node), PS_ERR_NOENT);
+	ck_assert_int_eq(layout_resolve(s, "0003-assistant.b.md", &node), PS_ERR_NOENT);
+	ck_assert_int_eq(layout_resolve(s, "0002-user.b.md", &node), PS_ERR_NOENT);
+	ck_assert_int_eq(layout_resolve(s, "0002~b", &node), PS_ERR_NOENT);
+	ck_assert_int_eq(layout_resolve(s, "0002~d/context.json/x", &node), PS_ERR_NOTDIR);
+	ck_assert_int_eq(layout_resolve(s, "0002~d/leaf", &node), PS_ERR_NOENT);
+	char *leaf;
+	ck_assert_int_eq(layout_resolve(s, "leaf", &node), PS_OK);
+	leaf = layout_symlink_target(s, &node);
+	ck_assert_str_eq(leaf, "0002~d/0002-assistant.d.md");
+	free(leaf);
+	session_free(s);
+	unlink(path);
+	free(path);
+}
+END_TEST
+
+START_TEST(test_layout_label_names_branch)
+{
+	char *path = helper_write(HDR MSG("a", "null", "user", "1") MSG("b", "\"a\"", "user", "2")
+		MSG("c", "\"a\"", "user", "3") MSG("d", "\"a\"", "user", "4")
+		LABEL("l1", "d", "c", "try/2") LABEL("l2", "l1", "d", "try/2") LABEL("l3", "l2", "b", "main"));
+	struct ps_session *s = helper_open(path);
+	struct listing root = list_dir(s, "");
+	/* c takes the label name; d, a later branch with the same label, keeps its id. */
+	ck_assert(listed(&root, "0002~try%2F2"));
+	ck_assert(listed(&root, "0002~d"));
+	ck_assert(!listed(&root, "0002~c"));
+	struct layout_node node;
+	ck_assert_int_eq(layout_resolve(s, "0002~c/0002-user.c.md", &node), PS_OK);
+	ck_assert_int_eq(layout_resolve(s, "0002~try%2F2/0002-user.c.md", &node), PS_OK);
+	struct listing labels = list_dir(s, "labels");
+	ck_assert_int_eq(labels.n, 3);
+	ck_assert(listed(&labels, "try%2F2"));
+	ck_assert(listed(&labels, "try%2F2~d"));
+	ck_assert(listed(&labels, "main"));
+	ck_assert_int_eq(layout_resolve(s, "labels/main", &node), PS_OK);
+	char *target = layout_symlink_target(s, &node);
+	ck_assert_str_eq(target, "../0002-user.b.md");
+	free(target);
+	ck_assert_int_eq(layout_resolve(s, "labels/try%2F2", &node), PS_OK);
+	target = layout_symlink_target(s, &node);
+	ck_assert_str_eq(target, "../0002~try%2F2/0002-user.c.md");
+	free(target);
+	session_free(s);
+	unlink(path);
+	free(path);
+}
+END_TEST
+
+START_TEST(test_layout_extra_roots_and_entries_dir)
+{
+	char *path = helper_write(HDR MSG("a", "null", "user", "1") MSG("r", "null", "user", "2")
+				  MSG("o", "\"gone\"", "user", "3") MSG("a", "\"a\"", "user", "dup"));
+	struct ps_session *s = helper_open(path);
+	struct listing root = list_dir(s, "");
+	ck_assert(listed(&root, "0001~r"));
+	ck_assert(listed(&root, "0001~o"));
+	struct listing entries = list_dir(s, "entries");
+	ck_assert(listed(&entries, "a.json"));
+	ck_assert(listed(&entries, "a~2.json"));
+	ck_assert(listed(&entries, "r.json"));
+	struct layout_node node;
+	ck_assert_int_eq(layout_resolve(s, "entries/a~2.json", &node), PS_OK);
+	ck_assert_int_eq(node.entry, 0);
+	ck_assert_int_eq(layout_resolve(s, "entries/a.json", &node), PS_OK);
+	ck_assert_int_eq(node.entry, 3);
+	ck_assert_int_eq(layout_resolve(s, "entries/a~5.json", &node), PS_ERR_NOENT);
+	ck_assert_int_eq(layout_resolve(s, "entries/a~02.json", &node), PS_ERR_NOENT);
+	/* The earlier duplicate is still a file of its own in the tree. */
+	ck_assert_int_eq(layout_resolve(s, "0001-user.a.md", &node), PS_OK);
+	ck_assert_int_eq(node.entry, 0);
+	ck_assert_int_eq(layout_resolve(s, "0002-user.a.md", &node), PS_OK);
+	ck_assert_int_eq(node.entry, 3);
+	session_free(s);
+	unlink(path);
+	free(path);
+}
+END_TEST
+
+START_TEST(test_layout_escape_roundtrip)
+{
+	static const char *const raw[] = { "abc-_9", "a/b", "..", ".", "%", "~x", "new\nline", "é" };
+	for (size_t i = 0; i < sizeof raw / sizeof raw[0]; i++) {
+		char *esc = escape_name(raw[i], strlen(raw[i]));
+		ck_assert_ptr_null(strchr(esc, '/'));
+		ck_assert_ptr_null(strchr(esc, '.'));
+		size_t n = escape_unname(esc);
+		ck_assert_int_eq(n, strlen(raw[i]));
+		ck_assert_mem_eq(esc, raw[i], n);
+		free(esc);
+	}
+	/* One string, one name: lower-case hex and escaped plain bytes are refused. */
+	char a[] = "%2f", b[] = "%41", c[] = "a.b", d[] = "%4";
+	ck_assert_int_eq(escape_unname(a), (size_t)-1);
+	ck_assert_int_eq(escape_unname(b), (size_t)-1);
+	ck_assert_int_eq(escape_unname(c), (size_t)-1);
+	ck_assert_int_eq(escape_unname(d), (size_t)-1);
+}
+END_TEST
+
+START_TEST(test_layout_not_a_session)
+{
+	char *path = helper_write("garbage\n");
+	struct ps_session *s = helper_open(path);
+	struct listing root = list_dir(s, "");
+	ck_assert_int_eq(root.n, 2);
+	ck_assert(listed(&root, "session.jsonl"));
+	ck_assert(listed(&root, "error"));
+	session_free(s);
+	unlink(path);
+	free(path);
+}
+END_TEST
+
+Suite *layout_suite(void)
+{
+	Suite *s = suite_create("layout");
+	TCase *tc = tcase_create("layout");
+	tcase_add_test(tc, test_layout_names_and_resolve);
+	tcase_add_test(tc, test_layout_label_names_branch);
+	tcase_add_test(tc, test_layout_extra_roots_and_entries_dir);
+	tcase_add_test(tc, test_layout_escape_roundtrip);
+	tcase_add_test(tc, test_layout_not_a_session);
+	suite_add_tcase(s, tc);
+	return s;
+}

@@ -1,0 +1,120 @@
+#include <stdlib.h>
+#include <string.h>
+#include "suites.h"
+#include <jansson.h>
+#include "scan.h"
+
+static int field_is(const struct scan_field *f, const char *s)
+{
+	return f->kind == SCAN_STRING && f->len == strlen(s) && memcmp(f->ptr, s, f->len) == 0;
+}
+
+static ps_err scan_str(const char *line, struct scan_result *r)
+{
+	return scan_line(line, strlen(line), r);
+}
+
+START_TEST(test_scan_fields)
+{
+	struct scan_result r;
+	const char *line = "{\"type\":\"message\",\"id\":\"a1\",\"parentId\":null,"
+			   "\"message\":{\"content\":[{\"type\":\"text\",\"role\":\"x\"}],\"role\":\"toolResult\",\"toolName\":\"bash\"}}";
+	ck_assert_int_eq(scan_str(line, &r), PS_OK);
+	ck_assert(field_is(&r.type, "message"));
+	ck_assert(field_is(&r.id, "a1"));
+	ck_assert_int_eq(r.parent_id.kind, SCAN_NULL);
+	/* "role" inside content must not be taken for the message's role. */
+	ck_assert(field_is(&r.role, "toolResult"));
+	ck_assert(field_is(&r.tool_name, "bash"));
+}
+END_TEST
+
+START_TEST(test_scan_last_duplicate_key_wins)
+{
+	struct scan_result r;
+	ck_assert_int_eq(scan_str("{\"id\":\"a\",\"id\":\"b\"}", &r), PS_OK);
+	ck_assert(field_is(&r.id, "b"));
+	ck_assert_int_eq(scan_str("{\"id\":\"a\",\"id\":5}", &r), PS_OK);
+	ck_assert_int_eq(r.id.kind, SCAN_OTHER);
+}
+END_TEST
+
+START_TEST(test_scan_escapes_flagged)
+{
+	struct scan_result r;
+	ck_assert_int_eq(scan_str("{\"id\":\"a\\u0062\"}", &r), PS_OK);
+	ck_assert(r.id.escaped);
+	ck_assert_int_eq(scan_str("{\"\\u0069d\":\"x\"}", &r), PS_OK);
+	ck_assert(r.key_escaped);
+}
+END_TEST
+
+START_TEST(test_scan_rejects_invalid)
+{
+	static const char *const bad[] = {
+		"", "   ", "[1,2]", "\"str\"", "42", "{", "{\"a\":}", "{\"a\":1,}", "{\"a\" 1}",
+		"{\"a\":tru}", "{\"a\":01}", "{\"a\":1.}", "{\"a\":-}", "{\"a\":\"x\ty\"}",
+		"{\"a\":\"\\x\"}", "{\"a\":\"\\u12G4\"}", "{\"a\":[1 2]}", "{\"a\":1} x", "{'a':1}",
+		"{\"a\":{\"b\":[}}", "{\"a\":\"unterminated}",
+	};
+	struct scan_result r;
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+		ck_assert_msg(scan_str(bad[i], &r) == PS_ERR_INVALID, "accepted: %s", bad[i]);
+}
+END_TEST
+
+START_TEST(test_scan_accepts_valid)
+{
+	static const char *const good[] = {
+		"{}", " {} \r", "{\"a\":[]}", "{\"a\":{}}", "{\"a\":-0.5e+10}", "{\"a\":[1,{\"b\":[true,false,null]}]}",
+		"{\"a\":\"\\\"\\\\\\/\\b\\f\\n\\r\\t\\u00e9\"}", "{\"a\":\"\xc3\xa9\"}", "{\"a\":\"\xff\xfe\"}",
+		"{\"n\":123456789012345678901234567890}",
+	};
+	struct scan_result r;
+	for (size_t i = 0; i < sizeof good / sizeof good[0]; i++)
+		ck_assert_msg(scan_str(good[i], &r) == PS_OK, "rejected: %s", good[i]);
+}
+END_TEST
+
+/* Nesting as deep as jansson allows is accepted; one level more is not, and
+ * 100,000 levels neither crash nor recurse. */
+START_TEST(test_scan_depth)
+{
+	struct scan_result r;
+	size_t depth = 100000;
+	char *line = malloc(depth * 2 + 16);
+	for (size_t levels = SCAN_MAX_DEPTH - 1; levels <= SCAN_MAX_DEPTH + 1; levels++) {
+		size_t o = 0;
+		o += (size_t)sprintf(line, "{\"a\":");
+		for (size_t i = 0; i < levels - 1; i++)
+			line[o++] = '[';
+		for (size_t i = 0; i < levels - 1; i++)
+			line[o++] = ']';
+		line[o++] = '}';
+		ck_assert_int_eq(scan_line(line, o, &r), levels <= SCAN_MAX_DEPTH ? PS_OK : PS_ERR_INVALID);
+		/* The renderer must agree, or a shown entry could not be read. */
+		json_t *v = json_loadb(line, o, 0, NULL);
+		ck_assert_int_eq(v != NULL, levels <= SCAN_MAX_DEPTH);
+		json_decref(v);
+	}
+	size_t o = (size_t)sprintf(line, "{\"a\":");
+	memset(line + o, '[', depth);
+	o += depth;
+	ck_assert_int_eq(scan_line(line, o, &r), PS_ERR_INVALID);
+	free(line);
+}
+END_TEST
+
+Suite *scan_suite(void)
+{
+	Suite *s = suite_create("scan");
+	TCase *tc = tcase_create("scan");
+	tcase_add_test(tc, test_scan_fields);
+	tcase_add_test(tc, test_scan_last_duplicate_key_wins);
+	tcase_add_test(tc, test_scan_escapes_flagged);
+	tcase_add_test(tc, test_scan_rejects_invalid);
+	tcase_add_test(tc, test_scan_accepts_valid);
+	tcase_add_test(tc, test_scan_depth);
+	suite_add_tcase(s, tc);
+	return s;
+}
