@@ -73,7 +73,8 @@ $(UNIT): $(UNIT_OBJ) $(LIBCORE)
 $(BUILD)/src $(BUILD)/fs $(BUILD)/tests/unit $(BUILD)/tools:
 	mkdir -p $@
 
-check: check-unit check-golden check-mount check-diff
+check: all $(UNIT)
+	tests/check-all.sh
 
 check-unit: $(UNIT)
 	$(UNIT)

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Installs what pisessionfs needs to build, mount and test, from Debian's
+# packages only.  Safe to run again: apt-get skips what is installed.
+set -euo pipefail
+
+packages=(
+	build-essential pkg-config clang
+	libfuse3-dev fuse3 libjansson-dev uuid-dev check
+	python3 npm tmux valgrind
+)
+
+run() {
+	if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi
+}
+
+missing=()
+for p in "${packages[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ "${#missing[@]}" -gt 0 ]; then
+	echo "deps: installing ${missing[*]}"
+	run apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive run apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
