@@ -97,6 +97,12 @@ static int psfs_node_stat(struct ps_session *s, const struct layout_node *node, 
 	st->st_nlink = 1;
 	st->st_size = (off_t)size;
 	st->st_blocks = (blkcnt_t)((size + 511) / 512);
+	if (node->kind == LAYOUT_ENTRY && s->entries[node->entry].time_ms > 0) {
+		int64_t ms = s->entries[node->entry].time_ms;
+		st->st_mtim.tv_sec = ms / 1000;
+		st->st_mtim.tv_nsec = (ms % 1000) * 1000000;
+		st->st_ctim = st->st_mtim;
+	}
 	if (node->kind == LAYOUT_LEAF || node->kind == LAYOUT_LABEL)
 		st->st_mode = S_IFLNK | 0777;
 	else

@@ -264,6 +264,8 @@ static struct scan_field *scan_capture_top(void *ctx, const struct scan_field *k
 		return memset(&out->id, 0, sizeof out->id), &out->id;
 	if (scan_key_is(key, "parentId"))
 		return memset(&out->parent_id, 0, sizeof out->parent_id), &out->parent_id;
+	if (scan_key_is(key, "timestamp"))
+		return memset(&out->timestamp, 0, sizeof out->timestamp), &out->timestamp;
 	if (scan_key_is(key, "message")) {
 		memset(&out->role, 0, sizeof out->role);
 		memset(&out->tool_name, 0, sizeof out->tool_name);

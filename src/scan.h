@@ -28,6 +28,7 @@ struct scan_result {
 	struct scan_field type;      /* top-level "type" */
 	struct scan_field id;        /* top-level "id" */
 	struct scan_field parent_id; /* top-level "parentId" */
+	struct scan_field timestamp; /* top-level "timestamp" */
 	struct scan_field role;      /* "message"."role" */
 	struct scan_field tool_name; /* "message"."toolName" */
 	int key_escaped;             /* a top-level key held an escape: fields may be missed */

@@ -152,6 +152,26 @@ out:
 	return err;
 }
 
+/* An entry's own time makes its file's mtime: it never changes, so an
+ * editor never sees the file "changed since reading" as the session grows. */
+static int64_t session_time(const struct scan_result *r, const json_t *parsed)
+{
+	char iso[64];
+	const char *ts = NULL;
+	int ok = 0;
+	if (parsed) {
+		ts = json_string_value(json_object_get(parsed, "timestamp"));
+	} else if (r->timestamp.kind == SCAN_STRING && !r->timestamp.escaped && r->timestamp.len < sizeof iso) {
+		memcpy(iso, r->timestamp.ptr, r->timestamp.len);
+		iso[r->timestamp.len] = '\0';
+		ts = iso;
+	}
+	if (!ts)
+		return 0;
+	double ms = context_iso_to_ms(ts, &ok);
+	return ok ? (int64_t)ms : 0;
+}
+
 static ps_err session_new_branch(struct ps_session *s, uint32_t first, uint32_t parent, uint32_t *out)
 {
 	ps_err err = session_grow((void **)&s->branches, &s->cap_branches, s->n_branches + 1,
@@ -410,6 +430,7 @@ static ps_err session_index_line(struct ps_session *s, const char *line, size_t 
 		if (err)
 			goto out;
 	}
+	e.time_ms = session_time(&r, parsed);
 	err = session_kind(s, &r, parsed, &e.kind);
 	if (err)
 		goto out;

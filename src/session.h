@@ -28,6 +28,7 @@ struct ps_entry {
 	uint32_t prev_same_id; /* the previous entry with the same id, or PS_NIL */
 	uint32_t label;        /* pool offset of the live label, or PS_NIL */
 	uint32_t md_size;      /* rendered size + 1; 0 while unknown */
+	int64_t time_ms;       /* the entry's timestamp, 0 if it has none: its file's mtime */
 };
 
 /* A directory of the tree: a chain from `first` following first children

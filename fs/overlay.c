@@ -1,0 +1,234 @@
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "overlay.h"
+
+/* A few dozen nodes at most (editors' side files live for a save), so a
+ * list is the right structure. */
+static struct {
+	pthread_mutex_t lock;
+	struct overlay_node **nodes;
+	size_t n, cap;
+} ov = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+void overlay_init(void)
+{
+}
+
+static void overlay_free_node(struct overlay_node *node)
+{
+	free(node->path);
+	free(node->data);
+	free(node->edit_of);
+	free(node);
+}
+
+void overlay_destroy(void)
+{
+	for (size_t i = 0; i < ov.n; i++)
+		overlay_free_node(ov.nodes[i]);
+	free(ov.nodes);
+	ov.nodes = NULL;
+	ov.n = ov.cap = 0;
+}
+
+void overlay_lock(void)
+{
+	pthread_mutex_lock(&ov.lock);
+}
+
+void overlay_unlock(void)
+{
+	pthread_mutex_unlock(&ov.lock);
+}
+
+struct overlay_node *overlay_get(const char *path)
+{
+	for (size_t i = 0; i < ov.n; i++)
+		if (strcmp(ov.nodes[i]->path, path) == 0)
+			return ov.nodes[i];
+	return NULL;
+}
+
+static void overlay_touch(struct overlay_node *node)
+{
+	clock_gettime(CLOCK_REALTIME, &node->mtime);
+}
+
+static void overlay_detach(struct overlay_node *node)
+{
+	for (size_t i = 0; i < ov.n; i++) {
+		if (ov.nodes[i] == node) {
+			ov.nodes[i] = ov.nodes[--ov.n];
+			return;
+		}
+	}
+}
+
+struct overlay_node *overlay_add(const char *path, enum overlay_kind kind, mode_t mode)
+{
+	struct overlay_node *old = overlay_get(path);
+	if (old)
+		overlay_remove(old);
+	if (ov.n == ov.cap) {
+		size_t cap = ov.cap ? ov.cap * 2 : 16;
+		struct overlay_node **nodes = realloc(ov.nodes, cap * sizeof *nodes);
+		if (!nodes)
+			return NULL;
+		ov.nodes = nodes;
+		ov.cap = cap;
+	}
+	struct overlay_node *node = calloc(1, sizeof *node);
+	if (!node || !(node->path = strdup(path))) {
+		free(node);
+		return NULL;
+	}
+	node->kind = kind;
+	node->mode = mode;
+	overlay_touch(node);
+	ov.nodes[ov.n++] = node;
+	return node;
+}
+
+void overlay_remove(struct overlay_node *node)
+{
+	overlay_detach(node);
+	node->unlinked = 1;
+	if (!node->opens)
+		overlay_free_node(node);
+}
+
+int overlay_rename(struct overlay_node *node, const char *to)
+{
+	char *path = strdup(to);
+	if (!path)
+		return -ENOMEM;
+	struct overlay_node *old = overlay_get(to);
+	if (old && old != node)
+		overlay_remove(old);
+	free(node->path);
+	node->path = path;
+	return 0;
+}
+
+void overlay_put(struct overlay_node *node)
+{
+	if (--node->opens == 0 && node->unlinked)
+		overlay_free_node(node);
+}
+
+int overlay_set_data(struct overlay_node *node, const char *data, size_t len)
+{
+	char *copy = malloc(len + 1);
+	if (!copy)
+		return -ENOMEM;
+	memcpy(copy, data, len);
+	copy[len] = '\0';
+	free(node->data);
+	node->data = copy;
+	node->len = len;
+	overlay_touch(node);
+	return 0;
+}
+
+/* Side files are small; a write past 256 MiB is refused rather than
+ * letting one editor exhaust the daemon. */
+#define OVERLAY_MAX_FILE ((size_t)256 << 20)
+
+static int overlay_reserve(struct overlay_node *node, size_t size)
+{
+	if (size > OVERLAY_MAX_FILE)
+		return -EFBIG;
+	if (size <= node->len)
+		return 0;
+	char *data = realloc(node->data, size + 1);
+	if (!data)
+		return -ENOMEM;
+	memset(data + node->len, 0, size + 1 - node->len);
+	node->data = data;
+	node->len = size;
+	return 0;
+}
+
+int overlay_write(struct overlay_node *node, const char *data, size_t len, off_t off)
+{
+	if (off < 0)
+		return -EINVAL;
+	int res = overlay_reserve(node, (size_t)off + len);
+	if (res)
+		return res;
+	memcpy(node->data + off, data, len);
+	overlay_touch(node);
+	return (int)len;
+}
+
+int overlay_truncate(struct overlay_node *node, off_t size)
+{
+	if (size < 0)
+		return -EINVAL;
+	if ((size_t)size > node->len)
+		return overlay_reserve(node, (size_t)size);
+	node->len = (size_t)size;
+	if (node->data)
+		node->data[size] = '\0';
+	overlay_touch(node);
+	return 0;
+}
+
+static const char *overlay_child_name(const char *path, const char *dir)
+{
+	size_t n = strlen(dir);
+	if (strncmp(path, dir, n) != 0)
+		return NULL;
+	if (n == 1 && dir[0] == '/')
+		n = 0;
+	if (path[n] != '/' || !path[n + 1] || strchr(path + n + 1, '/'))
+		return NULL;
+	return path + n + 1;
+}
+
+void overlay_list(const char *dir, void (*fill)(void *ctx, const char *name, const struct overlay_node *node), void *ctx)
+{
+	for (size_t i = 0; i < ov.n; i++) {
+		const char *name = overlay_child_name(ov.nodes[i]->path, dir);
+		if (name && ov.nodes[i]->kind != OVERLAY_HIDDEN)
+			fill(ctx, name, ov.nodes[i]);
+	}
+}
+
+int overlay_has_children(const char *dir)
+{
+	size_t n = strlen(dir);
+	for (size_t i = 0; i < ov.n; i++)
+		if (ov.nodes[i]->kind != OVERLAY_HIDDEN && strncmp(ov.nodes[i]->path, dir, n) == 0 &&
+		    ov.nodes[i]->path[n] == '/')
+			return 1;
+	return 0;
+}
+
+void overlay_stat(const struct overlay_node *node, struct stat *st)
+{
+	memset(st, 0, sizeof *st);
+	st->st_uid = node->uid;
+	st->st_gid = node->gid;
+	st->st_mtim = st->st_ctim = st->st_atim = node->mtime;
+	switch (node->kind) {
+	case OVERLAY_BRANCH:
+		st->st_mode = S_IFDIR | (node->mode & 07777);
+		st->st_nlink = 2;
+		break;
+	case OVERLAY_SYMLINK:
+		st->st_mode = S_IFLNK | 0777;
+		st->st_nlink = 1;
+		st->st_size = (off_t)node->len;
+		break;
+	default:
+		st->st_mode = S_IFREG | (node->mode & 07777);
+		st->st_nlink = 1;
+		st->st_size = (off_t)node->len;
+		st->st_blocks = (blkcnt_t)((node->len + 511) / 512);
+		break;
+	}
+}

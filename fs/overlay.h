@@ -1,0 +1,61 @@
+/* In-memory files and directories that live beside the real tree: editors'
+ * side files (swap files, 4913 probes, backups, sed's temporaries), files
+ * being written that are not entries yet, entry files an editor renamed
+ * away while saving, and pending branches made with mkdir.  None of them
+ * ever reaches a session file by itself; the write path (write.c) decides
+ * what becomes an entry.  All functions take the overlay lock themselves. */
+#ifndef PSFS_OVERLAY_H
+#define PSFS_OVERLAY_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/stat.h>
+
+enum overlay_kind {
+	OVERLAY_FILE,     /* a scratch file: data is its content */
+	OVERLAY_SYMLINK,  /* a scratch symlink (emacs's .#f lock): data is the target */
+	OVERLAY_HIDDEN,   /* an entry file renamed away: the path looks absent */
+	OVERLAY_BRANCH,   /* a pending branch made by mkdir NNNN~name */
+};
+
+struct overlay_node {
+	enum overlay_kind kind;
+	char *path;           /* full mount path */
+	char *data;
+	size_t len;
+	mode_t mode;
+	uid_t uid;
+	gid_t gid;
+	struct timespec mtime;
+	unsigned opens;       /* open handles: a file is freed at unlink only when 0 */
+	int unlinked;
+	char *edit_of;        /* path of the entry file this content would replace */
+};
+
+void overlay_init(void);
+void overlay_destroy(void);
+void overlay_lock(void);
+void overlay_unlock(void);
+
+/* Lookups and changes: call with the overlay locked.  Returned nodes are
+ * borrowed and valid while the lock is held (or while an open handle holds
+ * the node). */
+struct overlay_node *overlay_get(const char *path);
+struct overlay_node *overlay_add(const char *path, enum overlay_kind kind, mode_t mode);
+/* Removes a node from the namespace; it is freed when no handle holds it. */
+void overlay_remove(struct overlay_node *node);
+/* Moves a node to another path, replacing what was there. */
+int overlay_rename(struct overlay_node *node, const char *to);
+void overlay_put(struct overlay_node *node); /* drops an open handle's hold */
+int overlay_set_data(struct overlay_node *node, const char *data, size_t len);
+int overlay_write(struct overlay_node *node, const char *data, size_t len, off_t off);
+int overlay_truncate(struct overlay_node *node, off_t size);
+
+/* Calls fill for each node directly inside dir (HIDDEN nodes excluded). */
+void overlay_list(const char *dir, void (*fill)(void *ctx, const char *name, const struct overlay_node *node), void *ctx);
+/* Whether any visible node lies inside dir (for rmdir of pending branches). */
+int overlay_has_children(const char *dir);
+
+void overlay_stat(const struct overlay_node *node, struct stat *st);
+
+#endif

@@ -1,0 +1,479 @@
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include <uuid/uuid.h>
+#include "append.h"
+#include "buf.h"
+#include "context.h"
+#include "jsonout.h"
+
+static ps_err append_fail(struct append_error *err, ps_err code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static ps_err append_fail(struct append_error *err, ps_err code, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(err->why, sizeof err->why, fmt, ap);
+	va_end(ap);
+	err->code = code;
+	return code;
+}
+
+void append_now_iso(char *out)
+{
+	struct timespec ts;
+	struct tm tm;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	gmtime_r(&ts.tv_sec, &tm);
+	size_t n = strftime(out, 32, "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(out + n, 32 - n, ".%03dZ", (int)(ts.tv_nsec / 1000000) % 1000);
+}
+
+/* pi's generateId: the first 8 hex digits of a random UUID, retried on a
+ * collision.  `taken` also holds the ids of the batch so far. */
+static void append_new_id(const struct ps_session *s, json_t *const *batch, size_t n, char out[9])
+{
+	for (;;) {
+		uuid_t u;
+		char text[37];
+		uuid_generate_random(u);
+		uuid_unparse_lower(u, text);
+		memcpy(out, text, 8);
+		out[8] = '\0';
+		int clash = session_find(s, out, 8) != PS_NIL;
+		for (size_t i = 0; i < n && !clash; i++) {
+			const char *id = json_string_value(json_object_get(batch[i], "id"));
+			clash = id && strcmp(id, out) == 0;
+		}
+		if (!clash)
+			return;
+	}
+}
+
+static int append_is_content(const json_t *v)
+{
+	return json_is_string(v) || json_is_array(v);
+}
+
+static int append_blocks_ok(const json_t *content, struct append_error *err)
+{
+	size_t i;
+	json_t *blk;
+	if (!json_is_array(content))
+		return 1;
+	json_array_foreach(content, i, blk) {
+		const char *type = json_string_value(json_object_get(blk, "type"));
+		if (!json_is_object(blk) || !type) {
+			append_fail(err, PS_ERR_INVALID, "content block %zu is not an object with a string \"type\"", i);
+			return 0;
+		}
+		if (!strcmp(type, "text") && !json_is_string(json_object_get(blk, "text"))) {
+			append_fail(err, PS_ERR_INVALID, "text block %zu has no string \"text\"", i);
+			return 0;
+		}
+		if (!strcmp(type, "image") && (!json_is_string(json_object_get(blk, "data")) ||
+					       !json_is_string(json_object_get(blk, "mimeType")))) {
+			append_fail(err, PS_ERR_INVALID, "image block %zu needs string \"data\" and \"mimeType\"", i);
+			return 0;
+		}
+		if (!strcmp(type, "toolCall") && (!json_is_string(json_object_get(blk, "id")) ||
+						  !json_is_string(json_object_get(blk, "name")) ||
+						  !json_is_object(json_object_get(blk, "arguments")))) {
+			append_fail(err, PS_ERR_INVALID, "toolCall block %zu needs \"id\", \"name\" and object \"arguments\"", i);
+			return 0;
+		}
+	}
+	return 1;
+}
+
+static ps_err append_validate_message(const json_t *msg, struct append_error *err)
+{
+	const char *role = json_string_value(json_object_get(msg, "role"));
+	json_t *content = json_object_get(msg, "content");
+	if (!json_is_object(msg) || !role)
+		return append_fail(err, PS_ERR_INVALID, "a message entry needs a \"message\" object with a string \"role\"");
+	if (!strcmp(role, "user") || !strcmp(role, "custom") || !strcmp(role, "system")) {
+		if (!append_is_content(content))
+			return append_fail(err, PS_ERR_INVALID, "a %s message needs \"content\": a string or an array of blocks", role);
+	} else if (!strcmp(role, "assistant")) {
+		if (!json_is_array(content))
+			return append_fail(err, PS_ERR_INVALID, "an assistant message needs \"content\": an array of blocks");
+	} else if (!strcmp(role, "toolResult")) {
+		if (!json_is_array(content) || !json_is_string(json_object_get(msg, "toolCallId")) ||
+		    !json_is_string(json_object_get(msg, "toolName")))
+			return append_fail(err, PS_ERR_INVALID, "a toolResult message needs array \"content\", \"toolCallId\" and \"toolName\"");
+	} else if (!strcmp(role, "bashExecution")) {
+		if (!json_is_string(json_object_get(msg, "command")) || !json_is_string(json_object_get(msg, "output")))
+			return append_fail(err, PS_ERR_INVALID, "a bashExecution message needs string \"command\" and \"output\"");
+	} else if (!strcmp(role, "branchSummary") || !strcmp(role, "compactionSummary")) {
+		/* pi's appendMessage refuses these: they are entries of their own. */
+		return append_fail(err, PS_ERR_INVALID, "%s is not a message role: append a %s entry instead", role,
+				   role[0] == 'b' ? "branch_summary" : "compaction");
+	} else {
+		return append_fail(err, PS_ERR_INVALID, "unknown message role \"%s\"", role);
+	}
+	if (!append_blocks_ok(content, err))
+		return err->code;
+	json_t *ts = json_object_get(msg, "timestamp");
+	if (ts && !json_is_number(ts))
+		return append_fail(err, PS_ERR_INVALID, "a message's \"timestamp\" is a number (Unix ms)");
+	return PS_OK;
+}
+
+static int append_id_known(const struct ps_session *s, const json_t *id)
+{
+	return json_is_string(id) && session_find(s, json_string_value(id), json_string_length(id)) != PS_NIL;
+}
+
+ps_err append_validate(const struct ps_session *s, const json_t *entry, struct append_error *err)
+{
+	const char *type = json_string_value(json_object_get(entry, "type"));
+	json_t *id = json_object_get(entry, "id");
+	json_t *parent = json_object_get(entry, "parentId");
+	json_t *ts = json_object_get(entry, "timestamp");
+	int ok;
+
+	if (!json_is_object(entry))
+		return append_fail(err, PS_ERR_INVALID, "an entry is a JSON object");
+	if (!type)
+		return append_fail(err, PS_ERR_INVALID, "an entry needs a string \"type\"");
+	if (!strcmp(type, "session"))
+		return append_fail(err, PS_ERR_INVALID, "a session header cannot be appended");
+	if (!json_is_string(id) || json_string_length(id) == 0 || json_string_length(id) > 128 ||
+	    strlen(json_string_value(id)) != json_string_length(id))
+		return append_fail(err, PS_ERR_INVALID, "\"id\" must be a non-empty string of at most 128 bytes");
+	if (append_id_known(s, id))
+		return append_fail(err, PS_ERR_INVALID, "id \"%s\" is already used in this session", json_string_value(id));
+	if (!json_is_null(parent) && !append_id_known(s, parent))
+		return append_fail(err, PS_ERR_INVALID, "parentId %s names no entry of this session",
+				   json_is_string(parent) ? json_string_value(parent) : "(not a string)");
+	if (!json_is_string(ts))
+		return append_fail(err, PS_ERR_INVALID, "\"timestamp\" must be an ISO-8601 string");
+	context_iso_to_ms(json_string_value(ts), &ok);
+	if (!ok)
+		return append_fail(err, PS_ERR_INVALID, "\"timestamp\" %s is not an ISO-8601 time", json_string_value(ts));
+
+	if (!strcmp(type, "message"))
+		return append_validate_message(json_object_get(entry, "message"), err);
+	if (!strcmp(type, "label")) {
+		json_t *label = json_object_get(entry, "label");
+		if (!append_id_known(s, json_object_get(entry, "targetId")))
+			return append_fail(err, PS_ERR_INVALID, "a label's \"targetId\" must name an entry of this session");
+		if (label && !json_is_string(label))
+			return append_fail(err, PS_ERR_INVALID, "\"label\" is a string (or absent to clear)");
+		return PS_OK;
+	}
+	if (!strcmp(type, "session_info")) {
+		if (!json_is_string(json_object_get(entry, "name")))
+			return append_fail(err, PS_ERR_INVALID, "a session_info entry needs a string \"name\"");
+		return PS_OK;
+	}
+	if (!strcmp(type, "model_change")) {
+		if (!json_is_string(json_object_get(entry, "provider")) || !json_is_string(json_object_get(entry, "modelId")))
+			return append_fail(err, PS_ERR_INVALID, "a model_change needs string \"provider\" and \"modelId\"");
+		return PS_OK;
+	}
+	if (!strcmp(type, "thinking_level_change")) {
+		if (!json_is_string(json_object_get(entry, "thinkingLevel")))
+			return append_fail(err, PS_ERR_INVALID, "a thinking_level_change needs a string \"thinkingLevel\"");
+		return PS_OK;
+	}
+	if (!strcmp(type, "compaction")) {
+		if (!json_is_string(json_object_get(entry, "summary")) || !json_is_number(json_object_get(entry, "tokensBefore")))
+			return append_fail(err, PS_ERR_INVALID, "a compaction needs string \"summary\" and number \"tokensBefore\"");
+		json_t *fk = json_object_get(entry, "firstKeptEntryId");
+		if (fk && !append_id_known(s, fk) && !json_equal(fk, id))
+			return append_fail(err, PS_ERR_INVALID, "\"firstKeptEntryId\" names no entry of this session");
+		return PS_OK;
+	}
+	if (!strcmp(type, "branch_summary")) {
+		if (!json_is_string(json_object_get(entry, "summary")) || !json_is_string(json_object_get(entry, "fromId")))
+			return append_fail(err, PS_ERR_INVALID, "a branch_summary needs string \"summary\" and \"fromId\"");
+		return PS_OK;
+	}
+	if (!strcmp(type, "custom")) {
+		if (!json_is_string(json_object_get(entry, "customType")))
+			return append_fail(err, PS_ERR_INVALID, "a custom entry needs a string \"customType\"");
+		return PS_OK;
+	}
+	if (!strcmp(type, "custom_message")) {
+		json_t *content = json_object_get(entry, "content");
+		if (!json_is_string(json_object_get(entry, "customType")) || !append_is_content(content))
+			return append_fail(err, PS_ERR_INVALID, "a custom_message needs \"customType\" and string or array \"content\"");
+		if (!append_blocks_ok(content, err))
+			return err->code;
+		return PS_OK;
+	}
+	if (!strcmp(type, "context_edit")) {
+		json_t *rep = json_object_get(entry, "replacement");
+		if (!append_id_known(s, json_object_get(entry, "targetId")))
+			return append_fail(err, PS_ERR_INVALID, "a context_edit's \"targetId\" must name an entry of this session");
+		if (!json_is_null(rep) && !(json_is_object(rep) && append_is_content(json_object_get(rep, "content"))))
+			return append_fail(err, PS_ERR_INVALID, "\"replacement\" is null or an object with string or array \"content\"");
+		return PS_OK;
+	}
+	if (!strcmp(type, "usage"))
+		return PS_OK;
+	return append_fail(err, PS_ERR_INVALID, "unknown entry type \"%s\"", type);
+}
+
+/* Rewrites a version 1 or 2 file as version 3, as pi's SessionManager.open
+ * does: every parsed line re-serialised (malformed lines dropped, as pi
+ * drops them), through a temporary file, fsync and rename.  The ids are
+ * the ones the mount showed, so no path changes. */
+static ps_err append_migrate(struct ps_session *s, struct append_error *err)
+{
+	struct buf b = BUF_INIT;
+	char *line = NULL, *tmp = NULL, *text = NULL;
+	size_t len, tlen;
+	json_t *v = NULL;
+	int fd = -1;
+	ps_err code;
+
+	code = session_read_header(s, &line, &len);
+	if (code)
+		return append_fail(err, code, "cannot read the session header");
+	v = session_parse_line(line, len);
+	free(line);
+	line = NULL;
+	if (!v || json_object_set_new(v, "version", json_integer(3)) || jsonout_compact(v, &text, &tlen) ||
+	    buf_put(&b, text, tlen) || buf_putc(&b, '\n')) {
+		code = append_fail(err, PS_ERR_NOMEM, "out of memory migrating the session");
+		goto out;
+	}
+	free(text);
+	text = NULL;
+	json_decref(v);
+	v = NULL;
+	for (uint32_t i = 0; i < s->n_entries; i++) {
+		code = session_load_entry(s, i, &v);
+		if (code == PS_ERR_INVALID)
+			continue;
+		if (code || jsonout_compact(v, &text, &tlen) || buf_put(&b, text, tlen) || buf_putc(&b, '\n')) {
+			code = append_fail(err, code ? code : PS_ERR_NOMEM, "cannot migrate entry %u", i);
+			goto out;
+		}
+		free(text);
+		text = NULL;
+		json_decref(v);
+		v = NULL;
+	}
+	if (asprintf(&tmp, "%s.pisessionfs-migrate-XXXXXX", s->path) < 0) {
+		tmp = NULL;
+		code = append_fail(err, PS_ERR_NOMEM, "out of memory");
+		goto out;
+	}
+	fd = mkostemp(tmp, O_CLOEXEC);
+	if (fd < 0) {
+		code = append_fail(err, PS_ERR_IO, "cannot create a temporary file beside the session: %s", strerror(errno));
+		goto out;
+	}
+	struct stat st;
+	if (fstat(s->fd, &st) == 0) {
+		/* Keep the owner and mode the session file had. */
+		if (fchmod(fd, st.st_mode & 07777) != 0 || fchown(fd, st.st_uid, st.st_gid) != 0) {
+			/* Not fatal for root-less mounts of one's own files. */
+		}
+	}
+	for (size_t off = 0; off < b.len;) {
+		ssize_t w = write(fd, b.data + off, b.len - off);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			code = append_fail(err, PS_ERR_IO, "writing the migrated session failed: %s", strerror(errno));
+			goto out;
+		}
+		off += (size_t)w;
+	}
+	if (fsync(fd) != 0 || close(fd) != 0) {
+		fd = -1;
+		code = append_fail(err, PS_ERR_IO, "syncing the migrated session failed: %s", strerror(errno));
+		goto out;
+	}
+	fd = -1;
+	if (rename(tmp, s->path) != 0) {
+		code = append_fail(err, PS_ERR_IO, "replacing the session with its migrated form failed: %s", strerror(errno));
+		goto out;
+	}
+	free(tmp);
+	tmp = NULL;
+	code = session_refresh(s, NULL);
+	if (code)
+		append_fail(err, code, "re-reading the migrated session failed");
+out:
+	if (fd >= 0)
+		close(fd);
+	if (tmp)
+		unlink(tmp);
+	free(tmp);
+	free(text);
+	free(line);
+	json_decref(v);
+	buf_free(&b);
+	return code;
+}
+
+static ps_err append_write(struct ps_session *s, const struct buf *lines, struct append_error *err)
+{
+	struct stat st;
+	char last = '\n';
+	ps_err code = PS_OK;
+	int fd = open(s->path, O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return append_fail(err, errno == ENOENT ? PS_ERR_NOENT : PS_ERR_IO, "cannot open the session file: %s", strerror(errno));
+	if (fstat(fd, &st) != 0) {
+		code = append_fail(err, PS_ERR_IO, "cannot stat the session file: %s", strerror(errno));
+		goto out;
+	}
+	if (st.st_size > 0 && pread(s->fd, &last, 1, st.st_size - 1) != 1)
+		last = '\n';
+	/* A crashed writer's partial line gets its newline first, so neither
+	 * that line nor ours is lost; it is all one write. */
+	struct buf out = BUF_INIT;
+	if ((last != '\n' && buf_putc(&out, '\n')) || buf_put(&out, lines->data, lines->len)) {
+		buf_free(&out);
+		code = append_fail(err, PS_ERR_NOMEM, "out of memory");
+		goto out;
+	}
+	ssize_t w;
+	do
+		w = write(fd, out.data, out.len);
+	while (w < 0 && errno == EINTR);
+	if (w != (ssize_t)out.len) {
+		int e = w < 0 ? errno : ENOSPC;
+		/* Take a partial line back if nobody appended after it. */
+		struct stat now;
+		if (w > 0 && fstat(fd, &now) == 0 && now.st_size == st.st_size + w)
+			if (ftruncate(fd, st.st_size) != 0) { /* nothing more can be done */ }
+		buf_free(&out);
+		code = append_fail(err, e == ENOSPC || e == EDQUOT ? PS_ERR_TOOBIG : PS_ERR_IO,
+				   "writing to the session file failed: %s", strerror(e));
+		goto out;
+	}
+	buf_free(&out);
+	if (fsync(fd) != 0)
+		code = append_fail(err, PS_ERR_IO, "fsync of the session file failed: %s", strerror(errno));
+out:
+	if (close(fd) != 0 && !code)
+		code = append_fail(err, PS_ERR_IO, "closing the session file failed: %s", strerror(errno));
+	return code;
+}
+
+ps_err append_items(struct ps_session *s, uint64_t generation, struct append_item *items, size_t n,
+		    struct append_error *err)
+{
+	struct buf lines = BUF_INIT;
+	json_t **batch = NULL;
+	char *text = NULL;
+	size_t tlen;
+	ps_err code;
+
+	err->code = PS_OK;
+	err->why[0] = '\0';
+	code = session_refresh(s, NULL);
+	if (code)
+		return append_fail(err, code, "re-reading the session file failed: %s", ps_strerror(code));
+	if (!s->have_header)
+		return append_fail(err, PS_ERR_NOTSESSION, "the file is not a pi session: %s", s->not_session);
+	if (s->generation != generation)
+		return append_fail(err, PS_ERR_IO, "the session file was replaced meanwhile; nothing was written");
+	batch = calloc(n ? n : 1, sizeof *batch);
+	if (!batch)
+		return append_fail(err, PS_ERR_NOMEM, "out of memory");
+
+	for (size_t i = 0; i < n; i++) {
+		json_t *e = items[i].entry;
+		char id[9], now[32];
+		batch[i] = e;
+		if (!json_is_object(e)) {
+			code = append_fail(err, PS_ERR_INVALID, "an entry is a JSON object");
+			goto out;
+		}
+		if (!json_object_get(e, "id")) {
+			append_new_id(s, batch, i, id);
+			if (json_object_set_new(e, "id", json_string(id)))
+				goto nomem;
+		}
+		if (!json_object_get(e, "parentId") || items[i].parent != APPEND_PARENT_GIVEN) {
+			json_t *pid;
+			uint32_t p = PS_NIL;
+			switch (items[i].parent) {
+			case APPEND_PARENT_GIVEN:
+				code = append_fail(err, PS_ERR_INVALID, "the entry has no \"parentId\"");
+				goto out;
+			case APPEND_PARENT_BRANCH:
+				p = items[i].ref < s->n_branches ? s->branches[items[i].ref].tip : PS_NIL;
+				break;
+			case APPEND_PARENT_ENTRY:
+				p = items[i].ref < s->n_entries ? s->entries[items[i].ref].parent : PS_NIL;
+				break;
+			case APPEND_PARENT_LEAF:
+				p = session_leaf(s);
+				break;
+			}
+			if (items[i].parent == APPEND_PARENT_LEAF && i > 0)
+				pid = json_incref(json_object_get(batch[i - 1], "id"));
+			else
+				pid = p == PS_NIL ? json_null() : json_string(session_str(s, s->entries[p].id));
+			if (json_object_set_new(e, "parentId", pid))
+				goto nomem;
+		}
+		if (!json_object_get(e, "timestamp")) {
+			append_now_iso(now);
+			if (json_object_set_new(e, "timestamp", json_string(now)))
+				goto nomem;
+		}
+		/* Earlier items of the batch count as entries of the session. */
+		const char *pid = json_string_value(json_object_get(e, "parentId"));
+		int parent_in_batch = 0;
+		for (size_t k = 0; pid && k < i; k++)
+			parent_in_batch |= strcmp(pid, json_string_value(json_object_get(batch[k], "id"))) == 0;
+		const char *eid = json_string_value(json_object_get(e, "id"));
+		for (size_t k = 0; eid && k < i; k++)
+			if (!strcmp(eid, json_string_value(json_object_get(batch[k], "id")))) {
+				code = append_fail(err, PS_ERR_INVALID, "id \"%s\" appears twice in one write", eid);
+				goto out;
+			}
+		if (parent_in_batch) {
+			json_t *copy = json_copy(e);
+			if (!copy || json_object_set_new(copy, "parentId", json_null()))
+				goto nomem;
+			code = append_validate(s, copy, err);
+			json_decref(copy);
+		} else {
+			code = append_validate(s, e, err);
+		}
+		if (code)
+			goto out;
+		if (jsonout_compact(e, &text, &tlen) || buf_put(&lines, text, tlen) || buf_putc(&lines, '\n'))
+			goto nomem;
+		free(text);
+		text = NULL;
+	}
+	if (s->version < 3) {
+		code = append_migrate(s, err);
+		if (code)
+			goto out;
+	}
+	code = append_write(s, &lines, err);
+	if (!code) {
+		code = session_refresh(s, NULL);
+		if (code)
+			append_fail(err, code, "the entry was written, but re-reading the session failed");
+	}
+	goto out;
+nomem:
+	code = append_fail(err, PS_ERR_NOMEM, "out of memory");
+out:
+	free(text);
+	free(batch);
+	buf_free(&lines);
+	return code;
+}

@@ -1,0 +1,50 @@
+/* Appending entries to a session file the way pi appends them: one
+ * complete JSON line per entry (JSON.stringify form), written with a single
+ * O_APPEND write and fsynced before success is reported.  Everything is
+ * validated before anything is written, so a refused append leaves the file
+ * byte-identical. */
+#ifndef PS_APPEND_H
+#define PS_APPEND_H
+
+#include <stddef.h>
+#include <jansson.h>
+#include "session.h"
+
+/* Where an appended entry hangs when it does not say (no "parentId"). */
+enum append_parent {
+	APPEND_PARENT_GIVEN,  /* the entry's own parentId (must be present) */
+	APPEND_PARENT_BRANCH, /* the tip of branch `ref`, as it is when the file is re-read */
+	APPEND_PARENT_ENTRY,  /* entry index `ref` (an edit: a sibling of the edited entry) */
+	APPEND_PARENT_LEAF,   /* the current leaf, or the previous item of the batch */
+};
+
+struct append_item {
+	json_t *entry;        /* borrowed; id, parentId and timestamp are filled in */
+	enum append_parent parent;
+	uint32_t ref;
+};
+
+/* Why an append was refused; text for the user (errno, log, kept file). */
+struct append_error {
+	ps_err code;
+	char why[512];
+};
+
+/* Re-reads the file (pi may have appended meanwhile), resolves parents,
+ * fills ids (8 hex characters from libuuid, unique in the session) and
+ * timestamps, validates every item, migrates a version 1 or 2 file to
+ * version 3 (temporary file, fsync, rename) and appends all items in one
+ * write.  `generation` is the index generation the caller resolved `ref`
+ * in: if the file was replaced since, nothing is written (PS_ERR_IO).
+ * On success the index has been refreshed and holds the new entries. */
+ps_err append_items(struct ps_session *s, uint64_t generation, struct append_item *items, size_t n,
+		    struct append_error *err);
+
+/* Checks one entry as it would be appended: shape of its type, parent
+ * present, id unused.  Fills err on failure. */
+ps_err append_validate(const struct ps_session *s, const json_t *entry, struct append_error *err);
+
+/* The current time as pi writes it: 2026-11-29T19:11:31.052Z.  out >= 32. */
+void append_now_iso(char *out);
+
+#endif
