@@ -14,6 +14,8 @@ int psfs_errno(ps_err err)
 	case PS_ERR_NOTSESSION: return EINVAL;
 	case PS_ERR_READONLY: return EROFS;
 	case PS_ERR_TOOBIG: return EFBIG;
+	case PS_ERR_NOSPACE: return ENOSPC;
+	case PS_ERR_PERM: return EPERM;
 	}
 	return EIO;
 }

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "overlay.h"
 #include "pisessionfs.h"
 
 #define PSFS_OPT(t, p) { t, offsetof(struct psfs_config, p), 1 }
@@ -131,6 +132,7 @@ int main(int argc, char *argv[])
 	}
 	if (psfs_check_mountpoint(cmd.mountpoint) != 0)
 		goto out;
+	fs.mountpoint = realpath(cmd.mountpoint, NULL);
 	err = store_open(fs.cfg.store, fs.cfg.cache_sessions, &fs.store);
 	if (err) {
 		fprintf(stderr, "pisessionfs: cannot open the store %s: %s\n", fs.cfg.store, ps_strerror(err));
@@ -169,6 +171,8 @@ out_destroy:
 	fuse_destroy(fs.fuse);
 out:
 	store_free(fs.store);
+	overlay_destroy();
+	free(fs.mountpoint);
 	free(fs.cfg.store);
 	free(cmd.mountpoint);
 	fuse_opt_free_args(&args);

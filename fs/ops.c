@@ -1,16 +1,23 @@
-/* The FUSE operations: path-based (libfuse's high-level API), read-only for
- * now.  Every handler splits the path into project / session / the rest,
- * acquires the session from the store, and asks the core what the rest
- * names. */
+/* The FUSE operations (libfuse's high-level, path-based API).  Every
+ * handler splits the path into project / session / the rest, acquires the
+ * session from the store and asks the core what the rest names.  In-memory
+ * side files (overlay.c) are looked up first; what a write means is
+ * decided in commit.c. */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
-#include "pisessionfs.h"
+#include "buf.h"
+#include "commit.h"
+#include "escape.h"
+#include "journal.h"
 #include "layout.h"
+#include "overlay.h"
+#include "pisessionfs.h"
 #include "view.h"
 
 struct psfs_path {
@@ -20,13 +27,30 @@ struct psfs_path {
 	int depth;          /* 0 root, 1 project, 2 session, 3 inside */
 };
 
-/* An open file: a snapshot of its content taken at open, so a reader sees
- * one consistent version even if the session grows meanwhile.  The raw
- * session.jsonl is read in place instead (fd). */
+enum psfs_handle {
+	HANDLE_READ,    /* a snapshot taken at open (data), or the raw file (fd) */
+	HANDLE_OVERLAY, /* an in-memory file */
+	HANDLE_EDIT,    /* an entry file opened for writing: a buffer */
+	HANDLE_NAME,    /* `name` opened for writing */
+	HANDLE_RAW,     /* session.jsonl opened for appending */
+};
+
+/* An open file.  Readers see one consistent snapshot even while the session
+ * grows; writers fill a buffer that becomes entries when flushed. */
 struct psfs_file {
+	enum psfs_handle kind;
+	pthread_mutex_t lock;
 	char *data;
 	size_t len;
 	int fd;
+	struct overlay_node *node;
+	char *path;
+	char project[NAME_MAX + 1];
+	char session[NAME_MAX + 1];
+	uint32_t entry;
+	uint64_t generation;
+	uint64_t raw_base;  /* size of session.jsonl when opened */
+	int dirty;
 };
 
 static struct psfs *psfs_self(void)
@@ -68,10 +92,45 @@ static int psfs_split(const char *path, struct psfs_path *out)
 	return 0;
 }
 
-static void psfs_dir_stat(struct stat *st, const struct stat *like)
+/* Splits "/a/b/name" into a new "/a/b" and a pointer to "name". */
+static char *psfs_dirname(const char *path, const char **name)
+{
+	const char *slash = strrchr(path, '/');
+	*name = slash ? slash + 1 : path;
+	if (!slash || slash == path)
+		return strdup("/");
+	return strndup(path, (size_t)(slash - path));
+}
+
+static int psfs_is_journal(const char *path)
+{
+	return strcmp(path, JOURNAL_DIR) == 0 || strncmp(path, JOURNAL_DIR "/", sizeof JOURNAL_DIR) == 0;
+}
+
+/* Resolves a path inside a session; on success the session stays acquired
+ * (release with store_release). */
+static int psfs_locate(const char *path, struct psfs_path *p, struct store_ref *ref, struct layout_node *node)
+{
+	int res = psfs_split(path, p);
+	if (res)
+		return res;
+	if (p->depth < 2)
+		return -EINVAL;
+	ps_err err = store_acquire(psfs_self()->store, p->project, p->session, ref);
+	if (err)
+		return -psfs_errno(err);
+	err = layout_resolve(ref->session, p->rest, node);
+	if (err) {
+		store_release(psfs_self()->store, ref);
+		return -psfs_errno(err);
+	}
+	return 0;
+}
+
+static void psfs_dir_stat(struct stat *st, const struct stat *like, mode_t perm)
 {
 	memset(st, 0, sizeof *st);
-	st->st_mode = S_IFDIR | 0555;
+	st->st_mode = S_IFDIR | perm;
 	st->st_nlink = 2;
 	if (like) {
 		st->st_uid = like->st_uid;
@@ -82,18 +141,33 @@ static void psfs_dir_stat(struct stat *st, const struct stat *like)
 	}
 }
 
-/* Attributes of a node inside a session; the session file's owner and times
- * stand for the generated files, so permissions and `ls -lt` make sense. */
+/* Permission bits of what a session shows: read where the session file is
+ * readable; write where it is writable and the node takes writes. */
+static mode_t psfs_perm(const struct stat *file, int dir, int writable)
+{
+	mode_t r = file->st_mode & 0444;
+	mode_t w = writable ? file->st_mode & 0222 : 0;
+	return r | w | (dir ? r >> 2 : 0);
+}
+
+static int psfs_node_writable(enum layout_kind kind)
+{
+	return kind == LAYOUT_TREE_DIR || kind == LAYOUT_LABELS_DIR || kind == LAYOUT_ENTRY ||
+	       kind == LAYOUT_NAME || kind == LAYOUT_RAW;
+}
+
 static int psfs_node_stat(struct ps_session *s, const struct layout_node *node, const struct stat *file,
 			  struct stat *st)
 {
 	uint64_t size = 0;
-	psfs_dir_stat(st, file);
-	if (layout_is_dir(node->kind))
+	int dir = layout_is_dir(node->kind);
+	psfs_dir_stat(st, file, psfs_perm(file, dir, psfs_node_writable(node->kind)));
+	if (dir)
 		return 0;
 	ps_err err = view_size(s, node, &size);
 	if (err)
 		return -psfs_errno(err);
+	st->st_mode = S_IFREG | psfs_perm(file, 0, psfs_node_writable(node->kind));
 	st->st_nlink = 1;
 	st->st_size = (off_t)size;
 	st->st_blocks = (blkcnt_t)((size + 511) / 512);
@@ -105,9 +179,24 @@ static int psfs_node_stat(struct ps_session *s, const struct layout_node *node, 
 	}
 	if (node->kind == LAYOUT_LEAF || node->kind == LAYOUT_LABEL)
 		st->st_mode = S_IFLNK | 0777;
-	else
-		st->st_mode = S_IFREG | (file->st_mode & 0444);
 	return 0;
+}
+
+/* Looks the path up among in-memory nodes.  Returns 1 and fills st when it
+ * is one, -ENOENT when an entry file there was renamed away, 0 otherwise. */
+static int psfs_overlay_stat(const char *path, struct stat *st)
+{
+	int res = 0;
+	overlay_lock();
+	struct overlay_node *node = overlay_get(path);
+	if (node && node->kind == OVERLAY_HIDDEN)
+		res = -ENOENT;
+	else if (node) {
+		overlay_stat(node, st);
+		res = 1;
+	}
+	overlay_unlock();
+	return res;
 }
 
 static int psfs_getattr(const char *path, struct stat *st, struct fuse_file_info *fi)
@@ -120,29 +209,61 @@ static int psfs_getattr(const char *path, struct stat *st, struct fuse_file_info
 	int res;
 	ps_err err;
 
-	(void)fi;
+	if (fi && fi->fh) {
+		struct psfs_file *f = (struct psfs_file *)(uintptr_t)fi->fh;
+		if (f->kind == HANDLE_EDIT || f->kind == HANDLE_NAME) {
+			/* An editor's fstat after writing sees what it wrote. */
+			res = psfs_getattr(path, st, NULL);
+			if (res == 0) {
+				pthread_mutex_lock(&f->lock);
+				st->st_size = (off_t)f->len;
+				pthread_mutex_unlock(&f->lock);
+			}
+			if (res != -ENOENT)
+				return res;
+		}
+		if (f->kind == HANDLE_OVERLAY) {
+			overlay_lock();
+			overlay_stat(f->node, st);
+			overlay_unlock();
+			return 0;
+		}
+	}
+	res = psfs_overlay_stat(path, st);
+	if (res)
+		return res < 0 ? res : 0;
 	if ((res = psfs_split(path, &p)))
 		return res;
+	if (fstatat(AT_FDCWD, store_root(fs->store), &file, 0) != 0)
+		return -errno;
+	if (psfs_is_journal(path)) {
+		psfs_dir_stat(st, &file, 0555);
+		if (strcmp(path, JOURNAL_LOG) == 0) {
+			st->st_mode = S_IFREG | 0444;
+			st->st_nlink = 1;
+			st->st_size = (off_t)journal_size();
+		} else if (strcmp(path, JOURNAL_DIR) != 0 && strcmp(path, JOURNAL_REJECTED) != 0) {
+			return -ENOENT;
+		}
+		return 0;
+	}
 	switch (p.depth) {
 	case 0:
-		if (fstatat(AT_FDCWD, store_root(fs->store), &file, 0) != 0)
-			return -errno;
-		psfs_dir_stat(st, &file);
+		psfs_dir_stat(st, &file, 0555);
 		return 0;
 	case 1:
 		err = store_stat_project(fs->store, p.project, &file);
 		if (err)
 			return -psfs_errno(err);
-		psfs_dir_stat(st, &file);
+		psfs_dir_stat(st, &file, 0555);
 		return 0;
 	case 2:
-		/* No indexing: `ls -l` of a project with thousands of
-		 * sessions must not parse them. */
+		/* No indexing: `ls -l` of a project with thousands of sessions
+		 * must not parse them. */
 		err = store_stat_session(fs->store, p.project, p.session, &file);
 		if (err)
 			return -psfs_errno(err);
-		psfs_dir_stat(st, &file);
-		st->st_mode = S_IFDIR | (file.st_mode & 0444) | ((file.st_mode & 0444) >> 2);
+		psfs_dir_stat(st, &file, psfs_perm(&file, 1, 1));
 		return 0;
 	}
 	err = store_stat_session(fs->store, p.project, p.session, &file);
@@ -159,6 +280,7 @@ static int psfs_getattr(const char *path, struct stat *st, struct fuse_file_info
 struct psfs_fill {
 	void *buf;
 	fuse_fill_dir_t filler;
+	const char *dir;
 };
 
 static int psfs_fill_store(void *ctx, const char *name, const struct stat *st)
@@ -171,78 +293,172 @@ static int psfs_fill_store(void *ctx, const char *name, const struct stat *st)
 static int psfs_fill_layout(void *ctx, const char *name, const struct layout_node *node)
 {
 	struct psfs_fill *f = ctx;
+	char path[PATH_MAX];
 	struct stat st = { 0 };
+	/* An entry an editor renamed away is not listed until it is back. */
+	if (node->kind == LAYOUT_ENTRY && (size_t)snprintf(path, sizeof path, "%s/%s", f->dir, name) < sizeof path) {
+		overlay_lock();
+		struct overlay_node *hidden = overlay_get(path);
+		int skip = hidden && hidden->kind == OVERLAY_HIDDEN;
+		overlay_unlock();
+		if (skip)
+			return 0;
+	}
 	st.st_mode = layout_is_dir(node->kind) ? S_IFDIR
 		: (node->kind == LAYOUT_LEAF || node->kind == LAYOUT_LABEL) ? S_IFLNK : S_IFREG;
 	return f->filler(f->buf, name, &st, 0, 0);
+}
+
+static void psfs_fill_overlay(void *ctx, const char *name, const struct overlay_node *node)
+{
+	struct psfs_fill *f = ctx;
+	struct stat st;
+	overlay_stat(node, &st);
+	f->filler(f->buf, name, &st, 0, 0);
 }
 
 static int psfs_readdir(const char *path, void *buf, fuse_fill_dir_t filler, off_t offset,
 			struct fuse_file_info *fi, enum fuse_readdir_flags flags)
 {
 	struct psfs *fs = psfs_self();
-	struct psfs_fill f = { buf, filler };
+	struct psfs_fill f = { buf, filler, path };
 	struct psfs_path p;
 	struct store_ref ref;
 	struct layout_node node;
-	ps_err err;
-	int res;
+	ps_err err = PS_OK;
+	int res, pending;
 
 	(void)offset;
 	(void)fi;
 	(void)flags;
 	if ((res = psfs_split(path, &p)))
 		return res;
+	overlay_lock();
+	struct overlay_node *ov = overlay_get(path);
+	pending = ov && ov->kind == OVERLAY_BRANCH;
+	overlay_unlock();
 	filler(buf, ".", NULL, 0, 0);
 	filler(buf, "..", NULL, 0, 0);
-	if (p.depth == 0)
-		return -psfs_errno(store_list_projects(fs->store, psfs_fill_store, &f));
-	if (p.depth == 1)
-		return -psfs_errno(store_list_sessions(fs->store, p.project, psfs_fill_store, &f));
-	err = store_acquire(fs->store, p.project, p.session, &ref);
+	if (pending || strcmp(path, JOURNAL_REJECTED) == 0) {
+		/* Only in-memory nodes. */
+	} else if (strcmp(path, JOURNAL_DIR) == 0) {
+		filler(buf, "log", NULL, 0, 0);
+		filler(buf, "rejected", NULL, 0, 0);
+	} else if (p.depth == 0) {
+		filler(buf, JOURNAL_DIR + 1, NULL, 0, 0);
+		err = store_list_projects(fs->store, psfs_fill_store, &f);
+	} else if (p.depth == 1) {
+		err = store_list_sessions(fs->store, p.project, psfs_fill_store, &f);
+	} else {
+		err = store_acquire(fs->store, p.project, p.session, &ref);
+		if (err)
+			return -psfs_errno(err);
+		err = layout_resolve(ref.session, p.rest, &node);
+		if (!err)
+			err = layout_is_dir(node.kind) ? layout_list(ref.session, &node, psfs_fill_layout, &f) : PS_ERR_NOTDIR;
+		store_release(fs->store, &ref);
+	}
 	if (err)
 		return -psfs_errno(err);
-	err = layout_resolve(ref.session, p.rest, &node);
-	if (!err)
-		err = layout_is_dir(node.kind) ? layout_list(ref.session, &node, psfs_fill_layout, &f) : PS_ERR_NOTDIR;
-	store_release(fs->store, &ref);
-	return -psfs_errno(err);
+	overlay_lock();
+	overlay_list(path, psfs_fill_overlay, &f);
+	overlay_unlock();
+	return 0;
 }
 
 static int psfs_readlink(const char *path, char *buf, size_t size)
 {
-	struct psfs *fs = psfs_self();
 	struct psfs_path p;
 	struct store_ref ref;
 	struct layout_node node;
-	ps_err err;
-	int res;
+	char *target = NULL;
+	int res = -EINVAL;
 
-	if ((res = psfs_split(path, &p)))
-		return res;
-	if (p.depth < 3)
+	if (!size)
 		return -EINVAL;
-	err = store_acquire(fs->store, p.project, p.session, &ref);
-	if (err)
-		return -psfs_errno(err);
-	err = layout_resolve(ref.session, p.rest, &node);
-	res = -psfs_errno(err);
-	if (!err && node.kind != LAYOUT_LEAF && node.kind != LAYOUT_LABEL)
-		res = -EINVAL;
-	else if (!err) {
-		char *target = layout_symlink_target(ref.session, &node);
-		if (!target) {
-			res = -ENOMEM;
-		} else {
-			strncpy(buf, target, size);
-			if (size)
-				buf[size - 1] = '\0';
-			free(target);
-			res = 0;
-		}
+	overlay_lock();
+	struct overlay_node *ov = overlay_get(path);
+	if (ov && ov->kind == OVERLAY_SYMLINK) {
+		snprintf(buf, size, "%.*s", (int)ov->len, ov->data ? ov->data : "");
+		overlay_unlock();
+		return 0;
 	}
-	store_release(fs->store, &ref);
+	overlay_unlock();
+	if ((res = psfs_locate(path, &p, &ref, &node)))
+		return res;
+	if (node.kind == LAYOUT_LEAF || node.kind == LAYOUT_LABEL) {
+		target = layout_symlink_target(ref.session, &node);
+		res = target ? 0 : -ENOMEM;
+		if (target)
+			snprintf(buf, size, "%s", target);
+		free(target);
+	} else {
+		res = -EINVAL;
+	}
+	store_release(psfs_self()->store, &ref);
 	return res;
+}
+
+static struct psfs_file *psfs_file_new(enum psfs_handle kind, const char *path)
+{
+	struct psfs_file *f = calloc(1, sizeof *f);
+	if (!f)
+		return NULL;
+	f->kind = kind;
+	f->fd = -1;
+	f->path = strdup(path);
+	if (!f->path) {
+		free(f);
+		return NULL;
+	}
+	pthread_mutex_init(&f->lock, NULL);
+	return f;
+}
+
+static void psfs_file_free(struct psfs_file *f)
+{
+	if (f->fd >= 0)
+		close(f->fd);
+	if (f->node) {
+		overlay_lock();
+		overlay_put(f->node);
+		overlay_unlock();
+	}
+	pthread_mutex_destroy(&f->lock);
+	free(f->data);
+	free(f->path);
+	free(f);
+}
+
+static int psfs_open_overlay(const char *path, struct fuse_file_info *fi, int *found)
+{
+	struct psfs_file *f;
+	overlay_lock();
+	struct overlay_node *node = overlay_get(path);
+	*found = node != NULL;
+	if (!node) {
+		overlay_unlock();
+		return 0;
+	}
+	if (node->kind != OVERLAY_FILE) {
+		overlay_unlock();
+		return node->kind == OVERLAY_BRANCH ? -EISDIR : -ENOENT;
+	}
+	if ((fi->flags & O_TRUNC) && (fi->flags & O_ACCMODE) != O_RDONLY)
+		overlay_truncate(node, 0);
+	node->opens++;
+	overlay_unlock();
+	f = psfs_file_new(HANDLE_OVERLAY, path);
+	if (!f) {
+		overlay_lock();
+		overlay_put(node);
+		overlay_unlock();
+		return -ENOMEM;
+	}
+	f->node = node;
+	fi->fh = (uint64_t)(uintptr_t)f;
+	fi->direct_io = 1;
+	return 0;
 }
 
 static int psfs_open(const char *path, struct fuse_file_info *fi)
@@ -251,77 +467,885 @@ static int psfs_open(const char *path, struct fuse_file_info *fi)
 	struct psfs_path p;
 	struct store_ref ref;
 	struct layout_node node;
-	struct psfs_file *file = NULL;
-	ps_err err;
-	int res;
+	struct psfs_file *f = NULL;
+	int writing = (fi->flags & O_ACCMODE) != O_RDONLY;
+	int found, res;
+	ps_err err = PS_OK;
 
-	if ((fi->flags & O_ACCMODE) != O_RDONLY || (fi->flags & O_TRUNC))
-		return -EROFS;
-	if ((res = psfs_split(path, &p)))
+	res = psfs_open_overlay(path, fi, &found);
+	if (found)
 		return res;
-	if (p.depth < 3)
-		return -EISDIR;
-	file = calloc(1, sizeof *file);
-	if (!file)
-		return -ENOMEM;
-	file->fd = -1;
-	err = store_acquire(fs->store, p.project, p.session, &ref);
-	if (err) {
-		free(file);
-		return -psfs_errno(err);
+	if (strcmp(path, JOURNAL_LOG) == 0) {
+		if (writing)
+			return -EACCES;
+		if (!(f = psfs_file_new(HANDLE_READ, path)) || !(f->data = journal_snapshot(&f->len))) {
+			if (f)
+				psfs_file_free(f);
+			return -ENOMEM;
+		}
+		fi->fh = (uint64_t)(uintptr_t)f;
+		fi->direct_io = 1;
+		return 0;
 	}
-	err = layout_resolve(ref.session, p.rest, &node);
-	if (!err && layout_is_dir(node.kind))
+	if ((res = psfs_locate(path, &p, &ref, &node)))
+		return res == -EINVAL ? -EISDIR : res;
+	struct ps_session *s = ref.session;
+	if (layout_is_dir(node.kind)) {
 		err = PS_ERR_ISDIR;
-	if (!err && node.kind == LAYOUT_RAW) {
-		file->fd = open(ref.session->path, O_RDONLY | O_CLOEXEC);
-		if (file->fd < 0)
-			err = PS_ERR_IO;
-	} else if (!err) {
-		err = view_content(ref.session, &node, &file->data, &file->len);
+		goto out;
 	}
-	if (!err) {
-		/* Entry files and stored lines never change: let the kernel
-		 * keep their pages.  Everything else is fetched anew at open. */
-		fi->keep_cache = view_immutable(&node);
-		if (node.kind == LAYOUT_RAW)
+	if (writing) {
+		enum psfs_handle kind;
+		switch (node.kind) {
+		case LAYOUT_ENTRY:
+			kind = HANDLE_EDIT;
+			break;
+		case LAYOUT_NAME:
+			kind = HANDLE_NAME;
+			break;
+		case LAYOUT_RAW:
+			if (fi->flags & O_TRUNC) {
+				journal_log("refused truncating %s: history is append-only", path);
+				err = PS_ERR_PERM;
+				goto out;
+			}
+			kind = HANDLE_RAW;
+			break;
+		default:
+			journal_log("refused writing %s: it is generated from the session", path);
+			err = PS_ERR_PERM;
+			goto out;
+		}
+		if (!(f = psfs_file_new(kind, path))) {
+			err = PS_ERR_NOMEM;
+			goto out;
+		}
+		f->entry = node.entry;
+		f->generation = s->generation;
+		f->raw_base = s->size;
+		memcpy(f->project, p.project, sizeof f->project);
+		memcpy(f->session, p.session, sizeof f->session);
+		if (kind != HANDLE_RAW && !(fi->flags & O_TRUNC))
+			err = view_content(s, &node, &f->data, &f->len);
+		/* `: > name` clears the name even though nothing is written. */
+		if (kind != HANDLE_RAW && (fi->flags & O_TRUNC))
+			f->dirty = 1;
+		/* O_TRUNC of an entry is the start of a rewrite, not a change. */
+		fi->direct_io = 1;
+	} else {
+		if (!(f = psfs_file_new(HANDLE_READ, path))) {
+			err = PS_ERR_NOMEM;
+			goto out;
+		}
+		if (node.kind == LAYOUT_RAW) {
+			f->fd = open(s->path, O_RDONLY | O_CLOEXEC);
+			if (f->fd < 0)
+				err = PS_ERR_IO;
 			fi->direct_io = 1; /* grows under the reader: no stale size */
+		} else {
+			err = view_content(s, &node, &f->data, &f->len);
+			/* Entry files and stored lines never change: the kernel
+			 * may keep their pages.  The rest is fetched at open. */
+			fi->keep_cache = view_immutable(&node);
+		}
 	}
+out:
 	store_release(fs->store, &ref);
 	if (err) {
-		free(file->data);
-		free(file);
+		if (f)
+			psfs_file_free(f);
 		return -psfs_errno(err);
 	}
-	fi->fh = (uint64_t)(uintptr_t)file;
+	fi->fh = (uint64_t)(uintptr_t)f;
 	return 0;
 }
 
 static int psfs_read(const char *path, char *buf, size_t size, off_t off, struct fuse_file_info *fi)
 {
-	struct psfs_file *file = (struct psfs_file *)(uintptr_t)fi->fh;
+	struct psfs_file *f = (struct psfs_file *)(uintptr_t)fi->fh;
+	const char *data;
+	size_t len;
+	int res = 0;
 	(void)path;
-	if (file->fd >= 0) {
-		ssize_t got = pread(file->fd, buf, size, off);
+	if (f->fd >= 0) {
+		ssize_t got = pread(f->fd, buf, size, off);
 		return got < 0 ? -errno : (int)got;
 	}
-	if (off < 0 || (size_t)off >= file->len)
-		return 0;
-	if (size > file->len - (size_t)off)
-		size = file->len - (size_t)off;
-	memcpy(buf, file->data + off, size);
+	if (f->kind == HANDLE_OVERLAY)
+		overlay_lock();
+	pthread_mutex_lock(&f->lock);
+	data = f->kind == HANDLE_OVERLAY ? f->node->data : f->data;
+	len = f->kind == HANDLE_OVERLAY ? f->node->len : f->len;
+	if (off >= 0 && (size_t)off < len) {
+		if (size > len - (size_t)off)
+			size = len - (size_t)off;
+		memcpy(buf, data + off, size);
+		res = (int)size;
+	}
+	pthread_mutex_unlock(&f->lock);
+	if (f->kind == HANDLE_OVERLAY)
+		overlay_unlock();
+	return res;
+}
+
+/* Buffers of writers are bounded like the overlay's files. */
+#define PSFS_MAX_WRITE ((size_t)256 << 20)
+
+static int psfs_buffer_write(struct psfs_file *f, const char *buf, size_t size, size_t off)
+{
+	if (off + size > PSFS_MAX_WRITE)
+		return -EFBIG;
+	if (off + size > f->len) {
+		char *grown = realloc(f->data, off + size + 1);
+		if (!grown)
+			return -ENOMEM;
+		memset(grown + f->len, 0, off + size + 1 - f->len);
+		f->data = grown;
+		f->len = off + size;
+	}
+	memcpy(f->data + off, buf, size);
+	f->dirty = 1;
 	return (int)size;
+}
+
+static int psfs_write(const char *path, const char *buf, size_t size, off_t off, struct fuse_file_info *fi)
+{
+	struct psfs_file *f = (struct psfs_file *)(uintptr_t)fi->fh;
+	int res;
+	(void)path;
+	if (off < 0)
+		return -EINVAL;
+	switch (f->kind) {
+	case HANDLE_OVERLAY:
+		overlay_lock();
+		res = overlay_write(f->node, buf, size, off);
+		overlay_unlock();
+		if (res > 0) {
+			pthread_mutex_lock(&f->lock);
+			f->dirty = 1;
+			pthread_mutex_unlock(&f->lock);
+		}
+		return res;
+	case HANDLE_EDIT:
+	case HANDLE_NAME:
+		pthread_mutex_lock(&f->lock);
+		res = psfs_buffer_write(f, buf, size, (size_t)off);
+		pthread_mutex_unlock(&f->lock);
+		return res;
+	case HANDLE_RAW:
+		/* Only appends: bytes at the end of the file as it was opened. */
+		if ((uint64_t)off < f->raw_base) {
+			journal_log("refused writing inside %s at offset %lld: history is append-only", f->path, (long long)off);
+			return -EPERM;
+		}
+		pthread_mutex_lock(&f->lock);
+		res = psfs_buffer_write(f, buf, size, (size_t)((uint64_t)off - f->raw_base));
+		pthread_mutex_unlock(&f->lock);
+		return res;
+	default:
+		return -EBADF;
+	}
+}
+
+/* Turns what a handle holds into entries; called on flush (close), fsync
+ * and release.  Errors reach the caller's close() or fsync(). */
+static int psfs_commit(struct psfs_file *f)
+{
+	struct psfs *fs = psfs_self();
+	struct store_ref ref;
+	int res = 0;
+
+	pthread_mutex_lock(&f->lock);
+	if (!f->dirty)
+		goto out;
+	f->dirty = 0;
+	if (f->kind == HANDLE_OVERLAY) {
+		/* A file created in a tree or pending-branch directory. */
+		const char *name;
+		char *dir = psfs_dirname(f->path, &name);
+		char *text = NULL, *fork_id = NULL, *label = NULL, *edit_of = NULL;
+		size_t len = 0;
+		int pending = 0;
+		if (!dir) {
+			res = -ENOMEM;
+			goto out;
+		}
+		overlay_lock();
+		struct overlay_node *parent = overlay_get(dir);
+		if (parent && parent->kind == OVERLAY_BRANCH) {
+			pending = 1;
+			fork_id = strdup(parent->fork_id);
+			label = strdup(parent->label);
+		}
+		int wanted = !f->node->unlinked && strcmp(f->node->path, f->path) == 0 && commit_is_entry_name(name) &&
+			     f->node->len > 0;
+		if (wanted) {
+			text = malloc(f->node->len + 1);
+			if (text) {
+				memcpy(text, f->node->data, f->node->len);
+				len = f->node->len;
+			}
+			edit_of = f->node->edit_of ? strdup(f->node->edit_of) : NULL;
+		}
+		overlay_unlock();
+		if (wanted && text && !psfs_is_journal(f->path)) {
+			struct psfs_path p;
+			struct layout_node node;
+			const char *target = edit_of ? edit_of : dir;
+			res = pending ? psfs_split(dir, &p) : psfs_locate(target, &p, &ref, &node);
+			if (!res && pending) {
+				ps_err err = store_acquire(fs->store, p.project, p.session, &ref);
+				res = err ? -psfs_errno(err) : 0;
+			}
+			if (!res) {
+				if (pending)
+					res = commit_branch(&ref, fork_id, label, f->path, text, len);
+				else if (edit_of && node.kind == LAYOUT_ENTRY)
+					res = commit_edit(&ref, ref.session->generation, node.entry, f->path, text, len);
+				else if (node.kind == LAYOUT_TREE_DIR)
+					res = commit_new(&ref, ref.session->generation, node.branch, f->path, text, len);
+				else
+					res = 0; /* not a tree directory: stays a side file */
+				store_release(fs->store, &ref);
+			} else if (res != -EINVAL) {
+				journal_reject(f->path, text, len, "the directory it was written in is gone");
+			}
+			if (res == 0 && (pending || edit_of || node.kind == LAYOUT_TREE_DIR)) {
+				/* It is an entry now: the file gives way to the entry's. */
+				overlay_lock();
+				if (!f->node->unlinked)
+					overlay_remove(f->node);
+				if (pending && (parent = overlay_get(dir)) && parent->kind == OVERLAY_BRANCH)
+					overlay_remove(parent);
+				overlay_unlock();
+			}
+		}
+		free(text);
+		free(fork_id);
+		free(label);
+		free(edit_of);
+		free(dir);
+		goto out;
+	}
+	ps_err err = store_acquire(fs->store, f->project, f->session, &ref);
+	if (err) {
+		journal_reject(f->path, f->data ? f->data : "", f->len, "the session is gone");
+		res = -psfs_errno(err);
+		goto out;
+	}
+	switch (f->kind) {
+	case HANDLE_EDIT:
+		res = commit_edit(&ref, f->generation, f->entry, f->path, f->data ? f->data : "", f->len);
+		break;
+	case HANDLE_NAME:
+		res = commit_name(&ref, f->path, f->data ? f->data : "", f->len);
+		break;
+	case HANDLE_RAW:
+		res = commit_raw(&ref, f->path, f->data ? f->data : "", f->len);
+		if (res == 0) {
+			/* Appended: later writes on this handle go after it. */
+			f->raw_base += f->len;
+			f->len = 0;
+		}
+		break;
+	default:
+		break;
+	}
+	store_release(fs->store, &ref);
+out:
+	pthread_mutex_unlock(&f->lock);
+	return res;
+}
+
+static int psfs_flush(const char *path, struct fuse_file_info *fi)
+{
+	struct psfs_file *f = (struct psfs_file *)(uintptr_t)fi->fh;
+	int res = psfs_commit(f);
+	/* The kernel sized the file by what was written; let it ask again. */
+	if (f->kind != HANDLE_READ)
+		psfs_watch_queue(path);
+	return res;
+}
+
+static int psfs_fsync(const char *path, int datasync, struct fuse_file_info *fi)
+{
+	(void)path;
+	(void)datasync;
+	return psfs_commit((struct psfs_file *)(uintptr_t)fi->fh);
 }
 
 static int psfs_release(const char *path, struct fuse_file_info *fi)
 {
-	struct psfs_file *file = (struct psfs_file *)(uintptr_t)fi->fh;
+	struct psfs_file *f = (struct psfs_file *)(uintptr_t)fi->fh;
 	(void)path;
-	if (file->fd >= 0)
-		close(file->fd);
-	free(file->data);
-	free(file);
+	psfs_commit(f);
+	psfs_file_free(f);
 	return 0;
+}
+
+/* Where a new name may be made: a tree directory of a session, a pending
+ * branch, or labels/.  Returns the kind of directory, or -errno. */
+enum psfs_dir { DIR_TREE, DIR_PENDING, DIR_LABELS };
+
+static int psfs_parent_kind(const char *path, enum psfs_dir *kind)
+{
+	const char *name;
+	char *dir = psfs_dirname(path, &name);
+	struct psfs_path p;
+	struct store_ref ref;
+	struct layout_node node;
+	int res;
+
+	if (!dir)
+		return -ENOMEM;
+	overlay_lock();
+	struct overlay_node *parent = overlay_get(dir);
+	int pending = parent && parent->kind == OVERLAY_BRANCH;
+	overlay_unlock();
+	if (pending) {
+		*kind = DIR_PENDING;
+		free(dir);
+		return 0;
+	}
+	res = psfs_locate(dir, &p, &ref, &node);
+	free(dir);
+	if (res)
+		return res == -EINVAL ? -EPERM : res;
+	if (node.kind == LAYOUT_TREE_DIR && ref.session->have_header)
+		*kind = DIR_TREE;
+	else if (node.kind == LAYOUT_LABELS_DIR)
+		*kind = DIR_LABELS;
+	else
+		res = -EPERM;
+	store_release(psfs_self()->store, &ref);
+	return res;
+}
+
+static int psfs_create(const char *path, mode_t mode, struct fuse_file_info *fi)
+{
+	enum psfs_dir kind;
+	int res = psfs_parent_kind(path, &kind);
+	int found;
+
+	if (res) {
+		journal_log("refused creating %s: files can be made only in a session's tree directories", path);
+		return res;
+	}
+	if (kind == DIR_LABELS) {
+		journal_log("refused creating %s: labels are symlinks (ln -s ENTRY labels/NAME)", path);
+		return -EPERM;
+	}
+	struct fuse_context *ctx = fuse_get_context();
+	overlay_lock();
+	struct overlay_node *old = overlay_get(path);
+	char *edit_of = old && old->kind == OVERLAY_HIDDEN && old->edit_of ? strdup(old->edit_of) : NULL;
+	struct overlay_node *node = overlay_add(path, OVERLAY_FILE, mode & 07777);
+	if (node) {
+		node->uid = ctx->uid;
+		node->gid = ctx->gid;
+		node->edit_of = edit_of;
+	} else {
+		free(edit_of);
+	}
+	overlay_unlock();
+	if (!node)
+		return -ENOMEM;
+	res = psfs_open_overlay(path, fi, &found);
+	return found ? res : -ENOENT;
+}
+
+static int psfs_truncate(const char *path, off_t size, struct fuse_file_info *fi)
+{
+	if (size < 0)
+		return -EINVAL;
+	if (fi && fi->fh) {
+		struct psfs_file *f = (struct psfs_file *)(uintptr_t)fi->fh;
+		int res = 0;
+		if (f->kind == HANDLE_OVERLAY) {
+			overlay_lock();
+			res = overlay_truncate(f->node, size);
+			overlay_unlock();
+			pthread_mutex_lock(&f->lock);
+			f->dirty = 1;
+			pthread_mutex_unlock(&f->lock);
+			return res;
+		}
+		if (f->kind == HANDLE_EDIT || f->kind == HANDLE_NAME) {
+			pthread_mutex_lock(&f->lock);
+			if ((size_t)size > f->len)
+				res = psfs_buffer_write(f, "", 0, (size_t)size);
+			else
+				f->len = (size_t)size;
+			f->dirty = 1;
+			pthread_mutex_unlock(&f->lock);
+			return res;
+		}
+		if (f->kind == HANDLE_RAW && (uint64_t)size >= f->raw_base)
+			return 0;
+	}
+	overlay_lock();
+	struct overlay_node *node = overlay_get(path);
+	if (node && node->kind == OVERLAY_FILE) {
+		int res = overlay_truncate(node, size);
+		overlay_unlock();
+		return res;
+	}
+	overlay_unlock();
+	journal_log("refused truncating %s: history is append-only (open it for writing instead)", path);
+	return -EPERM;
+}
+
+/* Side files editors rename an entry file to while saving it. */
+static int psfs_is_backup_name(const char *name)
+{
+	size_t n = strlen(name);
+	return name[0] == '.' || name[0] == '#' || (n && name[n - 1] == '~') ||
+	       (n > 4 && (strcmp(name + n - 4, ".bak") == 0 || strcmp(name + n - 4, ".orig") == 0));
+}
+
+/* Turns a label name from a path into the label: names in labels/ are shown
+ * escaped, but a name typed by hand is taken as it is. */
+static char *psfs_label_of(const char *name)
+{
+	char *label = strdup(name);
+	if (label && escape_unname(label) == (size_t)-1) {
+		free(label);
+		label = strdup(name);
+	}
+	return label;
+}
+
+/* Resolves a symlink target to an entry of the session: a path relative to
+ * labels/ (../0002-user.x.md), an entry id, or a path inside the mount. */
+static uint32_t psfs_label_target(struct ps_session *s, const struct psfs_path *p, const char *target)
+{
+	struct layout_node node;
+	struct psfs *fs = psfs_self();
+	const char *rel = NULL;
+	char prefix[PATH_MAX * 2];
+
+	if (strncmp(target, "../", 3) == 0)
+		rel = target + 3;
+	else if (target[0] == '/') {
+		snprintf(prefix, sizeof prefix, "%s/%s/%s/", fs->mountpoint ? fs->mountpoint : "", p->project, p->session);
+		if (strncmp(target, prefix, strlen(prefix)) == 0)
+			rel = target + strlen(prefix);
+	} else if (!strchr(target, '/')) {
+		uint32_t e = session_find(s, target, strlen(target));
+		if (e != PS_NIL)
+			return e;
+		rel = target; /* an entry file name of the session directory */
+	}
+	if (rel && layout_resolve(s, rel, &node) == PS_OK && node.kind == LAYOUT_ENTRY)
+		return node.entry;
+	return PS_NIL;
+}
+
+static int psfs_symlink(const char *target, const char *path)
+{
+	enum psfs_dir kind;
+	int res = psfs_parent_kind(path, &kind);
+	const char *name;
+	char *dir;
+
+	if (res) {
+		journal_log("refused symlink %s: only labels/ and tree directories take symlinks", path);
+		return res;
+	}
+	if (kind != DIR_LABELS) {
+		/* emacs's lock link .#f and the like: kept in memory only. */
+		struct fuse_context *ctx = fuse_get_context();
+		overlay_lock();
+		struct overlay_node *node = overlay_add(path, OVERLAY_SYMLINK, 0777);
+		res = node ? overlay_set_data(node, target, strlen(target)) : -ENOMEM;
+		if (node) {
+			node->uid = ctx->uid;
+			node->gid = ctx->gid;
+		}
+		overlay_unlock();
+		return res;
+	}
+	struct psfs_path p;
+	struct store_ref ref;
+	struct layout_node node;
+	dir = psfs_dirname(path, &name);
+	if (!dir)
+		return -ENOMEM;
+	res = psfs_locate(dir, &p, &ref, &node);
+	free(dir);
+	if (res)
+		return res;
+	char *label = psfs_label_of(name);
+	uint32_t entry = psfs_label_target(ref.session, &p, target);
+	if (!label)
+		res = -ENOMEM;
+	else if (entry == PS_NIL) {
+		char why[PATH_MAX + 128];
+		snprintf(why, sizeof why, "the target %s is not an entry of this session", target);
+		journal_reject(path, target, strlen(target), why);
+		res = -EINVAL;
+	} else {
+		res = commit_label(&ref, path, entry, label, PS_NIL);
+	}
+	free(label);
+	store_release(psfs_self()->store, &ref);
+	return res;
+}
+
+static int psfs_unlink(const char *path)
+{
+	struct psfs_path p;
+	struct store_ref ref;
+	struct layout_node node;
+	int res;
+
+	overlay_lock();
+	struct overlay_node *ov = overlay_get(path);
+	if (ov && (ov->kind == OVERLAY_FILE || ov->kind == OVERLAY_SYMLINK)) {
+		overlay_remove(ov);
+		overlay_unlock();
+		return 0;
+	}
+	overlay_unlock();
+	if (ov)
+		return ov->kind == OVERLAY_HIDDEN ? -ENOENT : -EISDIR;
+	if ((res = psfs_locate(path, &p, &ref, &node)))
+		return res == -EINVAL ? -EPERM : res;
+	if (node.kind == LAYOUT_LABEL) {
+		res = commit_label(&ref, path, node.entry, NULL, PS_NIL);
+	} else {
+		journal_log("refused removing %s: history is append-only", path);
+		res = layout_is_dir(node.kind) ? -EISDIR : -EPERM;
+	}
+	store_release(psfs_self()->store, &ref);
+	return res;
+}
+
+static int psfs_mkdir(const char *path, mode_t mode)
+{
+	struct psfs_path p;
+	struct store_ref ref;
+	struct layout_node dirnode, exists;
+	const char *name;
+	char *dir = psfs_dirname(path, &name);
+	int res;
+	uint32_t depth = 0;
+	char *end = NULL;
+
+	if (!dir)
+		return -ENOMEM;
+	res = psfs_locate(dir, &p, &ref, &dirnode);
+	free(dir);
+	if (res) {
+		journal_log("refused mkdir %s: branches are made inside a session (NNNN~name)", path);
+		return res == -EINVAL ? -EPERM : res;
+	}
+	struct ps_session *s = ref.session;
+	unsigned long d = strtoul(name, &end, 10);
+	if (end - name >= 4 && *end == '~' && end[1] && d >= 1 && d < PS_NIL)
+		depth = (uint32_t)d;
+	if (dirnode.kind != LAYOUT_TREE_DIR || !depth || !s->have_header) {
+		journal_log("refused mkdir %s: a new branch is a directory NNNN~name in a tree directory", path);
+		res = -EPERM;
+		goto out;
+	}
+	char rel[PATH_MAX];
+	snprintf(rel, sizeof rel, "%s%s%s", p.rest, p.rest[0] ? "/" : "", name);
+	if (layout_resolve(s, rel, &exists) == PS_OK) {
+		res = -EEXIST;
+		goto out;
+	}
+	/* The fork point: the entry of depth NNNN-1 on this directory's chain. */
+	uint32_t fork = PS_NIL;
+	if (depth > 1) {
+		for (uint32_t e = s->branches[dirnode.branch].first; e != PS_NIL; e = s->entries[e].first_child)
+			if (s->entries[e].depth == depth - 1)
+				fork = e;
+		if (fork == PS_NIL) {
+			journal_log("refused mkdir %s: no entry of depth %u in this directory to branch from", path, depth - 1);
+			res = -ENOENT;
+			goto out;
+		}
+	} else if (!dirnode.session_root) {
+		journal_log("refused mkdir %s: a new root (0001~name) is made in the session directory", path);
+		res = -EPERM;
+		goto out;
+	}
+	char *label = psfs_label_of(end + 1);
+	struct fuse_context *ctx = fuse_get_context();
+	overlay_lock();
+	struct overlay_node *node = overlay_get(path) ? NULL : overlay_add(path, OVERLAY_BRANCH, mode & 07777);
+	if (node) {
+		node->uid = ctx->uid;
+		node->gid = ctx->gid;
+		node->label = label;
+		node->fork_id = strdup(fork == PS_NIL ? "" : session_str(s, s->entries[fork].id));
+		label = NULL;
+		res = node->label && node->fork_id ? 0 : -ENOMEM;
+	} else {
+		res = -EEXIST;
+	}
+	overlay_unlock();
+	free(label);
+out:
+	store_release(psfs_self()->store, &ref);
+	return res;
+}
+
+static int psfs_rmdir(const char *path)
+{
+	overlay_lock();
+	struct overlay_node *ov = overlay_get(path);
+	int res;
+	if (ov && ov->kind == OVERLAY_BRANCH)
+		res = overlay_has_children(path) ? -ENOTEMPTY : (overlay_remove(ov), 0);
+	else
+		res = ov ? -ENOTDIR : 1;
+	overlay_unlock();
+	if (res <= 0)
+		return res;
+	struct stat st;
+	res = psfs_getattr(path, &st, NULL);
+	if (res)
+		return res;
+	journal_log("refused removing %s: history is append-only", path);
+	return S_ISDIR(st.st_mode) ? -EPERM : -ENOTDIR;
+}
+
+static int psfs_rename_label(const char *from, const char *to, unsigned int flags)
+{
+	struct psfs_path p;
+	struct store_ref ref;
+	struct layout_node src, dst;
+	const char *name;
+	char *dir = psfs_dirname(to, &name);
+	int res;
+
+	if (!dir)
+		return -ENOMEM;
+	res = psfs_locate(from, &p, &ref, &src);
+	if (res) {
+		free(dir);
+		return res;
+	}
+	char rel[PATH_MAX];
+	snprintf(rel, sizeof rel, "labels/%s", name);
+	int exists = layout_resolve(ref.session, rel, &dst) == PS_OK;
+	char *label = psfs_label_of(name);
+	if (!label)
+		res = -ENOMEM;
+	else if (exists && (flags & RENAME_NOREPLACE))
+		res = -EEXIST;
+	else
+		res = commit_label(&ref, to, src.entry, label, exists ? dst.entry : PS_NIL);
+	free(label);
+	free(dir);
+	store_release(psfs_self()->store, &ref);
+	return res;
+}
+
+static int psfs_rename(const char *from, const char *to, unsigned int flags)
+{
+	struct psfs_path pf, pt;
+	struct store_ref ref;
+	struct layout_node src, dst;
+	const char *to_name;
+	int res;
+
+	if (flags & RENAME_EXCHANGE)
+		return -EINVAL;
+	if ((res = psfs_split(from, &pf)) || (res = psfs_split(to, &pt)))
+		return res;
+	if (pf.depth < 3 || pt.depth < 3 || strcmp(pf.project, pt.project) || strcmp(pf.session, pt.session)) {
+		journal_log("refused renaming %s to %s: sessions and projects are the store's files", from, to);
+		return -EPERM;
+	}
+	char *to_dir = psfs_dirname(to, &to_name);
+	if (!to_dir)
+		return -ENOMEM;
+
+	overlay_lock();
+	struct overlay_node *node = overlay_get(from);
+	struct overlay_node *target = overlay_get(to);
+	overlay_unlock();
+	if (node && node->kind == OVERLAY_HIDDEN)
+		node = NULL, res = -ENOENT;
+	if (node && (node->kind == OVERLAY_FILE || node->kind == OVERLAY_SYMLINK)) {
+		/* A side file saved over an entry (sed -i, an editor's
+		 * write-then-rename): that is an edit of the entry. */
+		int over_entry = 0;
+		uint32_t entry = PS_NIL;
+		uint64_t gen = 0;
+		if (node->kind == OVERLAY_FILE && (!target || target->kind == OVERLAY_HIDDEN) &&
+		    psfs_locate(to, &pt, &ref, &dst) == 0) {
+			over_entry = dst.kind == LAYOUT_ENTRY;
+			entry = dst.entry;
+			gen = ref.session->generation;
+			if (!over_entry) {
+				store_release(psfs_self()->store, &ref);
+				journal_log("refused renaming %s over %s: it is generated from the session", from, to);
+				free(to_dir);
+				return -EPERM;
+			}
+		}
+		if (over_entry) {
+			overlay_lock();
+			char *text = malloc(node->len + 1);
+			size_t len = node->len;
+			if (text && len)
+				memcpy(text, node->data, len);
+			overlay_unlock();
+			res = text ? commit_edit(&ref, gen, entry, to, text, len) : -ENOMEM;
+			free(text);
+			store_release(psfs_self()->store, &ref);
+			if (res == 0) {
+				overlay_lock();
+				if ((node = overlay_get(from)))
+					overlay_remove(node);
+				if ((target = overlay_get(to)) && target->kind == OVERLAY_HIDDEN)
+					overlay_remove(target);
+				overlay_unlock();
+			}
+			free(to_dir);
+			return res;
+		}
+		overlay_lock();
+		node = overlay_get(from);
+		res = node ? overlay_rename(node, to) : -ENOENT;
+		overlay_unlock();
+		free(to_dir);
+		return res;
+	}
+	if (node) {
+		free(to_dir);
+		return node->kind == OVERLAY_BRANCH ? -EPERM : -ENOENT;
+	}
+	free(to_dir);
+	if ((res = psfs_locate(from, &pf, &ref, &src)))
+		return res;
+	if (src.kind == LAYOUT_LABEL) {
+		store_release(psfs_self()->store, &ref);
+		return psfs_rename_label(from, to, flags);
+	}
+	if (src.kind == LAYOUT_ENTRY && psfs_is_backup_name(to_name)) {
+		/* vim and emacs move the file aside before writing a new one:
+		 * the entry stays in history; its path looks empty until the
+		 * new file is written there (an edit) or the backup comes back. */
+		char *content = NULL;
+		size_t len = 0;
+		ps_err err = view_content(ref.session, &src, &content, &len);
+		store_release(psfs_self()->store, &ref);
+		if (err)
+			return -psfs_errno(err);
+		struct fuse_context *ctx = fuse_get_context();
+		overlay_lock();
+		struct overlay_node *copy = overlay_add(to, OVERLAY_FILE, 0644);
+		struct overlay_node *hidden = copy ? overlay_add(from, OVERLAY_HIDDEN, 0) : NULL;
+		res = copy && hidden && overlay_set_data(copy, content, len) == 0 ? 0 : -ENOMEM;
+		if (!res) {
+			copy->uid = hidden->uid = ctx->uid;
+			copy->gid = hidden->gid = ctx->gid;
+			copy->edit_of = strdup(from);
+			hidden->edit_of = strdup(from);
+		}
+		overlay_unlock();
+		free(content);
+		return res;
+	}
+	store_release(psfs_self()->store, &ref);
+	journal_log("refused renaming %s to %s: history is append-only", from, to);
+	return -EPERM;
+}
+
+static int psfs_chmod(const char *path, mode_t mode, struct fuse_file_info *fi)
+{
+	if (fi && fi->fh && ((struct psfs_file *)(uintptr_t)fi->fh)->kind != HANDLE_OVERLAY)
+		return 0; /* an editor restoring modes after a save: nothing to keep */
+	overlay_lock();
+	struct overlay_node *node = overlay_get(path);
+	if (fi && fi->fh && !node)
+		node = ((struct psfs_file *)(uintptr_t)fi->fh)->node;
+	if (node && node->kind != OVERLAY_HIDDEN) {
+		node->mode = mode & 07777;
+		overlay_unlock();
+		return 0;
+	}
+	overlay_unlock();
+	/* Editors restore the mode a file had after saving: no change, no
+	 * refusal. */
+	struct stat st;
+	if (psfs_getattr(path, &st, NULL) == 0 && (st.st_mode & 07777) == (mode & 07777))
+		return 0;
+	journal_log("refused chmod of %s: modes come from the session file", path);
+	return -EPERM;
+}
+
+static int psfs_chown(const char *path, uid_t uid, gid_t gid, struct fuse_file_info *fi)
+{
+	if (fi && fi->fh && ((struct psfs_file *)(uintptr_t)fi->fh)->kind != HANDLE_OVERLAY)
+		return 0;
+	overlay_lock();
+	struct overlay_node *node = overlay_get(path);
+	if (fi && fi->fh && !node)
+		node = ((struct psfs_file *)(uintptr_t)fi->fh)->node;
+	if (node && node->kind != OVERLAY_HIDDEN) {
+		if (uid != (uid_t)-1)
+			node->uid = uid;
+		if (gid != (gid_t)-1)
+			node->gid = gid;
+		overlay_unlock();
+		return 0;
+	}
+	overlay_unlock();
+	struct stat st;
+	if (psfs_getattr(path, &st, NULL) == 0 && (uid == (uid_t)-1 || uid == st.st_uid) &&
+	    (gid == (gid_t)-1 || gid == st.st_gid))
+		return 0;
+	journal_log("refused chown of %s: owners come from the session file", path);
+	return -EPERM;
+}
+
+static int psfs_utimens(const char *path, const struct timespec tv[2], struct fuse_file_info *fi)
+{
+	overlay_lock();
+	struct overlay_node *node = overlay_get(path);
+	if (fi && fi->fh && !node)
+		node = ((struct psfs_file *)(uintptr_t)fi->fh)->node;
+	if (node && node->kind != OVERLAY_HIDDEN && tv) {
+		if (tv[1].tv_nsec == UTIME_NOW)
+			clock_gettime(CLOCK_REALTIME, &node->mtime);
+		else if (tv[1].tv_nsec != UTIME_OMIT)
+			node->mtime = tv[1];
+	}
+	overlay_unlock();
+	/* `touch` on an entry changes nothing worth refusing. */
+	return 0;
+}
+
+/* ACLs and other attributes are not kept; "not supported" is the answer
+ * sed -i and editors fall back from. */
+static int psfs_setxattr(const char *path, const char *name, const char *value, size_t size, int flags)
+{
+	(void)path, (void)name, (void)value, (void)size, (void)flags;
+	return -EOPNOTSUPP;
+}
+
+static int psfs_getxattr(const char *path, const char *name, char *value, size_t size)
+{
+	(void)path, (void)name, (void)value, (void)size;
+	return -EOPNOTSUPP;
+}
+
+static int psfs_listxattr(const char *path, char *list, size_t size)
+{
+	(void)path, (void)list, (void)size;
+	return 0;
+}
+
+static int psfs_removexattr(const char *path, const char *name)
+{
+	(void)path, (void)name;
+	return -EOPNOTSUPP;
 }
 
 static int psfs_statfs(const char *path, struct statvfs *st)
@@ -340,9 +1364,9 @@ static void *psfs_init(struct fuse_conn_info *conn, struct fuse_config *cfg)
 	cfg->entry_timeout = fs->cfg.timeout;
 	cfg->attr_timeout = fs->cfg.timeout;
 	cfg->negative_timeout = 0;
-	/* Paths, not inode numbers, identify nodes here; let libfuse keep
-	 * the path for every inode so invalidation by path works. */
+	/* Paths identify nodes here; libfuse keeps them for invalidation. */
 	cfg->nullpath_ok = 0;
+	cfg->hard_remove = 1;
 	return fs;
 }
 
@@ -352,7 +1376,24 @@ const struct fuse_operations psfs_ops = {
 	.readdir = psfs_readdir,
 	.readlink = psfs_readlink,
 	.open = psfs_open,
+	.create = psfs_create,
 	.read = psfs_read,
+	.write = psfs_write,
+	.truncate = psfs_truncate,
+	.flush = psfs_flush,
+	.fsync = psfs_fsync,
 	.release = psfs_release,
+	.unlink = psfs_unlink,
+	.mkdir = psfs_mkdir,
+	.rmdir = psfs_rmdir,
+	.symlink = psfs_symlink,
+	.rename = psfs_rename,
+	.chmod = psfs_chmod,
+	.chown = psfs_chown,
+	.utimens = psfs_utimens,
+	.setxattr = psfs_setxattr,
+	.getxattr = psfs_getxattr,
+	.listxattr = psfs_listxattr,
+	.removexattr = psfs_removexattr,
 	.statfs = psfs_statfs,
 };

@@ -22,6 +22,8 @@ static void overlay_free_node(struct overlay_node *node)
 	free(node->path);
 	free(node->data);
 	free(node->edit_of);
+	free(node->fork_id);
+	free(node->label);
 	free(node);
 }
 
@@ -196,6 +198,15 @@ void overlay_list(const char *dir, void (*fill)(void *ctx, const char *name, con
 		if (name && ov.nodes[i]->kind != OVERLAY_HIDDEN)
 			fill(ctx, name, ov.nodes[i]);
 	}
+}
+
+struct overlay_node *overlay_find_prefix(const char *dir, const char *prefix)
+{
+	size_t n = strlen(dir), m = strlen(prefix);
+	for (size_t i = 0; i < ov.n; i++)
+		if (strncmp(ov.nodes[i]->path, dir, n) == 0 && strncmp(ov.nodes[i]->path + n, prefix, m) == 0)
+			return ov.nodes[i];
+	return NULL;
 }
 
 int overlay_has_children(const char *dir)

@@ -30,6 +30,8 @@ struct overlay_node {
 	unsigned opens;       /* open handles: a file is freed at unlink only when 0 */
 	int unlinked;
 	char *edit_of;        /* path of the entry file this content would replace */
+	char *fork_id;        /* BRANCH: id of the entry the branch starts after ("" for a new root) */
+	char *label;          /* BRANCH: the label its first entry gets */
 };
 
 void overlay_init(void);
@@ -50,6 +52,9 @@ void overlay_put(struct overlay_node *node); /* drops an open handle's hold */
 int overlay_set_data(struct overlay_node *node, const char *data, size_t len);
 int overlay_write(struct overlay_node *node, const char *data, size_t len, off_t off);
 int overlay_truncate(struct overlay_node *node, off_t size);
+
+/* The first node whose name inside dir starts with prefix, or NULL. */
+struct overlay_node *overlay_find_prefix(const char *dir, const char *prefix);
 
 /* Calls fill for each node directly inside dir (HIDDEN nodes excluded). */
 void overlay_list(const char *dir, void (*fill)(void *ctx, const char *name, const struct overlay_node *node), void *ctx);

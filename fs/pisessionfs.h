@@ -19,6 +19,7 @@ struct psfs {
 	struct ps_store *store;
 	struct psfs_config cfg;
 	struct fuse *fuse;
+	char *mountpoint;     /* absolute, for symlink targets given as absolute paths */
 };
 
 extern const struct fuse_operations psfs_ops;
@@ -31,5 +32,8 @@ int psfs_errno(ps_err err);
  * handler (libfuse's doc/README.notifications). */
 int psfs_watch_start(struct psfs *fs);
 void psfs_watch_stop(void);
+/* Asks the watcher thread to invalidate a path: what a handler uses when
+ * its own write changed what the kernel has cached. */
+void psfs_watch_queue(const char *path);
 
 #endif

@@ -5,6 +5,7 @@
  * inotify the mount still updates: every access re-checks the file, and the
  * kernel's caches expire after the timeout. */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
 #include <pthread.h>
@@ -33,7 +34,50 @@ static struct {
 	int running;
 	struct watch_dir *dirs;
 	size_t n, cap;
-} watch = { .fd = -1, .wake = { -1, -1 } };
+	pthread_mutex_t queue_lock;
+	char **queue;       /* paths handlers asked to invalidate */
+	size_t queued, queue_cap;
+} watch = { .fd = -1, .wake = { -1, -1 }, .queue_lock = PTHREAD_MUTEX_INITIALIZER };
+
+void psfs_watch_queue(const char *path)
+{
+	if (!watch.running)
+		return;
+	char *copy = strdup(path);
+	if (!copy)
+		return;
+	pthread_mutex_lock(&watch.queue_lock);
+	if (watch.queued == watch.queue_cap) {
+		size_t cap = watch.queue_cap ? watch.queue_cap * 2 : 16;
+		char **q = realloc(watch.queue, cap * sizeof *q);
+		if (!q) {
+			pthread_mutex_unlock(&watch.queue_lock);
+			free(copy);
+			return;
+		}
+		watch.queue = q;
+		watch.queue_cap = cap;
+	}
+	watch.queue[watch.queued++] = copy;
+	pthread_mutex_unlock(&watch.queue_lock);
+	ssize_t w = write(watch.wake[1], "q", 1);
+	(void)w;
+}
+
+static void watch_drain_queue(void)
+{
+	pthread_mutex_lock(&watch.queue_lock);
+	char **q = watch.queue;
+	size_t n = watch.queued;
+	watch.queue = NULL;
+	watch.queued = watch.queue_cap = 0;
+	pthread_mutex_unlock(&watch.queue_lock);
+	for (size_t i = 0; i < n; i++) {
+		fuse_invalidate_path(watch.fs->fuse, q[i]);
+		free(q[i]);
+	}
+	free(q);
+}
 
 static void watch_add(const char *project)
 {
@@ -177,8 +221,14 @@ static void *watch_main(void *arg)
 				continue;
 			break;
 		}
-		if (pfd[1].revents)
-			break;
+		if (pfd[1].revents) {
+			char c[64];
+			ssize_t got = read(watch.wake[0], c, sizeof c);
+			if (got <= 0 || memchr(c, 'x', (size_t)got))
+				break;
+			watch_drain_queue();
+			continue;
+		}
 		ssize_t len = read(watch.fd, buf, sizeof buf);
 		if (len <= 0)
 			continue;
@@ -197,7 +247,7 @@ int psfs_watch_start(struct psfs *fs)
 	watch.fd = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
 	if (watch.fd < 0)
 		return -1;
-	if (pipe(watch.wake) != 0) {
+	if (pipe2(watch.wake, O_CLOEXEC) != 0) {
 		close(watch.fd);
 		watch.fd = -1;
 		return -1;
@@ -223,6 +273,11 @@ void psfs_watch_stop(void)
 	for (size_t i = 0; i < watch.n; i++)
 		free(watch.dirs[i].name);
 	free(watch.dirs);
+	for (size_t i = 0; i < watch.queued; i++)
+		free(watch.queue[i]);
+	free(watch.queue);
+	watch.queue = NULL;
+	watch.queued = watch.queue_cap = 0;
 	watch.dirs = NULL;
 	watch.n = watch.cap = 0;
 	for (int i = 0; i < 2; i++) {

@@ -57,6 +57,11 @@ static void append_new_id(const struct ps_session *s, json_t *const *batch, size
 	}
 }
 
+void append_fresh_id(const struct ps_session *s, char *out)
+{
+	append_new_id(s, NULL, 0, out);
+}
+
 static int append_is_content(const json_t *v)
 {
 	return json_is_string(v) || json_is_array(v);
@@ -127,12 +132,36 @@ static ps_err append_validate_message(const json_t *msg, struct append_error *er
 	return PS_OK;
 }
 
-static int append_id_known(const struct ps_session *s, const json_t *id)
+/* The ids an entry may refer to: the session's, and those of the items
+ * before it in the same write. */
+struct append_known {
+	const struct ps_session *s;
+	json_t *const *batch;
+	size_t n;
+};
+
+static int append_id_known(const struct append_known *k, const json_t *id)
 {
-	return json_is_string(id) && session_find(s, json_string_value(id), json_string_length(id)) != PS_NIL;
+	if (!json_is_string(id))
+		return 0;
+	if (session_find(k->s, json_string_value(id), json_string_length(id)) != PS_NIL)
+		return 1;
+	for (size_t i = 0; i < k->n; i++)
+		if (json_equal(json_object_get(k->batch[i], "id"), id))
+			return 1;
+	return 0;
 }
 
+static ps_err append_check(const struct append_known *s, const json_t *entry, struct append_error *err);
+
 ps_err append_validate(const struct ps_session *s, const json_t *entry, struct append_error *err)
+{
+	struct append_known k = { s, NULL, 0 };
+	return append_check(&k, entry, err);
+}
+
+/* `s` is named for the session it mostly stands for. */
+static ps_err append_check(const struct append_known *s, const json_t *entry, struct append_error *err)
 {
 	const char *type = json_string_value(json_object_get(entry, "type"));
 	json_t *id = json_object_get(entry, "id");
@@ -327,7 +356,9 @@ static ps_err append_write(struct ps_session *s, const struct buf *lines, struct
 	ps_err code = PS_OK;
 	int fd = open(s->path, O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0)
-		return append_fail(err, errno == ENOENT ? PS_ERR_NOENT : PS_ERR_IO, "cannot open the session file: %s", strerror(errno));
+		return append_fail(err, errno == ENOENT ? PS_ERR_NOENT
+				   : errno == EROFS || errno == EACCES || errno == EPERM ? PS_ERR_READONLY : PS_ERR_IO,
+				   "cannot open the session file for appending: %s", strerror(errno));
 	if (fstat(fd, &st) != 0) {
 		code = append_fail(err, PS_ERR_IO, "cannot stat the session file: %s", strerror(errno));
 		goto out;
@@ -353,17 +384,41 @@ static ps_err append_write(struct ps_session *s, const struct buf *lines, struct
 		if (w > 0 && fstat(fd, &now) == 0 && now.st_size == st.st_size + w)
 			if (ftruncate(fd, st.st_size) != 0) { /* nothing more can be done */ }
 		buf_free(&out);
-		code = append_fail(err, e == ENOSPC || e == EDQUOT ? PS_ERR_TOOBIG : PS_ERR_IO,
+		code = append_fail(err, e == ENOSPC || e == EDQUOT ? PS_ERR_NOSPACE : e == EROFS || e == EACCES || e == EPERM ? PS_ERR_READONLY : PS_ERR_IO,
 				   "writing to the session file failed: %s", strerror(e));
 		goto out;
 	}
 	buf_free(&out);
 	if (fsync(fd) != 0)
-		code = append_fail(err, PS_ERR_IO, "fsync of the session file failed: %s", strerror(errno));
+		code = append_fail(err, errno == ENOSPC || errno == EDQUOT ? PS_ERR_NOSPACE : PS_ERR_IO,
+				   "fsync of the session file failed: %s", strerror(errno));
 out:
 	if (close(fd) != 0 && !code)
 		code = append_fail(err, PS_ERR_IO, "closing the session file failed: %s", strerror(errno));
 	return code;
+}
+
+/* pi's entries start with type, id, parentId and timestamp; keep that
+ * order so appended lines look like pi's own. */
+static ps_err append_serialize(const json_t *e, char **text, size_t *len)
+{
+	static const char *const first[] = { "type", "id", "parentId", "timestamp" };
+	json_t *ordered = json_object();
+	const char *key;
+	json_t *value;
+	ps_err err = PS_ERR_NOMEM;
+	if (!ordered)
+		return err;
+	for (size_t i = 0; i < sizeof first / sizeof first[0]; i++)
+		if ((value = json_object_get(e, first[i])) && json_object_set(ordered, first[i], value))
+			goto out;
+	json_object_foreach((json_t *)e, key, value)
+		if (!json_object_get(ordered, key) && json_object_set(ordered, key, value))
+			goto out;
+	err = jsonout_compact(ordered, text, len);
+out:
+	json_decref(ordered);
+	return err;
 }
 
 ps_err append_items(struct ps_session *s, uint64_t generation, struct append_item *items, size_t n,
@@ -396,63 +451,58 @@ ps_err append_items(struct ps_session *s, uint64_t generation, struct append_ite
 			code = append_fail(err, PS_ERR_INVALID, "an entry is a JSON object");
 			goto out;
 		}
-		if (!json_object_get(e, "id")) {
-			append_new_id(s, batch, i, id);
-			if (json_object_set_new(e, "id", json_string(id)))
-				goto nomem;
-		}
-		if (!json_object_get(e, "parentId") || items[i].parent != APPEND_PARENT_GIVEN) {
-			json_t *pid;
-			uint32_t p = PS_NIL;
-			switch (items[i].parent) {
-			case APPEND_PARENT_GIVEN:
-				code = append_fail(err, PS_ERR_INVALID, "the entry has no \"parentId\"");
-				goto out;
-			case APPEND_PARENT_BRANCH:
-				p = items[i].ref < s->n_branches ? s->branches[items[i].ref].tip : PS_NIL;
-				break;
-			case APPEND_PARENT_ENTRY:
-				p = items[i].ref < s->n_entries ? s->entries[items[i].ref].parent : PS_NIL;
-				break;
-			case APPEND_PARENT_LEAF:
-				p = session_leaf(s);
-				break;
+		/* Raw lines are written as given: nothing may be filled in. */
+		if (!items[i].raw) {
+			if (!json_object_get(e, "id")) {
+				append_new_id(s, batch, i, id);
+				if (json_object_set_new(e, "id", json_string(id)))
+					goto nomem;
 			}
-			if (items[i].parent == APPEND_PARENT_LEAF && i > 0)
-				pid = json_incref(json_object_get(batch[i - 1], "id"));
-			else
-				pid = p == PS_NIL ? json_null() : json_string(session_str(s, s->entries[p].id));
-			if (json_object_set_new(e, "parentId", pid))
-				goto nomem;
-		}
-		if (!json_object_get(e, "timestamp")) {
-			append_now_iso(now);
-			if (json_object_set_new(e, "timestamp", json_string(now)))
-				goto nomem;
+			if (!json_object_get(e, "parentId") || items[i].parent != APPEND_PARENT_GIVEN) {
+				json_t *pid;
+				uint32_t p = PS_NIL;
+				switch (items[i].parent) {
+				case APPEND_PARENT_GIVEN:
+					code = append_fail(err, PS_ERR_INVALID, "the entry has no \"parentId\"");
+					goto out;
+				case APPEND_PARENT_BRANCH:
+					p = items[i].ref < s->n_branches ? s->branches[items[i].ref].tip : PS_NIL;
+					break;
+				case APPEND_PARENT_SIBLING:
+					p = items[i].ref < s->n_entries ? s->entries[items[i].ref].parent : PS_NIL;
+					break;
+				case APPEND_PARENT_UNDER:
+					p = items[i].ref < s->n_entries ? items[i].ref : PS_NIL;
+					break;
+				case APPEND_PARENT_LEAF:
+					p = session_leaf(s);
+					break;
+				}
+				if (items[i].parent == APPEND_PARENT_LEAF && i > 0)
+					pid = json_incref(json_object_get(batch[i - 1], "id"));
+				else
+					pid = p == PS_NIL ? json_null() : json_string(session_str(s, s->entries[p].id));
+				if (json_object_set_new(e, "parentId", pid))
+					goto nomem;
+			}
+			if (!json_object_get(e, "timestamp")) {
+				append_now_iso(now);
+				if (json_object_set_new(e, "timestamp", json_string(now)))
+					goto nomem;
+			}
 		}
 		/* Earlier items of the batch count as entries of the session. */
-		const char *pid = json_string_value(json_object_get(e, "parentId"));
-		int parent_in_batch = 0;
-		for (size_t k = 0; pid && k < i; k++)
-			parent_in_batch |= strcmp(pid, json_string_value(json_object_get(batch[k], "id"))) == 0;
-		const char *eid = json_string_value(json_object_get(e, "id"));
-		for (size_t k = 0; eid && k < i; k++)
-			if (!strcmp(eid, json_string_value(json_object_get(batch[k], "id")))) {
-				code = append_fail(err, PS_ERR_INVALID, "id \"%s\" appears twice in one write", eid);
-				goto out;
-			}
-		if (parent_in_batch) {
-			json_t *copy = json_copy(e);
-			if (!copy || json_object_set_new(copy, "parentId", json_null()))
-				goto nomem;
-			code = append_validate(s, copy, err);
-			json_decref(copy);
-		} else {
-			code = append_validate(s, e, err);
-		}
+		struct append_known known = { s, batch, i };
+		code = append_check(&known, e, err);
 		if (code)
 			goto out;
-		if (jsonout_compact(e, &text, &tlen) || buf_put(&lines, text, tlen) || buf_putc(&lines, '\n'))
+		if (items[i].raw) {
+			/* Appended through session.jsonl: the caller's bytes, as given. */
+			if (buf_put(&lines, items[i].raw, items[i].raw_len) || buf_putc(&lines, '\n'))
+				goto nomem;
+			continue;
+		}
+		if (append_serialize(e, &text, &tlen) || buf_put(&lines, text, tlen) || buf_putc(&lines, '\n'))
 			goto nomem;
 		free(text);
 		text = NULL;

@@ -14,7 +14,8 @@
 enum append_parent {
 	APPEND_PARENT_GIVEN,  /* the entry's own parentId (must be present) */
 	APPEND_PARENT_BRANCH, /* the tip of branch `ref`, as it is when the file is re-read */
-	APPEND_PARENT_ENTRY,  /* entry index `ref` (an edit: a sibling of the edited entry) */
+	APPEND_PARENT_SIBLING,/* the parent of entry `ref` (an edit: a sibling of the edited entry) */
+	APPEND_PARENT_UNDER,  /* entry `ref` itself (PS_NIL: a new root) */
 	APPEND_PARENT_LEAF,   /* the current leaf, or the previous item of the batch */
 };
 
@@ -22,6 +23,10 @@ struct append_item {
 	json_t *entry;        /* borrowed; id, parentId and timestamp are filled in */
 	enum append_parent parent;
 	uint32_t ref;
+	const char *raw;      /* if set, these bytes (one line, no newline) are written
+			       * instead of the serialised entry; entry must be their
+			       * parse and complete (nothing is filled in) */
+	size_t raw_len;
 };
 
 /* Why an append was refused; text for the user (errno, log, kept file). */
@@ -43,6 +48,11 @@ ps_err append_items(struct ps_session *s, uint64_t generation, struct append_ite
 /* Checks one entry as it would be appended: shape of its type, parent
  * present, id unused.  Fills err on failure. */
 ps_err append_validate(const struct ps_session *s, const json_t *entry, struct append_error *err);
+
+/* A new id (8 hex characters from libuuid) not used in the session.  The
+ * caller may set it on an item before append_items when a later item of
+ * the same write must refer to it.  out >= 9 bytes. */
+void append_fresh_id(const struct ps_session *s, char *out);
 
 /* The current time as pi writes it: 2026-11-29T19:11:31.052Z.  out >= 32. */
 void append_now_iso(char *out);

@@ -13,6 +13,8 @@ const char *ps_strerror(ps_err err)
 	case PS_ERR_NOTSESSION: return "not a pi session file";
 	case PS_ERR_READONLY: return "history is append-only";
 	case PS_ERR_TOOBIG: return "value too large for the index";
+	case PS_ERR_NOSPACE: return "no space left on the store's disk";
+	case PS_ERR_PERM: return "operation not permitted on this file";
 	}
 	return "unknown error";
 }

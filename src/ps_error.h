@@ -15,6 +15,8 @@ typedef enum {
 	PS_ERR_NOTSESSION,/* the file is not a pi session (no header) */
 	PS_ERR_READONLY,  /* the operation would change history */
 	PS_ERR_TOOBIG,    /* a value exceeds what the index can hold */
+	PS_ERR_NOSPACE,   /* the disk is full or over quota */
+	PS_ERR_PERM,      /* the operation is not what this file takes */
 } ps_err;
 
 /* Returns a static, human-readable description. */

@@ -6,6 +6,7 @@
 #include <string.h>
 #include "jsonout.h"
 #include "layout.h"
+#include "parse.h"
 #include "render.h"
 #include "session.h"
 
@@ -16,7 +17,10 @@ static void usage(FILE *out)
 		"       pisession render SESSION.jsonl ID   an entry's Markdown file\n"
 		"       pisession context SESSION.jsonl [ID] context.json for the leaf or ID\n"
 		"       pisession problems SESSION.jsonl    lines skipped and why\n"
-		"       pisession render-json ENTRY.json    render one entry given as JSON\n");
+		"       pisession render-json ENTRY.json    render one entry given as JSON\n"
+		"       pisession parse-md FILE.md [ORIGINAL.json]\n"
+		"                                           the entry an entry file holds (an edit of\n"
+		"                                           ORIGINAL, or a new file)\n");
 }
 
 struct tree_walk {
@@ -130,6 +134,79 @@ static int cmd_render_json(const char *file)
 	return rc;
 }
 
+/* The whole file; NULL and errno set when it cannot be read. */
+static char *read_all(const char *file, size_t *len)
+{
+	FILE *f = fopen(file, "rb");
+	char *data = NULL;
+	size_t cap = 0, n = 0;
+
+	if (!f)
+		return NULL;
+	for (;;) {
+		if (n == cap) {
+			char *p = realloc(data, cap = cap ? cap * 2 : 65536);
+			if (!p)
+				break;
+			data = p;
+		}
+		size_t got = fread(data + n, 1, cap - n, f);
+		n += got;
+		if (got == 0) {
+			if (ferror(f))
+				break;
+			fclose(f);
+			*len = n;
+			return data;
+		}
+	}
+	fclose(f);
+	free(data);
+	return NULL;
+}
+
+/* Prints the entry parse_entry_md() makes of FILE (pretty JSON), or
+ * "refused: why" on stderr and exit status 1. */
+static int cmd_parse_md(const char *file, const char *orig_file)
+{
+	json_t *original = NULL, *entry = NULL;
+	char why[512], *text, *out;
+	size_t len = 0, outlen;
+	int rc = 1;
+
+	if (!(text = read_all(file, &len))) {
+		perror(file);
+		return 1;
+	}
+	if (orig_file) {
+		json_error_t error;
+		original = json_load_file(orig_file, JSON_ALLOW_NUL, &error);
+		if (!original) {
+			fprintf(stderr, "pisession: %s:%d: %s\n", orig_file, error.line, error.text);
+			goto out;
+		}
+	}
+	ps_err err = parse_entry_md(text, len, original, &entry, why, sizeof why);
+	if (err == PS_ERR_INVALID) {
+		fprintf(stderr, "refused: %s\n", why);
+		goto out;
+	}
+	if (!err)
+		err = jsonout_pretty(entry, &out, &outlen);
+	if (err) {
+		fprintf(stderr, "pisession: %s\n", ps_strerror(err));
+		goto out;
+	}
+	fwrite(out, 1, outlen, stdout);
+	free(out);
+	rc = 0;
+out:
+	json_decref(entry);
+	json_decref(original);
+	free(text);
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	struct ps_session *s = NULL;
@@ -149,6 +226,8 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "render-json"))
 		return cmd_render_json(argv[2]);
+	if (!strcmp(argv[1], "parse-md") && argc <= 4)
+		return cmd_parse_md(argv[2], argc == 4 ? argv[3] : NULL);
 	ps_err err = session_open(argv[2], &s);
 	if (err) {
 		fprintf(stderr, "pisession: %s: %s\n", argv[2], ps_strerror(err));

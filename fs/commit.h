@@ -1,0 +1,42 @@
+/* What a write means: turning an editor's save, a new file, a name, a raw
+ * append or a label change into entries appended to the session.  Each
+ * function takes the session acquired (locked) through ref, validates
+ * everything before writing, and on refusal keeps the text, logs why and
+ * returns -errno; 0 when appended (or when nothing changed). */
+#ifndef PSFS_COMMIT_H
+#define PSFS_COMMIT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "store.h"
+
+/* An entry file rewritten: a sibling entry with the new content. */
+int commit_edit(struct store_ref *ref, uint64_t generation, uint32_t entry, const char *path,
+		const char *text, size_t len);
+
+/* A new NAME.md or NAME.json in a tree directory: appended under the tip
+ * of that directory's branch. */
+int commit_new(struct store_ref *ref, uint64_t generation, uint32_t branch, const char *path,
+	       const char *text, size_t len);
+
+/* The first file written into a pending branch: appended under fork_id
+ * ("" for a new root), labelled `label`. */
+int commit_branch(struct store_ref *ref, const char *fork_id, const char *label, const char *path,
+		  const char *text, size_t len);
+
+/* `name` rewritten: a session_info entry (newlines folded, trimmed). */
+int commit_name(struct store_ref *ref, const char *path, const char *text, size_t len);
+
+/* Bytes appended to session.jsonl: whole JSON lines, each an entry. */
+int commit_raw(struct store_ref *ref, const char *path, const char *text, size_t len);
+
+/* A label entry: target gets `label`, or loses its label when label is
+ * NULL.  clear (PS_NIL if none) loses its label in the same write (mv over
+ * an existing label). */
+int commit_label(struct store_ref *ref, const char *path, uint32_t target, const char *label, uint32_t clear);
+
+/* Whether a new file of this name becomes an entry when written: *.md and
+ * *.json, but not editors' hidden side files (.f.swp, #f#). */
+int commit_is_entry_name(const char *name);
+
+#endif

@@ -1,0 +1,84 @@
+/* The write side of the entry files: turns the Markdown of an entry file
+ * (docs/entry-format.md, written by render_entry()) back into an entry.
+ * For every entry E, parse_entry_md(render_entry(E), E) equals E without
+ * its "id", "parentId" and top-level "timestamp".
+ *
+ * What the parser accepts beyond the renderer's exact bytes, because
+ * editors and people produce it:
+ *   - a file that lost its final "\n" reads as if it had it;
+ *   - a file in which every "\n" is preceded by "\r" (saved with CRLF line
+ *     endings) reads with every "\r\n" turned into "\n".  A file with any
+ *     bare "\n" is taken byte for byte, so a text holding "\r\n" (tool
+ *     output) in a rendered file (whose "---\n" first line is bare) keeps
+ *     its "\r";
+ *   - a marker line not preceded by the blank separator line (the text
+ *     before it then simply ends there), extra blank lines after a
+ *     ```json block or after a marker without payload, blank front matter
+ *     lines, and "NAME:" with nothing after it (the empty string);
+ *   - redundant scope prefixes in a message entry ("entry.type",
+ *     "message.role" mean what "type" and "role" mean).
+ * Everything else that is not in the format is refused with the line it is
+ * on: nothing is guessed.
+ *
+ * Images: the file does not hold image data.  The k-th image marker with a
+ * bare bytes=N takes "data" from the k-th image block with string data of
+ * the original entry's content, and N must be that image's size (so a
+ * deleted or moved image is refused rather than silently given another
+ * image's data); its other keys (mimeType, ...) are the marker's
+ * attributes.  Likewise the k-th image marker with neither bytes nor a data
+ * attribute needs a k-th data-less image block in the original.  A new
+ * image cannot be written through a Markdown file. */
+#ifndef PS_PARSE_H
+#define PS_PARSE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <jansson.h>
+#include "ps_error.h"
+
+/* Turns the text of an entry file back into an entry object.
+ *
+ * text, len: the file's bytes (any bytes: NUL, invalid UTF-8, ... are
+ * refused or kept as the format says, never read past len; no NUL
+ * terminator is needed).  Borrowed.
+ *
+ * original: the entry the file showed, when this is an edit of an existing
+ * entry file (borrowed, never modified; *out may share its image data
+ * strings), or NULL for a new file.
+ *   - Edit: type, id, parentId, top-level timestamp, role, toolCallId,
+ *     toolName and customType (of the entry and of its message) cannot
+ *     change, appear or disappear.  Any other field may change; a front
+ *     matter line that was removed means its field is removed.
+ *   - New file not starting with front matter ("---" line): the whole file
+ *     less one final newline is the text of a user message,
+ *     {"type":"message","message":{"role":"user","content":TEXT,
+ *     "timestamp":NOW_MS}}.  A file of whitespace only is refused.
+ *   - New file with front matter: any entry type (a "type" is required);
+ *     "id", "parentId" and "timestamp" in it are ignored, and a message
+ *     without "timestamp" gets the current time in milliseconds.
+ *
+ * On success *out is a new reference to the entry as it should be
+ * appended, WITHOUT "id", "parentId" and top-level "timestamp" (the
+ * appender fills those), and PS_OK is returned.
+ * On refusal returns PS_ERR_INVALID and writes a one-line, user-readable
+ * reason into why (why_len bytes, always NUL-terminated when why_len > 0;
+ * why may be NULL), e.g.
+ *   line 3: front matter field "role" cannot change (was user, now assistant)
+ * PS_ERR_NOMEM when memory runs out (why says so too).  *out is NULL on
+ * any error. */
+ps_err parse_entry_md(const char *text, size_t len, const json_t *original, json_t **out, char *why,
+		      size_t why_len);
+
+/* The same with the clock given: now_ms is the time (milliseconds since
+ * the epoch) a new message gets.  For tests and reproducible tools. */
+ps_err parse_entry_md_at(const char *text, size_t len, const json_t *original, int64_t now_ms,
+			 json_t **out, char *why, size_t why_len);
+
+/* 1 when parse_entry_md() would read text as front matter plus body (it
+ * starts with the line "---", after the line-ending rules above), 0 when
+ * a new file of this text is a plain user message.  Reads at most the
+ * first line unless the file starts "---\r\n" (then every line ending is
+ * checked). */
+int parse_is_front_matter(const char *text, size_t len);
+
+#endif
