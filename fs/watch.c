@@ -172,8 +172,9 @@ static void watch_session_changed(const char *project, const char *session)
 			watch_invalidate("/%s/%s/%s", project, session, dirs[i]);
 			watch_invalidate("/%s/%s/%s", project, session, path);
 		}
-		free(dirs[i]);
 	}
+	for (size_t i = 0; i < n_dirs; i++)
+		free(dirs[i]);
 	free(dirs);
 }
 
