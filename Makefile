@@ -25,7 +25,11 @@ FUSE_LIBS      := $(shell pkg-config --libs fuse3)
 CHECK_CFLAGS   := $(shell pkg-config --cflags check)
 CHECK_LIBS     := $(shell pkg-config --libs check)
 
-BUILD    := build
+BUILD    ?= build
+# Sanitized objects must never mix with plain ones.
+ifeq ($(SANITIZE),1)
+BUILD    := $(BUILD)/asan
+endif
 CORE_CFLAGS := $(CSTD) $(WARN) $(OPT) $(SANFLAGS) $(JANSSON_CFLAGS) $(UUID_CFLAGS) -DPS_VERSION=\"$(VERSION)\" $(CFLAGS)
 FS_CFLAGS   := $(CORE_CFLAGS) $(FUSE_CFLAGS) -Isrc
 LIBS_CORE   := $(JANSSON_LIBS) $(UUID_LIBS) -lpthread

@@ -13,6 +13,17 @@
 
 #define PSFS_OPT(t, p) { t, offsetof(struct psfs_config, p), 1 }
 
+/* Notes the mountpoint (the one non-option argument) so it can be checked
+ * with a message that says what to do, before libfuse's terser one. */
+static int psfs_opt_proc(void *data, const char *arg, int key, struct fuse_args *outargs)
+{
+	struct psfs_config *cfg = data;
+	(void)outargs;
+	if (key == FUSE_OPT_KEY_NONOPT && !cfg->mountpoint_arg)
+		cfg->mountpoint_arg = strdup(arg);
+	return 1;
+}
+
 static const struct fuse_opt psfs_opts[] = {
 	PSFS_OPT("--store=%s", store),
 	PSFS_OPT("--store %s", store),
@@ -65,7 +76,7 @@ static int psfs_check_mountpoint(const char *mp)
 {
 	struct stat st;
 	if (stat(mp, &st) != 0) {
-		if (errno == ENOTCONN)
+		if (errno == ENOTCONN || errno == ECONNABORTED)
 			fprintf(stderr, "pisessionfs: %s is a stale mount (its daemon died); run: fusermount3 -u %s\n", mp, mp);
 		else
 			fprintf(stderr, "pisessionfs: mountpoint %s: %s; create it with: mkdir -p %s\n", mp, strerror(errno), mp);
@@ -77,7 +88,10 @@ static int psfs_check_mountpoint(const char *mp)
 	}
 	DIR *d = opendir(mp);
 	if (!d) {
-		fprintf(stderr, "pisessionfs: mountpoint %s: %s\n", mp, strerror(errno));
+		if (errno == ENOTCONN || errno == ECONNABORTED)
+			fprintf(stderr, "pisessionfs: %s is a stale mount (its daemon died); run: fusermount3 -u %s\n", mp, mp);
+		else
+			fprintf(stderr, "pisessionfs: mountpoint %s: %s\n", mp, strerror(errno));
 		return -1;
 	}
 	struct dirent *de;
@@ -104,7 +118,7 @@ int main(int argc, char *argv[])
 	int ret = 1;
 
 	fs.cfg.timeout = 1.0;
-	if (fuse_opt_parse(&args, &fs.cfg, psfs_opts, NULL) != 0)
+	if (fuse_opt_parse(&args, &fs.cfg, psfs_opts, psfs_opt_proc) != 0)
 		goto out;
 	if (fs.cfg.show_help) {
 		psfs_usage(argv[0]);
@@ -116,6 +130,8 @@ int main(int argc, char *argv[])
 		ret = 0;
 		goto out;
 	}
+	if (fs.cfg.mountpoint_arg && psfs_check_mountpoint(fs.cfg.mountpoint_arg) != 0)
+		goto out;
 	if (fuse_parse_cmdline(&args, &cmd) != 0)
 		goto out;
 	if (!cmd.mountpoint) {
@@ -130,8 +146,6 @@ int main(int argc, char *argv[])
 		fprintf(stderr, "pisessionfs: session store %s is not a directory; pass --store DIR\n", fs.cfg.store);
 		goto out;
 	}
-	if (psfs_check_mountpoint(cmd.mountpoint) != 0)
-		goto out;
 	fs.mountpoint = realpath(cmd.mountpoint, NULL);
 	err = store_open(fs.cfg.store, fs.cfg.cache_sessions, &fs.store);
 	if (err) {
@@ -160,7 +174,10 @@ int main(int argc, char *argv[])
 		goto out_signals;
 	fuse_loop_cfg_set_clone_fd(loop, cmd.clone_fd);
 	fuse_loop_cfg_set_max_threads(loop, cmd.max_threads);
-	ret = fuse_loop_mt(fs.fuse, loop) == 0 ? 0 : 1;
+	/* libfuse returns the signal's number after SIGTERM or SIGINT: an
+	 * unmount asked for is a clean exit. */
+	ret = fuse_loop_mt(fs.fuse, loop);
+	ret = ret == 0 || fuse_session_exited(fuse_get_session(fs.fuse)) ? 0 : 1;
 	fuse_loop_cfg_destroy(loop);
 	psfs_watch_stop();
 out_signals:
@@ -174,6 +191,7 @@ out:
 	overlay_destroy();
 	free(fs.mountpoint);
 	free(fs.cfg.store);
+	free(fs.cfg.mountpoint_arg);
 	free(cmd.mountpoint);
 	fuse_opt_free_args(&args);
 	return ret;

@@ -545,8 +545,11 @@ static int psfs_open(const char *path, struct fuse_file_info *fi)
 		} else {
 			err = view_content(s, &node, &f->data, &f->len);
 			/* Entry files and stored lines never change: the kernel
-			 * may keep their pages.  The rest is fetched at open. */
+			 * may keep their pages.  The rest (context.json, name...)
+			 * bypasses the page cache, so a reader keeps the version it
+			 * opened even when another reader opens a newer one. */
 			fi->keep_cache = view_immutable(&node);
+			fi->direct_io = !view_immutable(&node);
 		}
 	}
 out:

@@ -13,6 +13,7 @@ struct psfs_config {
 	double timeout;       /* kernel entry/attribute timeout, seconds */
 	int show_help;
 	int show_version;
+	char *mountpoint_arg; /* as given, for the early checks */
 };
 
 struct psfs {

@@ -1,6 +1,8 @@
 #include <stdlib.h>
 #include <string.h>
+#include <stdio.h>
 #include "escape.h"
+#include "strpool.h"
 
 static int escape_plain(unsigned char c)
 {
@@ -59,4 +61,23 @@ size_t escape_unname(char *s)
 	}
 	s[o] = '\0';
 	return o;
+}
+
+char *escape_name_max(const char *s, size_t n, size_t limit)
+{
+	char *out = escape_name(s, n);
+	size_t len = out ? strlen(out) : 0;
+	if (!out || len <= limit)
+		return out;
+	size_t keep = limit - 18;
+	/* Never cut inside a %XX escape. */
+	while (keep > 0 && (out[keep - 1] == '%' || (keep > 1 && out[keep - 2] == '%')))
+		keep--;
+	snprintf(out + keep, len + 1 - keep, "~h%016llx", (unsigned long long)strpool_hash(s, n));
+	return out;
+}
+
+int escape_is_shortened(const char *part)
+{
+	return strstr(part, "~h") != NULL;
 }

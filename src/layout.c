@@ -13,7 +13,7 @@ int layout_is_dir(enum layout_kind kind)
 char *layout_entry_name(const struct ps_session *s, uint32_t idx)
 {
 	const struct ps_entry *e = &s->entries[idx];
-	char *id = escape_name(session_str(s, e->id), strlen(session_str(s, e->id)));
+	char *id = escape_name_max(session_str(s, e->id), strlen(session_str(s, e->id)), LAYOUT_MAX_ID);
 	char *name = NULL;
 	if (id && asprintf(&name, "%04u-%s.%s.md", e->depth, session_str(s, e->kind), id) < 0)
 		name = NULL;
@@ -52,8 +52,9 @@ static int layout_branch_label_wins(const struct ps_session *s, uint32_t branch)
 char *layout_branch_name(const struct ps_session *s, uint32_t branch)
 {
 	const struct ps_entry *e = &s->entries[s->branches[branch].first];
-	const char *raw = layout_branch_label_wins(s, branch) ? session_str(s, e->label) : session_str(s, e->id);
-	char *esc = escape_name(raw, strlen(raw));
+	int by_label = layout_branch_label_wins(s, branch);
+	const char *raw = by_label ? session_str(s, e->label) : session_str(s, e->id);
+	char *esc = escape_name_max(raw, strlen(raw), by_label ? LAYOUT_MAX_LABEL : LAYOUT_MAX_ID);
 	char *name = NULL;
 	if (esc && asprintf(&name, "%04u~%s", e->depth, esc) < 0)
 		name = NULL;
@@ -114,11 +115,11 @@ static char *layout_label_name(const struct ps_session *s, uint32_t idx)
 	for (uint32_t i = 0; i < s->n_labeled && s->labeled[i] != idx; i++)
 		if (layout_label_eq(s, s->labeled[i], label))
 			clash = 1;
-	char *esc = escape_name(label, strlen(label));
+	char *esc = escape_name_max(label, strlen(label), LAYOUT_MAX_LABEL);
 	if (!esc || !clash)
 		return esc;
 	const char *id = session_str(s, s->entries[idx].id);
-	char *eid = escape_name(id, strlen(id));
+	char *eid = escape_name_max(id, strlen(id), LAYOUT_MAX_ID);
 	char *name = NULL;
 	if (eid && asprintf(&name, "%s~%s", esc, eid) < 0)
 		name = NULL;
@@ -152,6 +153,41 @@ static int layout_parse_depth(const char *name, char sep, uint32_t *depth, const
 	return 1;
 }
 
+/* A shortened name cannot be decoded back to its id or label: compare with
+ * the names the candidates are listed under.  Only names over the length
+ * limits take this path. */
+static ps_err layout_scan_branch(const struct ps_session *s, uint32_t dir, const char *name, uint32_t *out)
+{
+	for (uint32_t b = s->branches[dir].first_sub; b != PS_NIL; b = s->branches[b].next_sub) {
+		char *listed = layout_branch_name(s, b);
+		if (!listed)
+			return PS_ERR_NOMEM;
+		int same = strcmp(listed, name) == 0;
+		free(listed);
+		if (same) {
+			*out = b;
+			return PS_OK;
+		}
+	}
+	return PS_ERR_NOENT;
+}
+
+static ps_err layout_scan_entry(const struct ps_session *s, uint32_t dir, const char *name, uint32_t *out)
+{
+	for (uint32_t e = s->branches[dir].first; e != PS_NIL; e = s->entries[e].first_child) {
+		char *listed = layout_entry_name(s, e);
+		if (!listed)
+			return PS_ERR_NOMEM;
+		int same = strcmp(listed, name) == 0;
+		free(listed);
+		if (same) {
+			*out = e;
+			return PS_OK;
+		}
+	}
+	return PS_ERR_NOENT;
+}
+
 /* Finds the sub-branch of dir named `name` (NNNN~id or NNNN~label). */
 static ps_err layout_find_branch(const struct ps_session *s, uint32_t dir, const char *name, uint32_t *out)
 {
@@ -159,6 +195,8 @@ static ps_err layout_find_branch(const struct ps_session *s, uint32_t dir, const
 	const char *rest;
 	if (!layout_parse_depth(name, '~', &depth, &rest))
 		return PS_ERR_NOENT;
+	if (escape_is_shortened(rest))
+		return layout_scan_branch(s, dir, name, out);
 	char *key = strdup(rest);
 	if (!key)
 		return PS_ERR_NOMEM;
@@ -201,6 +239,8 @@ static ps_err layout_find_entry(const struct ps_session *s, uint32_t dir, const 
 	const char *dot = memchr(rest, '.', (size_t)(name + len - 3 - rest));
 	if (!dot)
 		return PS_ERR_NOENT;
+	if (escape_is_shortened(rest))
+		return layout_scan_entry(s, dir, name, out);
 	char *key = strndup(dot + 1, (size_t)(name + len - 3 - (dot + 1)));
 	if (!key)
 		return PS_ERR_NOMEM;
@@ -250,11 +290,27 @@ static ps_err layout_find_label(const struct ps_session *s, const char *name, ui
 	return PS_ERR_NOENT;
 }
 
+static char *layout_entry_json_name(const struct ps_session *s, uint32_t idx);
+
 static ps_err layout_find_entry_json(const struct ps_session *s, const char *name, uint32_t *out)
 {
 	size_t len = strlen(name);
 	if (len < 6 || strcmp(name + len - 5, ".json") != 0)
 		return PS_ERR_NOENT;
+	if (escape_is_shortened(name)) {
+		for (uint32_t e = 0; e < s->n_entries; e++) {
+			char *listed = layout_entry_json_name(s, e);
+			if (!listed)
+				return PS_ERR_NOMEM;
+			int same = strcmp(listed, name) == 0;
+			free(listed);
+			if (same) {
+				*out = e;
+				return PS_OK;
+			}
+		}
+		return PS_ERR_NOENT;
+	}
 	char *key = strndup(name, len - 5);
 	if (!key)
 		return PS_ERR_NOMEM;
@@ -292,7 +348,7 @@ out:
 static char *layout_entry_json_name(const struct ps_session *s, uint32_t idx)
 {
 	const char *id = session_str(s, s->entries[idx].id);
-	char *esc = escape_name(id, strlen(id));
+	char *esc = escape_name_max(id, strlen(id), LAYOUT_MAX_ID);
 	char *name = NULL;
 	int latest = session_find(s, id, strlen(id)) == idx;
 	if (esc && (latest ? asprintf(&name, "%s.json", esc) : asprintf(&name, "%s~%u.json", esc, s->entries[idx].line)) < 0)

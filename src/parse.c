@@ -86,6 +86,8 @@ struct parse_ctx {
 	size_t body;            /* start of the body */
 	char pat[PARSE_TAG_MAX + 8]; /* "\n<!-- TAG:" */
 	size_t patlen;
+	json_t *type;           /* the entry's type, as pass 1 found it (owned) */
+	size_t type_line;
 	int type_message;       /* the entry's type is "message" */
 	int has_message_key;    /* an entry-level name "message" occurs */
 	int n_fields;           /* front matter fields but pi.marker */
@@ -111,6 +113,9 @@ struct parse_ctx {
 	int id_json[2][PARSE_NIDS];    /* ... in a json block rather than the front matter */
 	size_t message_line;           /* one scope: the line of the "message" value */
 };
+
+static int parse_is_json_number(const char *s, size_t n);
+static int parse_eq(const char *s, size_t n, const char *lit);
 
 /* ---- refusals -------------------------------------------------------- */
 
@@ -153,7 +158,9 @@ static const char *parse_show_value(const json_t *v, char *out, size_t outlen)
 	if (json_is_string(v)) {
 		const char *s = json_string_value(v);
 		size_t n = json_string_length(v);
-		int plain = n > 0 && s[0] != ' ' && s[n - 1] != ' ';
+		/* bare unless it would read as something else */
+		int plain = n > 0 && !strchr(" \"{[", s[0]) && s[n - 1] != ' ' && !parse_is_json_number(s, n) &&
+			    !parse_eq(s, n, "true") && !parse_eq(s, n, "false") && !parse_eq(s, n, "null");
 		for (size_t i = 0; i < n && plain; i++)
 			plain = (unsigned char)s[i] >= 0x20 && s[i] != 0x7f;
 		if (plain)
@@ -667,9 +674,12 @@ static ps_err parse_front(struct parse_ctx *c, int pass)
 				c->n_fields++;
 				if (parse_is_entry_key(&name, "message"))
 					c->has_message_key = 1;
-				if (parse_is_entry_key(&name, "type") &&
-				    !(err = parse_value(c, raw, rawlen, line, &v)))
+				if (parse_is_entry_key(&name, "type") && !c->type &&
+				    !(err = parse_value(c, raw, rawlen, line, &v))) {
+					c->type = json_incref(v);
+					c->type_line = line;
 					c->type_message = parse_str_is(v, "message");
+				}
 			}
 			json_decref(v);
 			parse_key_free(&name.key);
@@ -734,9 +744,10 @@ static ps_err parse_attrs(struct parse_ctx *c, const char *s, size_t n, struct p
 
 	if (!(m->blk = json_object()) || json_object_set_new(m->blk, "type", json_string(kind)))
 		return parse_nomem(c);
-	/* the payload's place, so that a text block reads type, text, ... */
-	if ((m->kind == PARSE_TEXT || m->kind == PARSE_THINKING) &&
-	    json_object_set_new(m->blk, payload[m->kind], json_null()))
+	/* the payload's place, so that blocks read type, text, ... and
+	 * type, data, mimeType as pi writes them */
+	if (m->kind != PARSE_TOOLCALL &&
+	    json_object_set_new(m->blk, m->kind == PARSE_IMAGE ? "data" : payload[m->kind], json_null()))
 		return parse_nomem(c);
 	while (i < n && !err) {
 		struct parse_key k;
@@ -776,12 +787,12 @@ static ps_err parse_attrs(struct parse_ctx *c, const char *s, size_t n, struct p
 			else if (payload[m->kind] && parse_eq(k.s, k.n, payload[m->kind]))
 				err = parse_fail(c, m->line, "attribute \"%s\" cannot be set: it is the text or "
 						 "JSON below the marker", show);
+			else if (m->kind == PARSE_IMAGE && parse_eq(k.s, k.n, "data") && !m->has_data++)
+				err = json_object_set(m->blk, "data", v) ? parse_nomem(c) : PS_OK;
 			else if (json_object_getn(m->blk, k.s, k.n))
 				err = parse_fail(c, m->line, "duplicate marker attribute \"%s\"", show);
 			else if (json_object_setn_new(m->blk, k.s, k.n, json_incref(v)))
 				err = parse_nomem(c);
-			if (m->kind == PARSE_IMAGE && parse_eq(k.s, k.n, "data"))
-				m->has_data = 1;
 			json_decref(v);
 			i += 1 + span;
 		}
@@ -789,6 +800,9 @@ static ps_err parse_attrs(struct parse_ctx *c, const char *s, size_t n, struct p
 	}
 	if (!err && m->has_bytes && m->has_data)
 		err = parse_fail(c, m->line, "an image marker has bytes= (its data is in the entry) or data=, not both");
+	/* no data at all: the placeholder goes */
+	if (!err && m->kind == PARSE_IMAGE && !m->has_bytes && !m->has_data)
+		json_object_del(m->blk, "data");
 	return err;
 }
 
@@ -1155,6 +1169,52 @@ static void parse_orig_slot(struct parse_ctx *c)
 	c->orig_slot = json_is_array(slot) ? slot : NULL;
 }
 
+/* The refusal of an edit that changed identity field name from va to vb
+ * (either may be NULL: absent). */
+static ps_err parse_id_fail(struct parse_ctx *c, size_t line, const char *what, const char *name,
+			    const json_t *va, const json_t *vb)
+{
+	char was[PARSE_SHOW_MAX + 8], now[PARSE_SHOW_MAX + 8];
+
+	parse_show_value(va, was, sizeof was);
+	parse_show_value(vb, now, sizeof now);
+	if (!vb)
+		return parse_fail(c, line, "%s \"%s\" cannot be removed (was %s)", what, name, was);
+	if (!va)
+		return parse_fail(c, line, "%s \"%s\" cannot be added (now %s)", what, name, now);
+	return parse_fail(c, line, "%s \"%s\" cannot change (was %s, now %s)", what, name, was, now);
+}
+
+/* An edit keeps the entry's identity (parse.h). */
+static ps_err parse_check_ids(struct parse_ctx *c, const json_t *res)
+{
+	char name[64];
+	const json_t *o = c->original;
+	const json_t *om = json_object_get(o, "message"), *nm = json_object_get(res, "message");
+
+	for (int level = 0; level < 2; level++) {
+		const json_t *a = level ? (json_is_object(om) ? om : NULL) : o;
+		const json_t *b = level ? (json_is_object(nm) ? nm : NULL) : res;
+		for (size_t i = level ? PARSE_NIDS_ENTRY_ONLY : 0; i < PARSE_NIDS; i++) {
+			const json_t *va = json_object_get(a, parse_ids[i]), *vb = json_object_get(b, parse_ids[i]);
+			size_t line = c->id_line[level][i];
+			if ((!va && !vb) || (va && vb && json_equal(va, vb)))
+				continue;
+			if (!line)
+				line = level && c->message_line ? c->message_line : c->close_line;
+			if (level == 0 && c->two && i >= PARSE_NIDS_ENTRY_ONLY)
+				snprintf(name, sizeof name, "entry.%s", parse_ids[i]);
+			else if (level == 1 && !c->two)
+				snprintf(name, sizeof name, "message.%s", parse_ids[i]);
+			else
+				snprintf(name, sizeof name, "%s", parse_ids[i]);
+			return parse_id_fail(c, line, c->id_json[level][i] ? "field" : "front matter field", name,
+					     va, vb);
+		}
+	}
+	return PS_OK;
+}
+
 /* Front matter and body into c->entry (or c->value). */
 static ps_err parse_file(struct parse_ctx *c)
 {
@@ -1171,7 +1231,15 @@ static ps_err parse_file(struct parse_ctx *c)
 	c->close_line = parse_line_of(c, c->fm_end);
 	c->patlen = (size_t)snprintf(c->pat, sizeof c->pat, "\n<!-- pi:");
 
-	if ((err = parse_front(c, 1)) || (err = parse_body(c, 1)))
+	if ((err = parse_front(c, 1)))
+		return err;
+	/* A changed type would make the rest read differently (and fail
+	 * there); say what really happened. */
+	const json_t *otype = json_object_get(c->original, "type"); /* a string is always a front matter line */
+	if (json_is_string(otype) && !(c->type && json_equal(c->type, otype)))
+		return parse_id_fail(c, c->type ? c->type_line : c->close_line, "front matter field", "type", otype,
+				     c->type);
+	if ((err = parse_body(c, 1)))
 		return err;
 	c->two = c->type_message && !c->has_message_key;
 	/* The renderer shows {"type":"message", ...} without a "message" key
@@ -1201,42 +1269,6 @@ static ps_err parse_file(struct parse_ctx *c)
 	/* in two scopes, a message with no key at all was no message */
 	if (c->two && json_object_size(c->msg) > 0 && json_object_set(c->entry, "message", c->msg))
 		return parse_nomem(c);
-	return PS_OK;
-}
-
-/* An edit keeps the entry's identity (parse.h). */
-static ps_err parse_check_ids(struct parse_ctx *c, const json_t *res)
-{
-	char was[PARSE_SHOW_MAX + 8], now[PARSE_SHOW_MAX + 8], name[64];
-	const json_t *o = c->original;
-	const json_t *om = json_object_get(o, "message"), *nm = json_object_get(res, "message");
-
-	for (int level = 0; level < 2; level++) {
-		const json_t *a = level ? (json_is_object(om) ? om : NULL) : o;
-		const json_t *b = level ? (json_is_object(nm) ? nm : NULL) : res;
-		for (size_t i = level ? PARSE_NIDS_ENTRY_ONLY : 0; i < PARSE_NIDS; i++) {
-			const json_t *va = json_object_get(a, parse_ids[i]), *vb = json_object_get(b, parse_ids[i]);
-			size_t line = c->id_line[level][i];
-			const char *what = c->id_json[level][i] ? "field" : "front matter field";
-			if ((!va && !vb) || (va && vb && json_equal(va, vb)))
-				continue;
-			if (!line)
-				line = level && c->message_line ? c->message_line : c->close_line;
-			if (level == 0 && c->two && i >= PARSE_NIDS_ENTRY_ONLY)
-				snprintf(name, sizeof name, "entry.%s", parse_ids[i]);
-			else if (level == 1 && !c->two)
-				snprintf(name, sizeof name, "message.%s", parse_ids[i]);
-			else
-				snprintf(name, sizeof name, "%s", parse_ids[i]);
-			parse_show_value(va, was, sizeof was);
-			parse_show_value(vb, now, sizeof now);
-			if (!vb)
-				return parse_fail(c, line, "%s \"%s\" cannot be removed (was %s)", what, name, was);
-			if (!va)
-				return parse_fail(c, line, "%s \"%s\" cannot be added (now %s)", what, name, now);
-			return parse_fail(c, line, "%s \"%s\" cannot change (was %s, now %s)", what, name, was, now);
-		}
-	}
 	return PS_OK;
 }
 
@@ -1326,6 +1358,7 @@ ps_err parse_entry_md_at(const char *text, size_t len, const json_t *original, i
 	}
 	*out = json_incref(res);
 out:
+	json_decref(c.type);
 	json_decref(c.entry);
 	json_decref(c.msg);
 	json_decref(c.value);

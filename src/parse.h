@@ -5,7 +5,9 @@
  *
  * What the parser accepts beyond the renderer's exact bytes, because
  * editors and people produce it:
- *   - a file that lost its final "\n" reads as if it had it;
+ *   - a file that lost its final "\n" reads as if it had it (when the
+ *     last text ended with "\n" itself, that file is byte for byte the
+ *     rendering of the text without it, and reads so);
  *   - a file in which every "\n" is preceded by "\r" (saved with CRLF line
  *     endings) reads with every "\r\n" turned into "\n".  A file with any
  *     bare "\n" is taken byte for byte, so a text holding "\r\n" (tool
@@ -20,14 +22,22 @@
  * Everything else that is not in the format is refused with the line it is
  * on: nothing is guessed.
  *
- * Images: the file does not hold image data.  The k-th image marker with a
- * bare bytes=N takes "data" from the k-th image block with string data of
- * the original entry's content, and N must be that image's size (so a
- * deleted or moved image is refused rather than silently given another
- * image's data); its other keys (mimeType, ...) are the marker's
- * attributes.  Likewise the k-th image marker with neither bytes nor a data
- * attribute needs a k-th data-less image block in the original.  A new
- * image cannot be written through a Markdown file. */
+ * One reading needs the original: {"type":"message", "role":...} without a
+ * "message" object renders exactly as a message entry whose message holds
+ * "role" (docs: Names).  A file is read as the latter unless it is an edit
+ * of an entry of type "message" that has no "message" key.
+ *
+ * Images: the file does not hold image data, so every image marker needs
+ * its counterpart in the original entry's content, counted in order and
+ * separately for the three kinds the renderer writes: the k-th marker with
+ * a bare bytes=N is the k-th image block with string data, takes its
+ * "data" from there, and N must be that image's size (so a deleted or
+ * moved image is refused rather than given another image's data); the
+ * k-th marker with a data= attribute (data that is not a string) is the
+ * k-th such block; the k-th marker with neither is the k-th image block
+ * without data.  Other keys (mimeType, ...) are the marker's attributes.
+ * An image marker without a counterpart, or with a string data=, is
+ * refused: images cannot be added through a Markdown file. */
 #ifndef PS_PARSE_H
 #define PS_PARSE_H
 

@@ -77,7 +77,7 @@ static ps_err session_field_string(const struct scan_field *f, char **out, size_
 
 static ps_err session_intern_kind(struct ps_session *s, const char *raw, size_t n, uint32_t *off)
 {
-	char *esc = escape_name(raw, n);
+	char *esc = escape_name_max(raw, n, LAYOUT_MAX_KIND);
 	if (!esc)
 		return PS_ERR_NOMEM;
 	size_t elen = strlen(esc);

@@ -6,6 +6,12 @@
 #ifndef PS_SESSION_H
 #define PS_SESSION_H
 
+/* Longest escaped parts of a name before they are shortened (escape.h):
+ * an entry file name stays under the kernel's 255 bytes. */
+#define LAYOUT_MAX_KIND 48
+#define LAYOUT_MAX_ID 120
+#define LAYOUT_MAX_LABEL 160
+
 #include <stdint.h>
 #include <sys/types.h>
 #include <jansson.h>

@@ -175,6 +175,59 @@ START_TEST(test_layout_not_a_session)
 }
 END_TEST
 
+/* Ids and labels too long for a file name are shortened with a hash and
+ * still resolve; no listed name reaches the kernel's 255-byte limit. */
+START_TEST(test_layout_long_names)
+{
+	char id[2001], label[4097], text[16384];
+	memset(id, 'i', sizeof id - 1);
+	id[sizeof id - 1] = '\0';
+	memset(label, 'L', sizeof label - 1);
+	label[sizeof label - 1] = '\0';
+	snprintf(text, sizeof text, HDR MSG("a", "null", "user", "1") MSG("b", "\"a\"", "user", "2")
+		 "{\"type\":\"message\",\"id\":\"%s\",\"parentId\":\"a\",\"timestamp\":\"t\",\"message\":{\"role\":\"user\",\"content\":\"x\"}}\n"
+		 "{\"type\":\"label\",\"id\":\"l\",\"parentId\":\"%s\",\"timestamp\":\"t\",\"targetId\":\"%s\",\"label\":\"%s\"}\n",
+		 id, id, id, label);
+	char *path = helper_write(text);
+	struct ps_session *s = helper_open(path);
+	ck_assert_int_eq(s->n_entries, 4);
+	struct listing root = list_dir(s, "");
+	int branches = 0;
+	for (int i = 0; i < root.n; i++) {
+		ck_assert_int_le(strlen(root.names[i]), 255);
+		if (strncmp(root.names[i], "0002~", 5) == 0) {
+			branches++;
+			char rel[600];
+			snprintf(rel, sizeof rel, "%s", root.names[i]);
+			struct listing inside = list_dir(s, rel);
+			ck_assert_int_eq(inside.n, 3); /* the entry, the label entry, context.json */
+			for (int k = 0; k < inside.n; k++) {
+				char sub[1200];
+				struct layout_node node;
+				snprintf(sub, sizeof sub, "%s/%s", rel, inside.names[k]);
+				ck_assert_int_le(strlen(inside.names[k]), 255);
+				ck_assert_int_eq(layout_resolve(s, sub, &node), PS_OK);
+			}
+		}
+	}
+	ck_assert_int_eq(branches, 1);
+	struct listing labels = list_dir(s, "labels");
+	ck_assert_int_eq(labels.n, 1);
+	ck_assert_int_le(strlen(labels.names[0]), 255);
+	struct listing entries = list_dir(s, "entries");
+	for (int i = 0; i < entries.n; i++) {
+		char rel[600];
+		struct layout_node node;
+		ck_assert_int_le(strlen(entries.names[i]), 255);
+		snprintf(rel, sizeof rel, "entries/%s", entries.names[i]);
+		ck_assert_int_eq(layout_resolve(s, rel, &node), PS_OK);
+	}
+	session_free(s);
+	unlink(path);
+	free(path);
+}
+END_TEST
+
 Suite *layout_suite(void)
 {
 	Suite *s = suite_create("layout");
@@ -184,6 +237,7 @@ Suite *layout_suite(void)
 	tcase_add_test(tc, test_layout_extra_roots_and_entries_dir);
 	tcase_add_test(tc, test_layout_escape_roundtrip);
 	tcase_add_test(tc, test_layout_not_a_session);
+	tcase_add_test(tc, test_layout_long_names);
 	suite_add_tcase(s, tc);
 	return s;
 }
