@@ -1,6 +1,7 @@
 /* pisessionfs: mounts a pi session store.  Option parsing and start-up;
  * the operations are in ops.c, the change watcher in watch.c. */
 #include <errno.h>
+#include <signal.h>
 #include <dirent.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -174,10 +175,11 @@ int main(int argc, char *argv[])
 		goto out_signals;
 	fuse_loop_cfg_set_clone_fd(loop, cmd.clone_fd);
 	fuse_loop_cfg_set_max_threads(loop, cmd.max_threads);
-	/* libfuse returns the signal's number after SIGTERM or SIGINT: an
-	 * unmount asked for is a clean exit. */
+	/* libfuse returns the signal's number after SIGTERM, SIGINT or
+	 * SIGHUP (and resets its "exited" flag): a stop asked for is a clean
+	 * exit. */
 	ret = fuse_loop_mt(fs.fuse, loop);
-	ret = ret == 0 || fuse_session_exited(fuse_get_session(fs.fuse)) ? 0 : 1;
+	ret = ret == 0 || ret == SIGTERM || ret == SIGINT || ret == SIGHUP ? 0 : 1;
 	fuse_loop_cfg_destroy(loop);
 	psfs_watch_stop();
 out_signals:

@@ -50,7 +50,8 @@ struct psfs_file {
 	uint32_t entry;
 	uint64_t generation;
 	uint64_t raw_base;  /* size of session.jsonl when opened */
-	int dirty;
+	int dirty;          /* written to since the last commit */
+	int truncated;      /* opened with O_TRUNC and not committed since */
 };
 
 static struct psfs *psfs_self(void)
@@ -527,9 +528,11 @@ static int psfs_open(const char *path, struct fuse_file_info *fi)
 		memcpy(f->session, p.session, sizeof f->session);
 		if (kind != HANDLE_RAW && !(fi->flags & O_TRUNC))
 			err = view_content(s, &node, &f->data, &f->len);
-		/* `: > name` clears the name even though nothing is written. */
+		/* `: > name` clears the name though nothing is written; that
+		 * is decided at the last close, since a shell's redirection
+		 * closes a duplicate of the file before anything is written. */
 		if (kind != HANDLE_RAW && (fi->flags & O_TRUNC))
-			f->dirty = 1;
+			f->truncated = 1;
 		/* O_TRUNC of an entry is the start of a rewrite, not a change. */
 		fi->direct_io = 1;
 	} else {
@@ -652,16 +655,17 @@ static int psfs_write(const char *path, const char *buf, size_t size, off_t off,
 
 /* Turns what a handle holds into entries; called on flush (close), fsync
  * and release.  Errors reach the caller's close() or fsync(). */
-static int psfs_commit(struct psfs_file *f)
+static int psfs_commit(struct psfs_file *f, int last)
 {
 	struct psfs *fs = psfs_self();
 	struct store_ref ref;
 	int res = 0;
 
 	pthread_mutex_lock(&f->lock);
-	if (!f->dirty)
+	if (!f->dirty && !(last && f->truncated))
 		goto out;
 	f->dirty = 0;
+	f->truncated = 0;
 	if (f->kind == HANDLE_OVERLAY) {
 		/* A file created in a tree or pending-branch directory. */
 		const char *name;
@@ -763,7 +767,7 @@ out:
 static int psfs_flush(const char *path, struct fuse_file_info *fi)
 {
 	struct psfs_file *f = (struct psfs_file *)(uintptr_t)fi->fh;
-	int res = psfs_commit(f);
+	int res = psfs_commit(f, 0);
 	/* The kernel sized the file by what was written; let it ask again. */
 	if (f->kind != HANDLE_READ)
 		psfs_watch_queue(path);
@@ -774,14 +778,15 @@ static int psfs_fsync(const char *path, int datasync, struct fuse_file_info *fi)
 {
 	(void)path;
 	(void)datasync;
-	return psfs_commit((struct psfs_file *)(uintptr_t)fi->fh);
+	return psfs_commit((struct psfs_file *)(uintptr_t)fi->fh, 0);
 }
 
 static int psfs_release(const char *path, struct fuse_file_info *fi)
 {
 	struct psfs_file *f = (struct psfs_file *)(uintptr_t)fi->fh;
 	(void)path;
-	psfs_commit(f);
+	/* Errors here reach no one but the log (and the kept text). */
+	psfs_commit(f, 1);
 	psfs_file_free(f);
 	return 0;
 }

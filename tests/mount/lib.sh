@@ -1,0 +1,468 @@
+# shellcheck shell=bash
+# Helpers for the mount tests.  Each tests/mount/t_*.sh does
+#
+#     . "$(dirname "$0")/lib.sh" "$@"      # $1 = path of the daemon
+#     ...checks...
+#     finish
+#
+# Checks are soft: a failed assertion is reported and counted, the test goes
+# on, and `finish` (or the EXIT trap) turns any failure into exit status 1.
+# Anything that must not go wrong for the rest to make sense (a mount that
+# does not come up) is fatal: `die`.
+#
+# Every access to the mount goes through `fsx` (timeout -s KILL), so a hung
+# daemon fails the test instead of hanging it.  The EXIT trap always
+# unmounts what the test mounted, kills its daemons and removes the scratch
+# directory, and fails the test if a daemon's stderr says error, warning,
+# sanitizer or runtime error, or if a daemon died while it was expected to
+# run.  `finish` prints "checks: N" on success; run.sh counts a test as
+# passed only when that line is there (a test that stopped early, or skipped
+# itself, never passes).
+
+set -euo pipefail
+shopt -s nullglob
+
+DAEMON=${1:?usage: $0 PATH-OF-pisessionfs}
+case $DAEMON in
+/*) ;;
+*) DAEMON=$PWD/$DAEMON ;;
+esac
+TEST_NAME=$(basename "$0" .sh)
+export LC_ALL=C
+TIMEOUT=${TIMEOUT:-10}           # per file access, seconds
+MOUNT_WAIT=${MOUNT_WAIT:-10}     # for a mount to show up, seconds
+
+T_DIR=$(mktemp -d "${TMPDIR:-/tmp}/psfs-$TEST_NAME.XXXXXX")
+STORE=$T_DIR/store
+MNT=$T_DIR/mnt
+mkdir -p "$STORE" "$MNT"
+
+CHECKS=0
+FAILS=0
+FINISHED=0
+DAEMON_PID=
+declare -a MOUNTS=()   # mountpoints started by mount_fs, in order
+declare -A PID_OF=()   # mountpoint -> daemon pid
+declare -A LOG_OF=()   # mountpoint -> daemon stderr log
+declare -A EXPECT_DEAD=()  # mountpoint -> 1 when the test killed the daemon on purpose
+declare -a LOGS=()     # every daemon log that the final check reads
+
+if [[ ! -c /dev/fuse ]]; then
+	echo "SKIPPED: /dev/fuse is missing, nothing can be mounted" >&2
+	exit 77
+fi
+for tool in fusermount3 timeout python3 cmp sha256sum; do
+	command -v "$tool" >/dev/null || { echo "SKIPPED: $tool is missing" >&2; exit 77; }
+done
+[[ -x $DAEMON ]] || { echo "daemon $DAEMON is not executable" >&2; exit 1; }
+
+# --- reporting --------------------------------------------------------------
+
+fail() {
+	local msg="$*"
+	FAILS=$((FAILS + 1))
+	printf 'not ok: %s\n' "${msg//"$T_DIR"/\$T}" >&2
+}
+
+pass() {
+	CHECKS=$((CHECKS + 1))
+}
+
+die() {
+	fail "$*"
+	exit 1
+}
+
+# Shows a value readably in a failure message (control bytes escaped, long
+# values cut).
+show() {
+	local v=$1
+	if ((${#v} > 400)); then
+		v="${v:0:400}...(${#1} bytes)"
+	fi
+	printf '%q' "$v"
+}
+
+# --- running things against the mount ---------------------------------------
+
+# fsx CMD...: runs CMD with a hard time limit (a hung daemon must not hang
+# the test).  Exit status 137 means it was killed.
+fsx() {
+	timeout -s KILL "$TIMEOUT" "$@"
+}
+
+# fsx_out CMD...: like fsx, stdout into $OUT (trailing newlines kept, as a
+# "." is appended and removed), stderr into $ERR, status into $RC.
+fsx_out() {
+	local o e
+	o=$T_DIR/.out
+	e=$T_DIR/.err
+	RC=0
+	timeout -s KILL "$TIMEOUT" "$@" >"$o" 2>"$e" || RC=$?
+	OUT=$(cat "$o"; printf .)
+	OUT=${OUT%.}
+	ERR=$(cat "$e")
+	if ((RC == 137)); then
+		fail "timed out after ${TIMEOUT}s (daemon hung?): $*"
+	fi
+}
+
+# poll_until SECONDS CMD...: retries CMD (each try under fsx) every 50 ms
+# until it succeeds (status 0) or SECONDS (may be fractional) have passed
+# since the call (status 1).
+poll_until() {
+	local limit=$1
+	shift
+	local end
+	end=$(($(date +%s%N) / 1000000 + $(awk -v s="$limit" 'BEGIN { printf "%d", s * 1000 }')))
+	while :; do
+		if timeout -s KILL "$TIMEOUT" "$@" >/dev/null 2>&1; then
+			return 0
+		fi
+		(($(date +%s%N) / 1000000 < end)) || return 1
+		sleep 0.05
+	done
+}
+
+is_mounted() {
+	local mp=$1
+	awk -v mp="$mp" '$5 == mp { found = 1 } END { exit !found }' /proc/self/mountinfo
+}
+
+daemon_alive() {
+	local pid=$1 state
+	[[ -n $pid && -r /proc/$pid/stat ]] || return 1
+	state=$(awk '{ sub(/^.*\) /, ""); print $1 }' "/proc/$pid/stat" 2>/dev/null) || return 1
+	[[ -n $state && $state != Z && $state != X ]]
+}
+
+# mount_fs [--no-auto-unmount] STORE MOUNTPOINT [DAEMON ARGS...]: starts the
+# daemon in the foreground, in the background, stderr to a log, and waits
+# (bounded) until the mount shows in /proc/self/mountinfo.  Sets DAEMON_PID.
+mount_fs() {
+	local auto=(-o auto_unmount)
+	if [[ ${1:-} == --no-auto-unmount ]]; then
+		auto=()
+		shift
+	fi
+	local store=$1 mp=$2
+	shift 2
+	local log
+	log=$T_DIR/daemon.$((${#LOGS[@]} + 1)).log
+	: >"$log"
+	LOGS+=("$log")
+	"$DAEMON" --store "$store" -f "${auto[@]}" "$@" "$mp" 2>"$log" &
+	DAEMON_PID=$!
+	MOUNTS+=("$mp")
+	PID_OF[$mp]=$DAEMON_PID
+	LOG_OF[$mp]=$log
+	local i
+	for ((i = 0; i < MOUNT_WAIT * 20; i++)); do
+		if is_mounted "$mp"; then
+			return 0
+		fi
+		if ! daemon_alive "$DAEMON_PID"; then
+			die "daemon exited before mounting $mp: $(head -c 2000 "$log")"
+		fi
+		sleep 0.05
+	done
+	die "$mp not mounted after ${MOUNT_WAIT}s: $(head -c 2000 "$log")"
+}
+
+# umount_fs MOUNTPOINT: checks the daemon is still running (unless the test
+# killed it), unmounts, and checks the daemon then exits with status 0.
+umount_fs() {
+	local mp=$1 pid=${PID_OF[$1]:-} rc=0 i
+	if [[ -z ${EXPECT_DEAD[$mp]:-} ]] && [[ -n $pid ]] && ! daemon_alive "$pid"; then
+		local st=0
+		wait "$pid" 2>/dev/null || st=$?
+		fail "the daemon for $mp died while mounted (exit status $st): $(tail -c 2000 "${LOG_OF[$mp]}")"
+		PID_OF[$mp]=
+		pid=
+		EXPECT_DEAD[$mp]=1
+	fi
+	if [[ -n $pid ]]; then
+		kill -CONT "$pid" 2>/dev/null || true # a test may have stopped it
+	fi
+	if is_mounted "$mp"; then
+		if ! timeout -s KILL "$TIMEOUT" fusermount3 -u "$mp" 2>"$T_DIR/.umount"; then
+			[[ -z ${EXPECT_DEAD[$mp]:-} ]] && fail "fusermount3 -u $mp failed: $(cat "$T_DIR/.umount")"
+			if [[ -n $pid ]]; then
+				kill -KILL "$pid" 2>/dev/null || true
+			fi
+			timeout -s KILL "$TIMEOUT" fusermount3 -uz "$mp" 2>/dev/null || true
+		fi
+	fi
+	if [[ -n $pid ]]; then
+		for ((i = 0; i < 100; i++)); do
+			daemon_alive "$pid" || break
+			sleep 0.05
+		done
+		if daemon_alive "$pid"; then
+			fail "the daemon for $mp did not exit within 5s of the unmount"
+			kill -KILL "$pid" 2>/dev/null || true
+		fi
+		wait "$pid" 2>/dev/null || rc=$?
+		if [[ -z ${EXPECT_DEAD[$mp]:-} ]] && ((rc != 0)); then
+			fail "the daemon for $mp exited with status $rc after the unmount"
+		fi
+		PID_OF[$mp]=
+	fi
+	if is_mounted "$mp"; then
+		fail "$mp is still mounted after the unmount"
+		timeout -s KILL "$TIMEOUT" fusermount3 -uz "$mp" 2>/dev/null || true
+	fi
+}
+
+# Fails if a daemon log has a line that looks like trouble.
+check_logs() {
+	local log bad
+	for log in "${LOGS[@]}"; do
+		[[ -f $log ]] || continue
+		bad=$(grep -Ei 'error|warning|sanitizer|runtime error' "$log" | head -20 || true)
+		if [[ -n $bad ]]; then
+			fail "daemon stderr ($(basename "$log")) has: $bad"
+		fi
+	done
+}
+
+cleanup() {
+	local rc=$? mp
+	trap - EXIT
+	set +e
+	for mp in "${MOUNTS[@]}"; do
+		if [[ -n ${PID_OF[$mp]:-} ]] || is_mounted "$mp"; then
+			umount_fs "$mp"
+		fi
+	done
+	check_logs
+	if [[ -n ${KEEP:-} ]]; then
+		echo "KEEP is set: kept $T_DIR" >&2
+	else
+		rm -rf "$T_DIR"
+	fi
+	if ((rc == 77)); then
+		exit 77
+	fi
+	if ((FAILS > 0)); then
+		echo "$TEST_NAME: $FAILS failed of $((CHECKS + FAILS)) checks" >&2
+		exit 1
+	fi
+	if ((rc != 0)); then
+		echo "$TEST_NAME: stopped with status $rc" >&2
+		exit "$rc"
+	fi
+	if ((FINISHED == 0)); then
+		echo "$TEST_NAME: ended without reaching finish" >&2
+		exit 1
+	fi
+	echo "checks: $CHECKS"
+	exit 0
+}
+trap cleanup EXIT
+trap 'echo "$TEST_NAME: command failed (status $?) at line $LINENO: $BASH_COMMAND" >&2' ERR
+trap 'exit 143' TERM
+trap 'exit 130' INT
+
+# finish: the last line of every test.
+finish() {
+	FINISHED=1
+	exit 0
+}
+
+# --- assertions (soft) ------------------------------------------------------
+
+# assert_eq WHAT EXPECTED ACTUAL
+assert_eq() {
+	if [[ $2 == "$3" ]]; then
+		pass
+	else
+		fail "$1: expected $(show "$2"), got $(show "$3")"
+	fi
+}
+
+# assert_ne WHAT UNEXPECTED ACTUAL
+assert_ne() {
+	if [[ $2 != "$3" ]]; then
+		pass
+	else
+		fail "$1: got $(show "$3"), which it must not be"
+	fi
+}
+
+# assert_contains WHAT NEEDLE HAYSTACK
+assert_contains() {
+	if [[ $3 == *"$2"* ]]; then
+		pass
+	else
+		fail "$1: $(show "$3") does not contain $(show "$2")"
+	fi
+}
+
+# assert_true WHAT CMD...: CMD (under fsx) must succeed.
+assert_true() {
+	local what=$1
+	shift
+	fsx_out "$@"
+	if ((RC == 0)); then
+		pass
+	else
+		fail "$what: '$*' failed ($RC): $(show "$ERR")"
+	fi
+}
+
+# assert_file_content FILE EXPECTED: the file's bytes are exactly EXPECTED
+# (read with cat through the mount; trailing newlines count).
+assert_file_content() {
+	fsx_out cat -- "$1"
+	if ((RC != 0)); then
+		fail "cat $1 failed ($RC): $ERR"
+	elif [[ $OUT != "$2" ]]; then
+		fail "content of $1: expected $(show "$2"), got $(show "$OUT")"
+	else
+		pass
+	fi
+}
+
+# assert_same_bytes FILE1 FILE2: cmp (under fsx).
+assert_same_bytes() {
+	fsx_out cmp -- "$1" "$2"
+	if ((RC == 0)); then
+		pass
+	else
+		fail "$1 and $2 differ: $OUT$ERR"
+	fi
+}
+
+# assert_size FILE: stat's st_size equals the bytes cat returns (a wrong
+# st_size makes readers stop early or read NULs); for a symlink, the length
+# of its target.
+assert_size() {
+	local f=$1 size bytes
+	size=$(fsx stat -c %s -- "$f" 2>&1) || true
+	if fsx test -L "$f"; then
+		bytes=$(fsx readlink -- "$f" | tr -d '\n' | wc -c)
+	else
+		bytes=$(fsx cat -- "$f" | wc -c)
+	fi
+	if [[ $size == "$bytes" ]]; then
+		pass
+	else
+		fail "st_size of $f is $(show "$size"), its content is $bytes bytes"
+	fi
+}
+
+# assert_exists PATH (lstat: a symlink counts even if dangling)
+assert_exists() {
+	if fsx test -e "$1" || fsx test -L "$1"; then
+		pass
+	else
+		fail "$1 does not exist"
+	fi
+}
+
+# assert_missing PATH: lstat fails with ENOENT.
+assert_missing() {
+	fsx_out stat -- "$1"
+	if ((RC == 0)); then
+		fail "$1 exists but must not"
+	elif [[ $ERR != *"No such file or directory"* ]]; then
+		fail "$1: expected 'No such file or directory', got $(show "$ERR")"
+	else
+		pass
+	fi
+}
+
+# assert_errno MESSAGE CMD...: CMD must fail, its stderr must contain
+# MESSAGE (e.g. "Is a directory"), and it must not hang.
+assert_errno() {
+	local msg=$1
+	shift
+	fsx_out "$@"
+	if ((RC == 0)); then
+		fail "'$*' succeeded but must fail with '$msg'"
+	elif ((RC == 137)); then
+		: # reported by fsx_out
+	elif [[ $ERR != *"$msg"* ]]; then
+		fail "'$*' must fail with '$msg', got $(show "$ERR")"
+	else
+		pass
+	fi
+}
+
+# assert_fails CMD...: CMD must fail (any message) without hanging.
+assert_fails() {
+	fsx_out "$@"
+	if ((RC == 0)); then
+		fail "'$*' succeeded but must fail"
+	elif ((RC != 137)); then
+		pass
+	fi
+}
+
+# assert_json FILE: parses as JSON (python3 -m json.tool) read through cat.
+assert_json() {
+	local tmp=$T_DIR/.json
+	if ! fsx cat -- "$1" >"$tmp" 2>"$T_DIR/.err"; then
+		fail "cat $1 failed: $(cat "$T_DIR/.err")"
+		return
+	fi
+	if python3 -m json.tool "$tmp" >/dev/null 2>"$T_DIR/.err"; then
+		pass
+	else
+		fail "$1 is not valid JSON: $(cat "$T_DIR/.err")"
+	fi
+}
+
+# assert_poll WHAT SECONDS CMD...: CMD must succeed within SECONDS.
+assert_poll() {
+	local what=$1 limit=$2
+	shift 2
+	if poll_until "$limit" "$@"; then
+		pass
+	else
+		fail "$what: not within ${limit}s ($*)"
+	fi
+}
+
+# ls_names DIR: the names in DIR (ls -A, one per line), under fsx.
+ls_names() {
+	fsx ls -A1 -- "$1"
+}
+
+# --- building session files -------------------------------------------------
+
+# header [VERSION [ID]]: a session header line.
+# shellcheck disable=SC2120 # the arguments are optional
+header() {
+	printf '{"type":"session","version":%s,"id":"%s","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/w"}\n' \
+		"${1:-3}" "${2:-11111111-2222-3333-4444-555555555555}"
+}
+
+# user_msg ID PARENT TEXT: a user message line (PARENT "null" for a root).
+# ID, PARENT and TEXT are inserted as JSON string contents, unescaped.
+user_msg() {
+	local parent=null
+	[[ $2 == null ]] || parent="\"$2\""
+	printf '{"type":"message","id":"%s","parentId":%s,"timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":"%s","timestamp":1767225601000}}\n' \
+		"$1" "$parent" "$3"
+}
+
+# asst_msg ID PARENT TEXT
+asst_msg() {
+	local parent=null
+	[[ $2 == null ]] || parent="\"$2\""
+	printf '{"type":"message","id":"%s","parentId":%s,"timestamp":"2026-01-01T00:00:02.000Z","message":{"role":"assistant","content":[{"type":"text","text":"%s"}],"api":"x","provider":"p","model":"m","usage":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"totalTokens":0,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}},"stopReason":"stop","timestamp":1767225602000}}\n' \
+		"$1" "$parent" "$3"
+}
+
+# label_entry ID PARENT TARGET LABEL
+label_entry() {
+	printf '{"type":"label","id":"%s","parentId":"%s","timestamp":"2026-01-01T00:00:03.000Z","targetId":"%s","label":"%s"}\n' \
+		"$1" "$2" "$3" "$4"
+}
+
+# line_of FILE N: line N of FILE, with its newline.
+line_of() {
+	sed -n "${2}p" "$1"
+}
