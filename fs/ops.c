@@ -662,6 +662,12 @@ static int psfs_commit(struct psfs_file *f, int last)
 	int res = 0;
 
 	pthread_mutex_lock(&f->lock);
+	if (!f->dirty && f->truncated && !last && f->kind == HANDLE_EDIT) {
+		/* An entry emptied and not written (yet): refused if it stays
+		 * so, which the last close records; this close already says. */
+		res = -EINVAL;
+		goto out;
+	}
 	if (!f->dirty && !(last && f->truncated))
 		goto out;
 	f->dirty = 0;
