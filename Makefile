@@ -46,7 +46,7 @@ DAEMON   := $(BUILD)/pisessionfs
 TOOL     := $(BUILD)/pisession
 UNIT     := $(BUILD)/unit-tests
 
-.PHONY: all check check-unit check-golden check-mount check-diff clean install bench
+.PHONY: all check check-unit check-golden check-mount check-diff check-interop clean install bench
 
 all: $(DAEMON) $(TOOL)
 
@@ -92,6 +92,13 @@ check-mount: $(DAEMON) $(TOOL)
 check-diff: $(DAEMON)
 	tests/diff/run.sh $(DAEMON)
 
+check-interop: $(DAEMON)
+	tests/interop/run.sh $(DAEMON)
+
+# make bench [PRESET=tiny|default|large]: table in bench/results.md (bench/README.md)
+bench: $(DAEMON) $(TOOL)
+	bench/run.sh --daemon $(DAEMON) $(if $(PRESET),--preset $(PRESET))
+
 install: $(DAEMON) $(TOOL)
 	install -D -m 755 $(DAEMON) $(DESTDIR)$(PREFIX)/bin/pisessionfs
 	install -D -m 755 $(TOOL) $(DESTDIR)$(PREFIX)/bin/pisession
@@ -99,3 +106,28 @@ install: $(DAEMON) $(TOOL)
 
 clean:
 	rm -rf $(BUILD)
+
+# ---- fuzzing and valgrind (fuzz/README.md) ---------------------------------
+# libFuzzer harnesses over the core library, built with clang, ASan and UBSan
+# (objects of their own in build/fuzz/src: the core is not rebuilt).
+FUZZ_CC      ?= clang
+FUZZ_SECONDS ?= 60
+FUZZ_CFLAGS  := $(CSTD) -Wall -Wextra -g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined $(JANSSON_CFLAGS) $(UUID_CFLAGS) -DPS_VERSION=\"$(VERSION)\"
+FUZZERS      := fuzz_scan fuzz_session fuzz_render_parse fuzz_parse
+FUZZ_OBJ     := $(patsubst src/%.c,$(BUILD)/fuzz/src/%.o,$(CORE_SRC))
+FUZZ_BINS    := $(addprefix $(BUILD)/fuzz/,$(FUZZERS))
+.PHONY: fuzz fuzz-smoke fuzz-build check-valgrind
+.SECONDARY: $(FUZZ_OBJ)
+$(BUILD)/fuzz/src/%.o: src/%.c $(wildcard src/*.h) | $(BUILD)/fuzz/src
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
+$(BUILD)/fuzz/fuzz_%: fuzz/fuzz_%.c fuzz/fuzz_common.h $(FUZZ_OBJ)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -Isrc -o $@ $< $(FUZZ_OBJ) $(LIBS_CORE)
+$(BUILD)/fuzz/src:
+	mkdir -p $@
+fuzz-build: $(FUZZ_BINS)
+fuzz: $(FUZZ_BINS)
+	fuzz/run.sh $(FUZZ_SECONDS)
+fuzz-smoke: $(FUZZ_BINS)
+	fuzz/run.sh 10
+check-valgrind: $(UNIT) $(TOOL) $(DAEMON)
+	fuzz/check-valgrind.sh $(UNIT) $(TOOL) $(DAEMON)

@@ -5,6 +5,7 @@
 #include <time.h>
 #include "append.h"
 #include "journal.h"
+#include "jstext.h"
 #include "parse.h"
 #include "pisessionfs.h"
 #include "commit.h"
@@ -193,12 +194,9 @@ int commit_name(struct store_ref *ref, const char *path, const char *text, size_
 			name[n++] = text[i++];
 		}
 	}
-	size_t start = 0;
-	while (start < n && name[start] && strchr(" \t\f\v", name[start]))
-		start++;
-	while (n > start && name[n - 1] && strchr(" \t\f\v", name[n - 1]))
-		n--;
-	name[n] = '\0';
+	size_t start, trimmed;
+	jstext_trim(name, n, &start, &trimmed);
+	name[start + trimmed] = '\0';
 	const char *current = s->name == PS_NIL ? "" : session_str(s, s->name);
 	if (strcmp(current, name + start) == 0)
 		goto out;

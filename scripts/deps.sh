@@ -6,7 +6,9 @@ set -euo pipefail
 packages=(
 	build-essential pkg-config clang
 	libfuse3-dev fuse3 libjansson-dev uuid-dev check
-	python3 npm tmux valgrind
+	python3 npm valgrind
+	# what the editor and tool tests drive
+	vim nano emacs-nox tmux attr
 )
 
 run() {

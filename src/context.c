@@ -255,7 +255,11 @@ double context_iso_to_ms(const char *iso, int *ok)
 			day = n.value;
 		}
 	}
-	if (context_one_letter(&p, 't')) {
+	/* V8's fallback parser also takes a space for the T ("2026-11-29
+	 * 10:00:03Z"), with the same meaning. */
+	if (context_one_letter(&p, 't') || (*p == ' ' && p[1] >= '0' && p[1] <= '9' && p > iso + 7)) {
+		if (*p == ' ')
+			p++;
 		has_time = 1;
 		n = context_read_num(&p);
 		if (n.len != 2 || n.value > 24)

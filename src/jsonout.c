@@ -4,6 +4,7 @@
 #include <string.h>
 #include "buf.h"
 #include "jsonout.h"
+#include "jstext.h"
 
 void jsonout_number(double d, char *out)
 {
@@ -79,6 +80,18 @@ static int jsonout_string(struct buf *b, const char *s, size_t n)
 		unsigned char c = (unsigned char)s[i];
 		const char *esc = NULL;
 		char u[7];
+		if (c == 0xf4 && i + 3 < n && (unsigned char)s[i + 1] == 0x8f && (unsigned char)s[i + 2] >= 0xa0) {
+			/* A lone surrogate's stand-in (jstext.h): JSON.stringify
+			 * writes the surrogate as an escape. */
+			unsigned cp = 0x10f000u | (((unsigned char)s[i + 2] & 0x3fu) << 6) | ((unsigned char)s[i + 3] & 0x3fu);
+			unsigned unit = 0xd800u + (cp - JSTEXT_SURROGATE_BASE);
+			if (buf_put(b, s + run, i - run) ||
+			    buf_printf(b, "\\u%04x", unit))
+				return -1;
+			i += 3;
+			run = i + 1;
+			continue;
+		}
 		if (c >= 0x20 && c != '"' && c != '\\')
 			continue;
 		if (buf_put(b, s + run, i - run))

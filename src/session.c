@@ -7,6 +7,7 @@
 #include <unistd.h>
 #include "context.h"
 #include "jsonout.h"
+#include "jstext.h"
 #include "escape.h"
 #include "scan.h"
 #include "session.h"
@@ -44,6 +45,8 @@ static ps_err session_problem(struct ps_session *s, uint32_t line, const char *w
 	return PS_OK;
 }
 
+static json_t *session_load_json(const char *text, size_t len, size_t flags);
+
 /* Decodes a scanned string field; escaped ones go through jansson. */
 static ps_err session_field_string(const struct scan_field *f, char **out, size_t *len)
 {
@@ -51,8 +54,14 @@ static ps_err session_field_string(const struct scan_field *f, char **out, size_
 	if (f->kind != SCAN_STRING)
 		return PS_ERR_INVALID;
 	if (!f->escaped) {
-		*out = strndup(f->ptr, f->len);
-		*len = f->len;
+		/* Read as pi reads it: invalid UTF-8 becomes U+FFFD, so a
+		 * parentId spelled the way pi decodes the id still matches. */
+		if (jstext_utf8_valid(f->ptr, f->len)) {
+			*out = strndup(f->ptr, f->len);
+			*len = f->len;
+		} else {
+			*out = jstext_utf8_replace(f->ptr, f->len, len);
+		}
 		return *out ? PS_OK : PS_ERR_NOMEM;
 	}
 	/* Re-wrap the raw bytes in quotes so jansson decodes the escapes. */
@@ -62,7 +71,7 @@ static ps_err session_field_string(const struct scan_field *f, char **out, size_
 	quoted[0] = '"';
 	memcpy(quoted + 1, f->ptr, f->len);
 	quoted[f->len + 1] = '"';
-	json_t *v = json_loadb(quoted, f->len + 2, JSON_DECODE_ANY | JSON_ALLOW_NUL, NULL);
+	json_t *v = session_load_json(quoted, f->len + 2, JSON_DECODE_ANY);
 	free(quoted);
 	if (!v)
 		return PS_ERR_INVALID;
@@ -276,29 +285,22 @@ static ps_err session_apply_label(struct ps_session *s, const json_t *entry)
 	return PS_OK;
 }
 
-static int session_is_space(char c)
-{
-	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
-}
-
 static ps_err session_apply_name(struct ps_session *s, const json_t *entry)
 {
-	const char *name = json_string_value(json_object_get(entry, "name"));
-	if (!name) {
+	json_t *name = json_object_get(entry, "name");
+	size_t start, n;
+	if (!json_is_string(name)) {
 		s->name = PS_NIL;
 		return PS_OK;
 	}
 	/* pi: entry.name?.trim() || undefined */
-	size_t n = strlen(name);
-	while (n && session_is_space(name[n - 1]))
-		n--;
-	while (n && session_is_space(*name))
-		name++, n--;
+	jstext_trim(json_string_value(name), json_string_length(name), &start, &n);
 	if (!n) {
 		s->name = PS_NIL;
 		return PS_OK;
 	}
-	return strpool_add(&s->pool, name, n, &s->name);
+	/* A NUL inside the name ends it here: the pool holds C strings. */
+	return strpool_add(&s->pool, json_string_value(name) + start, n, &s->name);
 }
 
 static ps_err session_read_header_line(struct ps_session *s, const char *line, size_t len, uint64_t off)
@@ -546,6 +548,41 @@ out:
 	return err;
 }
 
+static int session_read_at(const struct ps_session *s, unsigned char *buf, uint32_t n, uint64_t off)
+{
+	size_t have = 0;
+	while (have < n) {
+		ssize_t got = pread(s->fd, buf + have, n - have, (off_t)(off + have));
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got <= 0)
+			return -1;
+		have += (size_t)got;
+	}
+	return 0;
+}
+
+/* Notes the first and last bytes of what was indexed. */
+static void session_remember_bytes(struct ps_session *s)
+{
+	s->head_len = s->scanned < sizeof s->head ? (uint32_t)s->scanned : (uint32_t)sizeof s->head;
+	s->tail_len = s->head_len;
+	if (session_read_at(s, s->head, s->head_len, 0) != 0 ||
+	    session_read_at(s, s->tail, s->tail_len, s->scanned - s->tail_len) != 0)
+		s->head_len = s->tail_len = 0;
+}
+
+/* Whether what was indexed is still there, byte for byte at both ends. */
+static int session_same_bytes(const struct ps_session *s)
+{
+	unsigned char buf[64];
+	if (session_read_at(s, buf, s->head_len, 0) != 0 || memcmp(buf, s->head, s->head_len) != 0)
+		return 0;
+	if (session_read_at(s, buf, s->tail_len, s->scanned - s->tail_len) != 0 || memcmp(buf, s->tail, s->tail_len) != 0)
+		return 0;
+	return 1;
+}
+
 ps_err session_open(const char *path, struct ps_session **out)
 {
 	struct ps_session *s = calloc(1, sizeof *s);
@@ -606,6 +643,8 @@ ps_err session_refresh(struct ps_session *s, int *changed)
 		s->ino = st.st_ino;
 	}
 	uint64_t size = (uint64_t)st.st_size;
+	if (!replaced && (size != s->size || mtime_ns != s->mtime_ns) && !session_same_bytes(s))
+		replaced = 1;
 	if (replaced || size < s->scanned) {
 		err = session_begin(s);
 		if (err)
@@ -613,6 +652,8 @@ ps_err session_refresh(struct ps_session *s, int *changed)
 	}
 	if (size > s->scanned)
 		err = session_scan_from(s, size);
+	if (!err)
+		session_remember_bytes(s);
 	s->size = size;
 	s->mtime_ns = mtime_ns;
 out:
@@ -671,75 +712,42 @@ ps_err session_read_header(const struct ps_session *s, char **buf, size_t *len)
 	return session_pread(s, s->header_off, *len, buf);
 }
 
-/* Replaces each byte that does not start a valid UTF-8 sequence with U+FFFD,
- * as the decoder pi reads files with does.  Returns a new buffer. */
-static char *session_sanitize_utf8(const char *in, size_t len, size_t *out_len)
-{
-	char *out = malloc(len * 3 + 1);
-	size_t o = 0;
-	if (!out)
-		return NULL;
-	for (size_t i = 0; i < len;) {
-		const unsigned char *p = (const unsigned char *)in + i;
-		size_t avail = len - i, n = 0;
-		if (p[0] < 0x80)
-			n = 1;
-		else if (p[0] >= 0xc2 && p[0] <= 0xdf)
-			n = 2;
-		else if (p[0] >= 0xe0 && p[0] <= 0xef)
-			n = 3;
-		else if (p[0] >= 0xf0 && p[0] <= 0xf4)
-			n = 4;
-		int ok = n && n <= avail;
-		for (size_t k = 1; ok && k < n; k++)
-			ok = (p[k] & 0xc0) == 0x80;
-		if (ok && n == 3) {
-			unsigned cp = ((p[0] & 0x0fu) << 12) | ((p[1] & 0x3fu) << 6);
-			ok = cp >= 0x800 && (cp < 0xd800 || cp > 0xdfff);
-		}
-		if (ok && n == 4) {
-			unsigned cp = ((p[0] & 0x07u) << 18) | ((p[1] & 0x3fu) << 12);
-			ok = cp >= 0x10000 && cp <= 0x10ffff;
-		}
-		if (ok) {
-			memcpy(out + o, p, n);
-			o += n;
-			i += n;
-		} else {
-			memcpy(out + o, "\xef\xbf\xbd", 3);
-			o += 3;
-			i++;
-		}
-	}
-	out[o] = '\0';
-	*out_len = o;
-	return out;
-}
-
-json_t *session_parse_line(const char *line, size_t len)
+/* Loads any JSON text the way pi's reader would accept it: invalid UTF-8
+ * decoded with replacement characters, lone surrogate escapes kept (as
+ * stand-ins, jstext.h), integers beyond 64 bits as reals. */
+static json_t *session_load_json(const char *text, size_t len, size_t flags)
 {
 	json_error_t error;
-	size_t flags = JSON_ALLOW_NUL;
-	char *clean = NULL;
+	char *clean = NULL, *mapped = NULL;
 	json_t *v = NULL;
 
-	for (int attempt = 0; attempt < 3 && !v; attempt++) {
-		v = json_loadb(line, len, flags, &error);
+	flags |= JSON_ALLOW_NUL;
+	for (int attempt = 0; attempt < 4 && !v; attempt++) {
+		v = json_loadb(text, len, flags, &error);
 		if (v)
 			break;
 		enum json_error_code code = json_error_code(&error);
 		if (code == json_error_invalid_utf8 && !clean) {
-			clean = session_sanitize_utf8(line, len, &len);
+			clean = jstext_utf8_replace(text, len, &len);
 			if (!clean)
 				break;
-			line = clean;
+			text = clean;
 		} else if (code == json_error_numeric_overflow && !(flags & JSON_DECODE_INT_AS_REAL)) {
 			flags |= JSON_DECODE_INT_AS_REAL;
+		} else if (!mapped && (mapped = jstext_map_lone_surrogates(text, len, &len))) {
+			text = mapped;
 		} else {
 			break;
 		}
 	}
 	free(clean);
+	free(mapped);
+	return v;
+}
+
+json_t *session_parse_line(const char *line, size_t len)
+{
+	json_t *v = session_load_json(line, len, 0);
 	if (v && !json_is_object(v)) {
 		json_decref(v);
 		v = NULL;

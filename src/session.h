@@ -63,6 +63,10 @@ struct ps_session {
 	uint32_t lines;        /* physical lines consumed */
 	uint32_t ordinals;     /* parsed lines consumed (header included) */
 	uint64_t generation;   /* bumps when the index is rebuilt: paths may change */
+	/* Bytes of the file as indexed, to tell an append from a rewrite in
+	 * place that left the file longer (pi migrating a version-1 file). */
+	unsigned char head[64], tail[64];
+	uint32_t head_len, tail_len;
 	uint64_t changes;      /* bumps whenever anything was added */
 
 	int have_header;

@@ -49,6 +49,7 @@ stage unit make -s check-unit
 stage golden make -s check-golden
 stage mount make -s check-mount
 stage differential make -s check-diff
+stage interop make -s check-interop
 
 if [ "${#failed_stages[@]}" -gt 0 ]; then
 	echo "failed stages: ${failed_stages[*]}"

@@ -1,0 +1,31 @@
+/* Text as JavaScript (and so pi) sees it, where C's defaults differ:
+ * decoding invalid UTF-8, lone UTF-16 surrogates, and what trim() strips. */
+#ifndef PS_JSTEXT_H
+#define PS_JSTEXT_H
+
+#include <stddef.h>
+
+/* 1 when s[0..n) is valid UTF-8 (no surrogates, no overlongs). */
+int jstext_utf8_valid(const char *s, size_t n);
+
+/* Decodes s[0..n) as Node's UTF-8 decoder does (the WHATWG algorithm): each
+ * maximal invalid subsequence becomes one U+FFFD.  Returns a new buffer. */
+char *jstext_utf8_replace(const char *s, size_t n, size_t *out_len);
+
+/* JSON.parse keeps lone surrogate escapes (pi writes them when it cuts a
+ * tool output inside an emoji); jansson refuses them.  This rewrites each
+ * lone "\uD8xx".."\uDFxx" escape in a JSON text to the escape of a
+ * stand-in code point U+10F800 + (unit - 0xD800), which jansson keeps and
+ * jsonout turns back into "\udXXX".  Returns a new buffer, or NULL when
+ * there is none (or memory ran out: then *out_len is 0). */
+char *jstext_map_lone_surrogates(const char *s, size_t n, size_t *out_len);
+
+/* The stand-ins of lone surrogates: U+10F800..U+10FFFF. */
+#define JSTEXT_SURROGATE_BASE 0x10F800u
+
+/* The bounds of s[0..n) without the white space String#trim() removes
+ * (ASCII white space, U+00A0, U+1680, U+2000-U+200A, U+2028, U+2029,
+ * U+202F, U+205F, U+3000, U+FEFF). */
+void jstext_trim(const char *s, size_t n, size_t *start, size_t *len);
+
+#endif
