@@ -784,7 +784,8 @@ static int psfs_fsync(const char *path, int datasync, struct fuse_file_info *fi)
 {
 	(void)path;
 	(void)datasync;
-	return psfs_commit((struct psfs_file *)(uintptr_t)fi->fh, 0);
+	/* fsync asks for durability now: an emptied name is committed too. */
+	return psfs_commit((struct psfs_file *)(uintptr_t)fi->fh, 1);
 }
 
 static int psfs_release(const char *path, struct fuse_file_info *fi)

@@ -645,7 +645,8 @@ static size_t context_select(json_t *const *path, size_t n, json_t **sel)
 		}
 	}
 	if (!compaction) {
-		memcpy(sel, path, n * sizeof *sel);
+		if (n)
+			memcpy(sel, path, n * sizeof *sel);
 		return n;
 	}
 	sel[count++] = compaction;
