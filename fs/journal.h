@@ -6,7 +6,8 @@
 
 #include <stddef.h>
 
-#define JOURNAL_DIR "/.pisessionfs"
+#define JOURNAL_NAME ".pisessionfs"
+#define JOURNAL_DIR "/" JOURNAL_NAME
 #define JOURNAL_LOG JOURNAL_DIR "/log"
 #define JOURNAL_REJECTED JOURNAL_DIR "/rejected"
 

@@ -346,7 +346,7 @@ static int psfs_readdir(const char *path, void *buf, fuse_fill_dir_t filler, off
 		filler(buf, "log", NULL, 0, 0);
 		filler(buf, "rejected", NULL, 0, 0);
 	} else if (p.depth == 0) {
-		filler(buf, JOURNAL_DIR + 1, NULL, 0, 0);
+		filler(buf, JOURNAL_NAME, NULL, 0, 0);
 		err = store_list_projects(fs->store, psfs_fill_store, &f);
 	} else if (p.depth == 1) {
 		err = store_list_sessions(fs->store, p.project, psfs_fill_store, &f);

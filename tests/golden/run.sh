@@ -9,8 +9,12 @@
 #              the token INPUT is replaced by the path of the case's input
 #   input*     the input file (input.json, ...), if the command takes one
 #   expected*  the exact expected stdout (expected, expected.md, ...)
-# Every <kind> directory (render, and whatever comes later) is run the same
-# way.  The command must exit 0; its stdout must match byte for byte.
+#   status     optional: the exit status the command must have (default 0);
+#              when it is not 0, stderr (the reason) is what must match
+# Every <kind> directory (render, parse, ...) is run the same way.  The
+# command must exit 0 (or as status says); its output must match byte for
+# byte.  Commands run in the case directory, so other files of the case
+# are named by their plain names.
 # Prints one line per case and, last, "N passed, M failed"; exits 1 when a
 # case failed.
 
@@ -83,14 +87,18 @@ for kinddir in "$root"/*/; do
 		done
 		set +f
 
+		want=0
+		[ -f "$casedir/status" ] && want=$(cat "$casedir/status")
 		out=$tmp/out
 		(cd "$casedir" && "$tool" "$@") >"$out" 2>"$tmp/err"
 		status=$?
-		if [ "$status" -ne 0 ]; then
+		if [ "$status" -ne "$want" ]; then
 			echo "FAIL $name: exit status $status: $(head -c 200 "$tmp/err")"
 			failed=$((failed + 1))
 			continue
 		fi
+		# a case that must fail is judged by the reason it gives
+		[ "$want" -eq 0 ] || out=$tmp/err
 		if [ "${UPDATE_GOLDEN:-0}" = 1 ]; then
 			if [ -f "$expected" ] && cmp -s "$out" "$expected"; then
 				echo "ok   $name"

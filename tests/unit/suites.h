@@ -9,5 +9,6 @@ Suite *session_suite(void);
 Suite *layout_suite(void);
 Suite *context_suite(void);
 Suite *render_suite(void);
+Suite *parse_suite(void);
 
 #endif

@@ -1,0 +1,867 @@
+/* Unit tests of parse_entry_md(): the round trip through render_entry()
+ * over every golden render case and every line of the fixtures, each
+ * refusal rule, line endings, new files, and byte sequences that must be
+ * refused without harm.  The golden parse cases (tests/golden/parse/)
+ * show whole files; these pin the rules one by one. */
+#include <glob.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <jansson.h>
+#include "suites.h"
+#include "parse.h"
+#include "render.h"
+
+#define NOW 1767323045678LL
+
+static json_t *load(const char *json)
+{
+	json_error_t jerr;
+	json_t *v = json_loads(json, JSON_DECODE_ANY | JSON_ALLOW_NUL, &jerr);
+	ck_assert_msg(v != NULL, "bad test JSON: %s: %s", jerr.text, json);
+	return v;
+}
+
+static char *render(const json_t *e, size_t *len)
+{
+	char *md = render_entry(e, len);
+	ck_assert_ptr_nonnull(md);
+	return md;
+}
+
+/* e without what the appender fills in. */
+static json_t *expected_of(const json_t *e)
+{
+	json_t *want = json_deep_copy(e);
+	ck_assert_ptr_nonnull(want);
+	if (json_is_object(want)) {
+		json_object_del(want, "id");
+		json_object_del(want, "parentId");
+		json_object_del(want, "timestamp");
+	}
+	return want;
+}
+
+static void assert_equal(const json_t *got, const json_t *want, const char *what)
+{
+	if (!json_equal(got, want)) {
+		char *g = json_dumps(got, JSON_ENCODE_ANY | JSON_COMPACT);
+		char *w = json_dumps(want, JSON_ENCODE_ANY | JSON_COMPACT);
+		ck_abort_msg("%s:\n got  %.600s\n want %.600s", what, g ? g : "NULL", w ? w : "NULL");
+	}
+}
+
+/* parse(render(e), e) == e less id/parentId/timestamp, also when the file
+ * lost its final newline -- unless it ends with a blank line: then the
+ * file less one newline is the rendering of the text less one newline
+ * (docs: Exact bytes), and reads as that. */
+static void roundtrip(const json_t *e, const char *what)
+{
+	size_t len;
+	char *md = render(e, &len);
+	char why[512];
+	json_t *want = expected_of(e), *got = NULL;
+
+	int strips = len < 2 || md[len - 2] != '\n' ? 2 : 1;
+	for (int strip = 0; strip < strips; strip++) {
+		ps_err err = parse_entry_md_at(md, len - (size_t)strip, e, NOW, &got, why, sizeof why);
+		ck_assert_msg(err == PS_OK, "%s%s: refused: %s\n%.800s", what, strip ? " (no final newline)" : "",
+			      why, md);
+		assert_equal(got, want, what);
+		json_decref(got);
+	}
+	json_decref(want);
+	free(md);
+}
+
+/* Parses md (an edit of original_json when not NULL) and compares. */
+static void expect_ok(const char *md, const char *original_json, const char *want_json)
+{
+	json_t *orig = original_json ? load(original_json) : NULL, *want = load(want_json), *got = NULL;
+	char why[512] = "";
+	ps_err err = parse_entry_md_at(md, strlen(md), orig, NOW, &got, why, sizeof why);
+	ck_assert_msg(err == PS_OK, "refused: %s\n%s", why, md);
+	assert_equal(got, want, md);
+	json_decref(got);
+	json_decref(want);
+	json_decref(orig);
+}
+
+/* Parses n bytes of md; it must be refused with exactly want_why. */
+static void expect_refused_n(const char *md, size_t n, const json_t *orig, const char *want_why)
+{
+	json_t *got = (json_t *)1;
+	char why[512];
+	memset(why, 'x', sizeof why);
+	ps_err err = parse_entry_md_at(md, n, orig, NOW, &got, why, sizeof why);
+	ck_assert_msg(err == PS_ERR_INVALID, "accepted (%d): %.300s", (int)err, md);
+	ck_assert_ptr_null(got);
+	ck_assert_ptr_null(strchr(why, '\n'));
+	ck_assert_str_eq(why, want_why);
+}
+
+static void expect_refused(const char *md, const char *original_json, const char *want_why)
+{
+	json_t *orig = original_json ? load(original_json) : NULL;
+	expect_refused_n(md, strlen(md), orig, want_why);
+	json_decref(orig);
+}
+
+/* s with the first occurrence of from replaced by to (which must occur). */
+static char *replace(const char *s, const char *from, const char *to)
+{
+	const char *at = strstr(s, from);
+	ck_assert_msg(at != NULL, "\"%s\" not in the file", from);
+	size_t head = (size_t)(at - s), fl = strlen(from), tl = strlen(to);
+	char *out = malloc(strlen(s) - fl + tl + 1);
+	ck_assert_ptr_nonnull(out);
+	memcpy(out, s, head);
+	memcpy(out + head, to, tl);
+	strcpy(out + head + tl, at + fl);
+	return out;
+}
+
+/* Renders original, replaces from by to, expects the refusal. */
+static void edit_refused(const char *original_json, const char *from, const char *to, const char *want_why)
+{
+	json_t *orig = load(original_json);
+	char *md = render(orig, NULL);
+	char *edited = replace(md, from, to);
+	expect_refused_n(edited, strlen(edited), orig, want_why);
+	free(edited);
+	free(md);
+	json_decref(orig);
+}
+
+/* Renders original, replaces from by to, expects want. */
+static void edit_ok(const char *original_json, const char *from, const char *to, const char *want_json)
+{
+	json_t *orig = load(original_json);
+	char *md = render(orig, NULL);
+	char *edited = replace(md, from, to);
+	expect_ok(edited, original_json, want_json);
+	free(edited);
+	free(md);
+	json_decref(orig);
+}
+
+static char *slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	ck_assert_msg(f != NULL, "cannot open %s", path);
+	fseek(f, 0, SEEK_END);
+	long n = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	char *data = malloc((size_t)n + 1);
+	ck_assert_ptr_nonnull(data);
+	ck_assert_uint_eq(fread(data, 1, (size_t)n, f), (size_t)n);
+	data[n] = '\0';
+	fclose(f);
+	*len = (size_t)n;
+	return data;
+}
+
+/* ---- round trip ------------------------------------------------------ */
+
+START_TEST(test_roundtrip_golden)
+{
+	glob_t g;
+	ck_assert_int_eq(glob("tests/golden/render/*/input.json", 0, NULL, &g), 0);
+	ck_assert_uint_ge(g.gl_pathc, 30);
+	for (size_t i = 0; i < g.gl_pathc; i++) {
+		json_error_t jerr;
+		json_t *e = json_load_file(g.gl_pathv[i], JSON_ALLOW_NUL, &jerr);
+		ck_assert_msg(e != NULL, "%s: %s", g.gl_pathv[i], jerr.text);
+		roundtrip(e, g.gl_pathv[i]);
+		json_decref(e);
+	}
+	globfree(&g);
+}
+END_TEST
+
+START_TEST(test_roundtrip_fixtures)
+{
+	glob_t g;
+	size_t entries = 0;
+	ck_assert_int_eq(glob("tests/data/fixtures/*.jsonl", 0, NULL, &g), 0);
+	ck_assert_uint_ge(g.gl_pathc, 3);
+	for (size_t i = 0; i < g.gl_pathc; i++) {
+		FILE *f = fopen(g.gl_pathv[i], "r");
+		char *line = NULL, what[600];
+		size_t cap = 0;
+		ssize_t n;
+		int lineno = 0;
+		ck_assert_ptr_nonnull(f);
+		while ((n = getline(&line, &cap, f)) > 0) {
+			json_error_t jerr;
+			lineno++;
+			json_t *e = json_loadb(line, (size_t)n, JSON_ALLOW_NUL, &jerr);
+			ck_assert_msg(e != NULL, "%s:%d: %s", g.gl_pathv[i], lineno, jerr.text);
+			snprintf(what, sizeof what, "%s:%d", g.gl_pathv[i], lineno);
+			roundtrip(e, what);
+			json_decref(e);
+			entries++;
+		}
+		free(line);
+		fclose(f);
+	}
+	globfree(&g);
+	ck_assert_uint_ge(entries, 2000);
+}
+END_TEST
+
+/* The corner cases of test_render.c, and more, read back. */
+START_TEST(test_roundtrip_corners)
+{
+	static const char *const cases[] = {
+		"{}",
+		"[1, \"a\"]",
+		"null",
+		"\"just a string\"",
+		"{\"type\":\"message\"}",
+		"{\"type\":\"message\",\"role\":\"user\",\"content\":\"hi\"}", /* no message: one scope */
+		"{\"type\":\"message\",\"message\":{}}",
+		"{\"type\":\"message\",\"message\":\"text\"}",
+		"{\"type\":\"message\",\"message\":{\"role\":\"user\",\"content\":\"\"}}",
+		"{\"type\":\"message\",\"message\":{\"role\":\"user\",\"content\":[]}}",
+		"{\"type\":\"message\",\"message\":{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"\"}]}}",
+		"{\"type\":\"message\",\"message\":{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"\"},"
+		"{\"type\":\"text\",\"text\":\"\"},{\"type\":\"thinking\",\"thinking\":\"\\n\\n\"}]}}",
+		"{\"type\":\"custom_message\",\"content\":\"a\\n\"}",
+		"{\"type\":\"custom_message\",\"content\":\"\\n\\n\\n\"}",
+		"{\"type\":\"message\",\"message\":{\"role\":\"assistant\",\"content\":[{\"type\":\"text\",\"text\":\"x\"},"
+		"{\"type\":\"thinking\",\"thinking\":\"y\\n\"},{\"type\":\"text\",\"text\":\"z\"}]}}",
+		"{\"type\":\"message\",\"id\":\"i1\",\"extra\":true,\"message\":{\"id\":\"m\",\"role\":\"user\","
+		"\"content\":\"hi\",\"timestamp\":5,\"message\":{\"x\":1},\"type\":\"t\"}}",
+		"{\"type\":\"message\",\"note\":\"n\\u0000m\",\"message\":{\"role\":\"user\",\"content\":\"a\\u0000b\"}}",
+		"{\"type\":\"x\",\"k\":\"\\u0000\",\"sections\":{\"a\":\"\\u0000\"}}",
+		"{\"type\":\"custom_message\",\"content\":[{\"type\":\"text\",\"text\":\"a\"},"
+		"{\"type\":\"text\",\"text\":\"<!-- pi:text -->\"}]}",
+		"{\"type\":\"x\",\"summary\":\"<!-- pi:a -->\\n<!-- pi1:b -->\\n<!-- pi3:c\"}",
+		"{\"a\":\"true\",\"b\":\"-1.5e3\",\"c\":\"2026-01-01T00:00:00Z\",\"d\":\" x\",\"e\":\"{x\",\"f\":\"a: b\","
+		"\"g\":\"\",\"h\":\"line\\nbreak\",\"i\":\"0123\",\"j\":0.1,\"k\":-2,\"l\":1e300,\"m\":null,"
+		"\"content\":7,\"replacement\":\"blocks\",\"odd key\":1,\"\\u00fcn\\u00ef\":\"\\u00fc\",\"n\":\"1e999\","
+		"\"o\":3.0,\"p\":-0.0,\"q\":1e21,\"r\":123456789012345678,\"s\":\"x:\",\"t\":\"string\","
+		"\"u\":\"\\r\",\"v\":\"a\\r\\nb\",\"w\":9007199254740993,\"x\":5e-324}",
+		"{\"type\":\"custom_message\",\"content\":[{\"type\":\"image\",\"data\":\"AAAA\",\"mimeType\":\"image/png\"},"
+		"{\"type\":\"image\",\"data\":\"AAA=\",\"mimeType\":\"image/png\",\"bytes\":1},"
+		"{\"type\":\"image\",\"data\":\"AA==\"},{\"type\":\"image\",\"data\":\"\"},{\"type\":\"image\",\"data\":5},"
+		"{\"type\":\"image\"},{\"type\":\"image\",\"bytes\":\"x\"}]}",
+		"{\"type\":\"message\",\"message\":{\"role\":\"bashExecution\",\"command\":\"ls\",\"output\":\"\","
+		"\"exitCode\":null,\"sections\":{\"a\":\"x\",\"b\":null,\"c d\":{\"e\":[]}}}}",
+		"{\"type\":\"message\",\"message\":{\"role\":\"system\",\"content\":\"\",\"sections\":{}}}",
+		"{\"type\":\"context_edit\",\"replacement\":{\"content\":\"\"}}",
+		"{\"type\":\"context_edit\",\"replacement\":{\"content\":[]}}",
+		"{\"type\":\"context_edit\",\"replacement\":{\"content\":\"x\",\"y\":1}}",
+		"{\"type\":\"context_edit\",\"content\":null,\"replacement\":{\"content\":[{\"type\":\"text\",\"text\":\"r\"}]}}",
+		"{\"type\":\"message\",\"message\":{\"role\":\"assistant\",\"content\":[{\"type\":\"toolCall\",\"id\":\"c\","
+		"\"name\":\"n\"},{\"type\":\"toolCall\",\"id\":\"c -->\",\"name\":\"n\\\" x=1\",\"arguments\":[]},"
+		"{\"type\":\"toolCall\",\"arguments\":{}},{\"type\":\"toolCall\",\"arguments\":\"\"}]}}",
+		"{\"type\":\"message\",\"message\":{\"role\":\"user\",\"content\":\"---\\ntitle: x\\n---\\n\"}}",
+		"{\"type\":\"x\",\"content\":\"\\r\\n\\r\\n\"}",
+		"{\"entry\":{\"a\":1},\"message\":\"m\",\"pi\":2,\"type\":\"message\"}",
+		"{\"type\":\"message\",\"message\":{\"role\":\"u\",\"entry\":1,\"pi\":2,\"message.x\":3,\"entry.y\":4}}",
+	};
+	char what[64];
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		json_t *e = load(cases[i]);
+		snprintf(what, sizeof what, "corner case %zu", i);
+		roundtrip(e, what);
+		json_decref(e);
+	}
+}
+END_TEST
+
+/* Many marker tags in use, and deep but legal JSON. */
+START_TEST(test_roundtrip_tags_and_depth)
+{
+	char *text = malloc(64 * 24 + 64);
+	ck_assert_ptr_nonnull(text);
+	size_t n = (size_t)sprintf(text, "<!-- pi:x\n");
+	for (int i = 1; i < 64; i++)
+		n += (size_t)sprintf(text + n, "<!-- pi%d:x\n", i);
+	json_t *e = json_pack("{s:s, s:[{s:s, s:s%}]}", "type", "custom_message", "content", "type", "thinking",
+			      "thinking", text, n);
+	ck_assert_ptr_nonnull(e);
+	roundtrip(e, "64 tags");
+	json_decref(e);
+	free(text);
+
+	/* 1000 levels: under jansson's limit, so it must come back */
+	char deep[2100];
+	memset(deep, '[', 1000);
+	memset(deep + 1000, ']', 1000);
+	deep[2000] = '\0';
+	json_t *v = load(deep);
+	e = json_pack("{s:s, s:O}", "type", "x", "deep", v);
+	roundtrip(e, "deep");
+	json_decref(e);
+	json_decref(v);
+}
+END_TEST
+
+/* ---- line endings ---------------------------------------------------- */
+
+START_TEST(test_newlines)
+{
+	/* without the final newline: as if it were there */
+	expect_ok("---\ntype: x\ncontent: string\n---\nabc", NULL, "{\"type\":\"x\",\"content\":\"abc\"}");
+	expect_ok("---\ntype: x\ncontent: string\n---\nabc\n", NULL, "{\"type\":\"x\",\"content\":\"abc\"}");
+	expect_ok("---\ntype: x\ncontent: string\n---\nabc\n\n", NULL, "{\"type\":\"x\",\"content\":\"abc\\n\"}");
+	expect_ok("---\ntype: x\n---", NULL, "{\"type\":\"x\"}");
+	expect_ok("---\ntype: x\nsummary: 1\n---\n<!-- pi:json d -->\n```json\n[]\n```", NULL,
+		  "{\"type\":\"x\",\"summary\":1,\"d\":[]}");
+	/* CRLF everywhere: read as LF */
+	expect_ok("---\r\ntype: x\r\ncontent: string\r\n---\r\na\r\nb\r\n", NULL,
+		  "{\"type\":\"x\",\"content\":\"a\\nb\"}");
+	expect_ok("---\r\ntype: x\r\ncontent: string\r\n---\r\na\r\nb", NULL, "{\"type\":\"x\",\"content\":\"a\\nb\"}");
+	expect_ok("hello\r\nworld\r\n", NULL,
+		  "{\"type\":\"message\",\"message\":{\"role\":\"user\",\"content\":\"hello\\nworld\","
+		  "\"timestamp\":1767323045678}}");
+	/* mixed: byte for byte, so a "\r" in a text survives */
+	expect_ok("---\ntype: x\ncontent: string\n---\na\r\nb\r\n", NULL, "{\"type\":\"x\",\"content\":\"a\\r\\nb\\r\"}");
+	expect_ok("a\r\nb\n", NULL,
+		  "{\"type\":\"message\",\"message\":{\"role\":\"user\",\"content\":\"a\\r\\nb\","
+		  "\"timestamp\":1767323045678}}");
+	/* the blank line before a marker deleted: the text ends there */
+	expect_ok("---\ntype: x\ncontent: blocks\n---\nabc\n<!-- pi:text -->\ndef\n<!-- pi:thinking -->\n<!-- pi:text -->\n",
+		  NULL,
+		  "{\"type\":\"x\",\"content\":[{\"type\":\"text\",\"text\":\"abc\"},{\"type\":\"text\",\"text\":\"def\"},"
+		  "{\"type\":\"thinking\",\"thinking\":\"\"},{\"type\":\"text\",\"text\":\"\"}]}");
+	/* extra blank lines after JSON and empty payloads, blank front matter lines */
+	expect_ok("---\ntype: x\n\ncontent: blocks\n---\n<!-- pi:block -->\n```json\n1\n```\n\n\n\n"
+		  "<!-- pi:toolCall id=\"a\" -->\n\n\n<!-- pi:json k -->\n```json\n{}\n```\n\n\n", NULL,
+		  "{\"type\":\"x\",\"content\":[1,{\"type\":\"toolCall\",\"id\":\"a\"}],\"k\":{}}");
+	/* "NAME:" with the blank stripped by an editor */
+	expect_ok("---\ntype: x\nnote:\n---\n", NULL, "{\"type\":\"x\",\"note\":\"\"}");
+}
+END_TEST
+
+START_TEST(test_is_front_matter)
+{
+	ck_assert_int_eq(parse_is_front_matter("---\ntype: x\n---\n", 16), 1);
+	ck_assert_int_eq(parse_is_front_matter("---\n", 4), 1);
+	ck_assert_int_eq(parse_is_front_matter("---", 3), 1);
+	ck_assert_int_eq(parse_is_front_matter("---\r\ntype: x\r\n---\r\n", 19), 1);
+	ck_assert_int_eq(parse_is_front_matter("---\r\ntype: x\n---\n", 17), 0);
+	ck_assert_int_eq(parse_is_front_matter("--- \n", 5), 0);
+	ck_assert_int_eq(parse_is_front_matter("----\n", 5), 0);
+	ck_assert_int_eq(parse_is_front_matter("hello\n", 6), 0);
+	ck_assert_int_eq(parse_is_front_matter("", 0), 0);
+	ck_assert_int_eq(parse_is_front_matter(NULL, 0), 0);
+	ck_assert_int_eq(parse_is_front_matter("---\nx", 3), 1); /* len is what counts */
+}
+END_TEST
+
+/* ---- new files ------------------------------------------------------- */
+
+START_TEST(test_new_plain)
+{
+	static const char user_hi[] =
+		"{\"type\":\"message\",\"message\":{\"role\":\"user\",\"content\":\"hi\",\"timestamp\":1767323045678}}";
+	expect_ok("hi", NULL, user_hi);
+	expect_ok("hi\n", NULL, user_hi);
+	expect_ok("hi\n\n", NULL,
+		  "{\"type\":\"message\",\"message\":{\"role\":\"user\",\"content\":\"hi\\n\",\"timestamp\":1767323045678}}");
+	expect_ok("  -- not front matter\n---\n", NULL,
+		  "{\"type\":\"message\",\"message\":{\"role\":\"user\",\"content\":\"  -- not front matter\\n---\","
+		  "\"timestamp\":1767323045678}}");
+	expect_ok("<!-- pi:text -->\nmarkers mean nothing here\n", NULL,
+		  "{\"type\":\"message\",\"message\":{\"role\":\"user\",\"content\":\"<!-- pi:text -->\\nmarkers mean "
+		  "nothing here\",\"timestamp\":1767323045678}}");
+	expect_refused("", NULL, "empty file: nothing to append");
+	expect_refused("\n", NULL, "empty file: nothing to append");
+	expect_refused(" \t\r\n\n  \f\v", NULL, "empty file: nothing to append");
+
+	/* NUL is text like any other character */
+	json_t *got = NULL;
+	char why[256];
+	ck_assert_int_eq(parse_entry_md_at("a\0b\n", 4, NULL, NOW, &got, why, sizeof why), PS_OK);
+	const json_t *content = json_object_get(json_object_get(got, "message"), "content");
+	ck_assert_uint_eq(json_string_length(content), 3);
+	ck_assert_mem_eq(json_string_value(content), "a\0b", 3);
+	json_decref(got);
+
+	/* the real clock */
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	long long before = (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	ck_assert_int_eq(parse_entry_md("hi", 2, NULL, &got, why, sizeof why), PS_OK);
+	clock_gettime(CLOCK_REALTIME, &ts);
+	long long after = (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	json_int_t t = json_integer_value(json_object_get(json_object_get(got, "message"), "timestamp"));
+	ck_assert_int_ge(t, before);
+	ck_assert_int_le(t, after);
+	json_decref(got);
+}
+END_TEST
+
+START_TEST(test_new_front_matter)
+{
+	/* a message gets the time; id, parentId and timestamp are dropped */
+	expect_ok("---\ntype: message\nid: abc\nparentId: def\ntimestamp: 2026-01-01T00:00:00.000Z\nrole: user\n"
+		  "content: string\n---\nhello\n",
+		  NULL, "{\"type\":\"message\",\"message\":{\"role\":\"user\",\"content\":\"hello\",\"timestamp\":1767323045678}}");
+	expect_ok("---\ntype: message\nrole: assistant\ncontent: blocks\nmessage.timestamp: 5\n---\n"
+		  "<!-- pi:thinking -->\nhm\n\n<!-- pi:text -->\nyes\n",
+		  NULL,
+		  "{\"type\":\"message\",\"message\":{\"role\":\"assistant\",\"content\":[{\"type\":\"thinking\","
+		  "\"thinking\":\"hm\"},{\"type\":\"text\",\"text\":\"yes\"}],\"timestamp\":5}}");
+	/* any entry type */
+	expect_ok("---\ntype: custom\ncustomType: my-ext\n---\n<!-- pi:json data -->\n```json\n{\"a\": [1, 2.5]}\n```\n",
+		  NULL, "{\"type\":\"custom\",\"customType\":\"my-ext\",\"data\":{\"a\":[1,2.5]}}");
+	expect_ok("---\ntype: compaction\nfirstKeptEntryId: a1\ntokensBefore: 10\n---\n<!-- pi:summary -->\nshort\n",
+		  NULL, "{\"type\":\"compaction\",\"firstKeptEntryId\":\"a1\",\"tokensBefore\":10,\"summary\":\"short\"}");
+	/* {"type":"message"} with keys but no message object: two scopes, a
+	 * new file cannot mean anything else */
+	expect_ok("---\ntype: message\nrole: user\n---\n", NULL,
+		  "{\"type\":\"message\",\"message\":{\"role\":\"user\",\"timestamp\":1767323045678}}");
+	expect_ok("---\ntype: message\n---\n", NULL, "{\"type\":\"message\"}");
+	expect_refused("---\nrole: user\ncontent: string\n---\nhi\n", NULL,
+		       "line 4: a new entry needs a \"type\" line with a string in the front matter");
+	expect_refused("---\ntype: 5\n---\n", NULL,
+		       "line 3: a new entry needs a \"type\" line with a string in the front matter");
+	expect_refused("---\n---\n<!-- pi:value -->\n```json\n[1]\n```\n", NULL,
+		       "line 2: a new entry needs a \"type\" line with a string in the front matter");
+	expect_refused("---\ntype: custom_message\ncontent: blocks\n---\n<!-- pi:image mimeType=\"image/png\" bytes=3 -->\n",
+		       NULL, "line 5: images cannot be added through the Markdown file; append a .json entry instead");
+	expect_refused("---\ntype: custom_message\ncontent: blocks\n---\n<!-- pi:image mimeType=\"image/png\" -->\n",
+		       NULL, "line 5: images cannot be added through the Markdown file; append a .json entry instead");
+	expect_refused("---\ntype: custom_message\ncontent: blocks\n---\n<!-- pi:image data=\"AAAA\" -->\n", NULL,
+		       "line 5: image data cannot be written in the Markdown file; append a .json entry instead");
+}
+END_TEST
+
+/* ---- edits ----------------------------------------------------------- */
+
+static const char toolresult[] =
+	"{\"type\":\"message\",\"id\":\"128263f4\",\"parentId\":\"8a6d4fb1\",\"timestamp\":\"2026-11-29T19:11:31.181Z\","
+	"\"message\":{\"role\":\"toolResult\",\"toolCallId\":\"call_4\",\"toolName\":\"bash\",\"content\":"
+	"[{\"type\":\"text\",\"text\":\"tool-output-4\\n\"}],\"isError\":false,\"durationMs\":22,"
+	"\"timestamp\":1795979491181}}";
+
+static const char custom_msg[] =
+	"{\"type\":\"custom_message\",\"customType\":\"reminder\",\"content\":\"Remember.\",\"display\":true,"
+	"\"id\":\"c1000002\",\"parentId\":\"c1000001\",\"timestamp\":\"2026-01-02T03:05:01.000Z\"}";
+
+static const char assistant[] =
+	"{\"type\":\"message\",\"id\":\"8a6d4fb1\",\"parentId\":\"7bfd5a82\",\"timestamp\":\"2026-11-29T19:11:31.155Z\","
+	"\"message\":{\"role\":\"assistant\",\"content\":[{\"type\":\"toolCall\",\"id\":\"call_4\",\"name\":\"bash\","
+	"\"arguments\":{\"command\":\"echo hi\"}}],\"api\":\"openai-completions\",\"provider\":\"fake\","
+	"\"model\":\"fake-1\",\"usage\":{\"input\":100,\"output\":10},\"stopReason\":\"toolUse\","
+	"\"timestamp\":1795979491088}}";
+
+START_TEST(test_edit_identity)
+{
+	/* changed */
+	edit_refused(toolresult, "role: toolResult", "role: user",
+		     "line 6: front matter field \"role\" cannot change (was toolResult, now user)");
+	edit_refused(toolresult, "type: message", "type: custom",
+		     "line 2: front matter field \"type\" cannot change (was message, now custom)");
+	edit_refused(toolresult, "id: 128263f4", "id: 128263f5",
+		     "line 3: front matter field \"id\" cannot change (was 128263f4, now 128263f5)");
+	edit_refused(toolresult, "parentId: 8a6d4fb1", "parentId: null",
+		     "line 4: front matter field \"parentId\" cannot change (was 8a6d4fb1, now null)");
+	edit_refused(toolresult, "timestamp: 2026-11-29T19:11:31.181Z", "timestamp: 2026-11-29T19:11:31.182Z",
+		     "line 5: front matter field \"timestamp\" cannot change (was 2026-11-29T19:11:31.181Z, "
+		     "now 2026-11-29T19:11:31.182Z)");
+	edit_refused(toolresult, "toolCallId: call_4", "toolCallId: call_5",
+		     "line 7: front matter field \"toolCallId\" cannot change (was call_4, now call_5)");
+	edit_refused(toolresult, "toolName: bash", "toolName: \"bash \"",
+		     "line 8: front matter field \"toolName\" cannot change (was bash, now \"bash \")");
+	edit_refused(custom_msg, "customType: reminder", "customType: other",
+		     "line 6: front matter field \"customType\" cannot change (was reminder, now other)");
+	/* removed: reported at the closing line */
+	edit_refused(toolresult, "toolName: bash\n", "",
+		     "line 12: front matter field \"toolName\" cannot be removed (was bash)");
+	edit_refused(toolresult, "role: toolResult\n", "",
+		     "line 12: front matter field \"role\" cannot be removed (was toolResult)");
+	edit_refused(toolresult, "id: 128263f4\n", "", "line 12: front matter field \"id\" cannot be removed (was 128263f4)");
+	edit_refused(toolresult, "type: message\n", "", "line 12: front matter field \"type\" cannot be removed (was message)");
+	edit_refused(custom_msg, "type: custom_message", "type: message",
+		     "line 2: front matter field \"type\" cannot change (was custom_message, now message)");
+	edit_refused(custom_msg, "customType: reminder\n", "",
+		     "line 8: front matter field \"customType\" cannot be removed (was reminder)");
+	/* added */
+	edit_refused(toolresult, "isError: false", "isError: false\ncustomType: x",
+		     "line 11: front matter field \"customType\" cannot be added (now x)");
+	edit_refused(toolresult, "isError: false", "isError: false\nentry.role: x",
+		     "line 11: front matter field \"entry.role\" cannot be added (now x)");
+	/* in a JSON block */
+	edit_refused(custom_msg, "customType: reminder\ncontent: string\ndisplay: true\n---\nRemember.\n",
+		     "content: string\ndisplay: true\n---\nRemember.\n\n<!-- pi:json customType -->\n```json\n"
+		     "[\"reminder\"]\n```\n",
+		     "line 11: field \"customType\" cannot change (was reminder, now [\"reminder\"])");
+	/* moved to a JSON block with the same value: no change */
+	edit_ok(custom_msg, "customType: reminder\ncontent: string\ndisplay: true\n---\nRemember.\n",
+		"content: string\ndisplay: true\n---\nRemember.\n\n<!-- pi:json customType -->\n```json\n"
+		"\"reminder\"\n```\n",
+		"{\"type\":\"custom_message\",\"customType\":\"reminder\",\"content\":\"Remember.\",\"display\":true}");
+	/* the whole front matter removed */
+	json_t *orig = load(toolresult);
+	expect_refused_n("tool-output-4\n", 14, orig,
+			 "line 1: the file must start with the front matter (a \"---\" line); it was removed");
+	expect_refused_n("\n\n", 2, orig, "empty file: nothing to append");
+	json_decref(orig);
+}
+END_TEST
+
+START_TEST(test_edit_allowed)
+{
+	/* unchanged: the original less what the appender fills */
+	edit_ok(toolresult, "tool-output-4", "tool-output-4",
+		"{\"type\":\"message\",\"message\":{\"role\":\"toolResult\",\"toolCallId\":\"call_4\",\"toolName\":\"bash\","
+		"\"content\":[{\"type\":\"text\",\"text\":\"tool-output-4\\n\"}],\"isError\":false,\"durationMs\":22,"
+		"\"timestamp\":1795979491181}}");
+	/* text changed, metadata changed, a line removed (its field goes) */
+	edit_ok(toolresult, "tool-output-4\n\n", "edited\n",
+		"{\"type\":\"message\",\"message\":{\"role\":\"toolResult\",\"toolCallId\":\"call_4\",\"toolName\":\"bash\","
+		"\"content\":[{\"type\":\"text\",\"text\":\"edited\"}],\"isError\":false,\"durationMs\":22,"
+		"\"timestamp\":1795979491181}}");
+	edit_ok(toolresult, "isError: false\ndurationMs: 22\nmessage.timestamp: 1795979491181\n", "isError: true\n",
+		"{\"type\":\"message\",\"message\":{\"role\":\"toolResult\",\"toolCallId\":\"call_4\",\"toolName\":\"bash\","
+		"\"content\":[{\"type\":\"text\",\"text\":\"tool-output-4\\n\"}],\"isError\":true}}");
+	edit_ok(assistant, "model: fake-1\nusage: {\"input\":100,\"output\":10}\n", "model: fake-2\n",
+		"{\"type\":\"message\",\"message\":{\"role\":\"assistant\",\"content\":[{\"type\":\"toolCall\","
+		"\"id\":\"call_4\",\"name\":\"bash\",\"arguments\":{\"command\":\"echo hi\"}}],"
+		"\"api\":\"openai-completions\",\"provider\":\"fake\",\"model\":\"fake-2\",\"stopReason\":\"toolUse\","
+		"\"timestamp\":1795979491088}}");
+	/* tool call arguments and a new text block */
+	edit_ok(assistant, "\"echo hi\"\n}\n```\n", "\"echo bye\",\n  \"timeout\": 5\n}\n```\n\n<!-- pi:text -->\nsure\n",
+		"{\"type\":\"message\",\"message\":{\"role\":\"assistant\",\"content\":[{\"type\":\"toolCall\","
+		"\"id\":\"call_4\",\"name\":\"bash\",\"arguments\":{\"command\":\"echo bye\",\"timeout\":5}},"
+		"{\"type\":\"text\",\"text\":\"sure\"}],\"api\":\"openai-completions\",\"provider\":\"fake\","
+		"\"model\":\"fake-1\",\"usage\":{\"input\":100,\"output\":10},\"stopReason\":\"toolUse\","
+		"\"timestamp\":1795979491088}}");
+	/* content string stays a string; display may change */
+	edit_ok(custom_msg, "display: true\n---\nRemember.\n", "display: false\n---\nForget it.\n",
+		"{\"type\":\"custom_message\",\"customType\":\"reminder\",\"content\":\"Forget it.\",\"display\":false}");
+	/* "content: string" may become blocks */
+	edit_ok(custom_msg, "content: string\ndisplay: true\n---\nRemember.\n", "content: blocks\n---\nA\n\n<!-- pi:text -->\nB\n",
+		"{\"type\":\"custom_message\",\"customType\":\"reminder\",\"content\":[{\"type\":\"text\",\"text\":\"A\"},"
+		"{\"type\":\"text\",\"text\":\"B\"}]}");
+}
+END_TEST
+
+START_TEST(test_edit_images)
+{
+	static const char img[] =
+		"{\"type\":\"message\",\"id\":\"u2\",\"parentId\":\"u1\",\"timestamp\":\"t\",\"message\":{\"role\":\"user\","
+		"\"content\":[{\"type\":\"text\",\"text\":\"look\"},{\"type\":\"image\",\"data\":\"AAAAAA==\","
+		"\"mimeType\":\"image/png\"},{\"type\":\"image\",\"data\":\"R0lGODlhAQABAAAAACw=\",\"mimeType\":\"image/gif\"}],"
+		"\"timestamp\":1}}";
+	/* the text changes, the images keep their data */
+	edit_ok(img, "look\n", "look again\n",
+		"{\"type\":\"message\",\"message\":{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"look again\"},"
+		"{\"type\":\"image\",\"data\":\"AAAAAA==\",\"mimeType\":\"image/png\"},{\"type\":\"image\","
+		"\"data\":\"R0lGODlhAQABAAAAACw=\",\"mimeType\":\"image/gif\"}],\"timestamp\":1}}");
+	/* the last image removed */
+	edit_ok(img, "\n\n<!-- pi:image mimeType=\"image/gif\" bytes=14 -->\n", "\n",
+		"{\"type\":\"message\",\"message\":{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"look\"},"
+		"{\"type\":\"image\",\"data\":\"AAAAAA==\",\"mimeType\":\"image/png\"}],\"timestamp\":1}}");
+	/* the first removed: the second would get the first one's data */
+	edit_refused(img, "<!-- pi:image mimeType=\"image/png\" bytes=4 -->\n\n", "",
+		     "line 12: image 1 says bytes=14 but image 1 of the entry has 4 bytes: images cannot be removed "
+		     "or reordered through the Markdown file (except the last ones)");
+	/* one added */
+	edit_refused(img, "bytes=14 -->\n", "bytes=14 -->\n\n<!-- pi:image mimeType=\"image/gif\" bytes=14 -->\n",
+		     "line 16: images cannot be added through the Markdown file; append a .json entry instead");
+	edit_refused(img, "bytes=14 -->\n", "bytes=14 -->\n\n<!-- pi:image data=\"AAAA\" -->\n",
+		     "line 16: image data cannot be written in the Markdown file; append a .json entry instead");
+	edit_refused(img, "bytes=14 -->\n", "bytes=14 -->\n\n<!-- pi:image data={\"url\":\"x\"} -->\n",
+		     "line 16: images cannot be added through the Markdown file; append a .json entry instead");
+	edit_refused(img, "bytes=14 -->\n", "bytes=14 -->\n\n<!-- pi:image -->\n",
+		     "line 16: images cannot be added through the Markdown file; append a .json entry instead");
+	/* a changed mimeType is the marker's */
+	edit_ok(img, "image/gif", "image/webp",
+		"{\"type\":\"message\",\"message\":{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"look\"},"
+		"{\"type\":\"image\",\"data\":\"AAAAAA==\",\"mimeType\":\"image/png\"},{\"type\":\"image\","
+		"\"data\":\"R0lGODlhAQABAAAAACw=\",\"mimeType\":\"image/webp\"}],\"timestamp\":1}}");
+	edit_refused(img, "bytes=14", "bytes=14 data=1",
+		     "line 14: an image marker has bytes= (its data is in the entry) or data=, not both");
+	edit_refused(img, "bytes=14", "bytes=\"14\"", "line 14: bytes= must be a whole number, not \"14\"");
+	edit_refused(img, "bytes=14", "bytes=14 bytes=14", "line 14: duplicate marker attribute \"bytes\"");
+	edit_refused(img, "bytes=14 -->\n", "bytes=14 -->\ncaption\n",
+		     "line 15: an image marker has nothing below it (a text needs a marker line of its own)");
+}
+END_TEST
+
+/* ---- malformed input ------------------------------------------------- */
+
+START_TEST(test_malformed)
+{
+	expect_refused("---\ntype: x\n", NULL, "line 1: the front matter has no closing \"---\" line");
+	expect_refused("---\n", NULL, "line 1: the front matter has no closing \"---\" line");
+	expect_refused("---\ntype: x\ntype: y\n---\n", NULL, "line 3: duplicate field \"type\"");
+	expect_refused("---\ntype: x\nd: 1\n---\n<!-- pi:json d -->\n```json\n2\n```\n", NULL,
+		       "line 5: duplicate field \"d\"");
+	expect_refused("---\ntype: x\n\"d\": 1\nd: 2\n---\n", NULL, "line 4: duplicate field \"d\"");
+	expect_refused("---\ntype: x\nsummary: s\n---\n<!-- pi:summary -->\nt\n", NULL, "line 5: duplicate field \"summary\"");
+	expect_refused("---\ntype: x\nv: {\"a\":}\n---\n", NULL, "line 3: bad JSON value: unexpected token near '}'");
+	expect_refused("---\ntype: x\nv: \"a\" b\n---\n", NULL, "line 3: bad JSON value: end of file expected near 'b'");
+	expect_refused("---\ntype: x\nno colon here\n---\n", NULL,
+		       "line 3: expected \"NAME: VALUE\" in the front matter, found \"no colon here\"");
+	expect_refused("---\ntype: x\n: x\n---\n", NULL,
+		       "line 3: expected a name (letters, digits, _ or a \"quoted name\") at \": x\"");
+	expect_refused("---\ntype: x\n\"k: 1\n---\n", NULL, "line 3: unterminated quoted name \"k: 1");
+	expect_refused("---\ntype: x\npi.other: 1\n---\n", NULL, "line 3: unknown name \"pi.other\" (pi.marker is the only one)");
+	expect_refused("---\npi.marker: pi0\ntype: x\n---\n", NULL, "line 2: pi.marker must be pi or piN (N = 1, 2, ...), not pi0");
+	expect_refused("---\npi.marker: pi1\npi.marker: pi1\n---\n", NULL, "line 3: duplicate field \"pi.marker\"");
+	expect_refused("---\ntype: x\nmessage.k: 1\n---\n", NULL,
+		       "line 3: \"message.k\": the message scope exists only in an entry of type message with a "
+		       "message object");
+	expect_refused("---\ntype: x\ncontent: blocks\nreplacement: string\n---\n", NULL,
+		       "line 4: a second content descriptor (\"content: ...\" already said where the content is)");
+	expect_refused("---\ntype: message\nentry.content: blocks\n---\n", NULL,
+		       "line 3: \"content: blocks\" describes the message's content; here it needs a quoted value");
+	/* markers */
+	expect_refused("---\ntype: x\ncontent: blocks\n---\n<!-- pi:bogus -->\n", NULL,
+		       "line 5: unknown marker \"bogus\" (known: text, thinking, toolCall, image, block, summary, "
+		       "command, output, section, json, value)");
+	expect_refused("---\ntype: x\ncontent: blocks\n---\nhi\n\n<!-- pi:text-->\nx\n", NULL,
+		       "line 7: a marker line must end with \" -->\": \"<!-- pi:text-->\"");
+	expect_refused("---\ntype: x\ncontent: blocks\n---\n<!-- pi:text a=1 b -->\n", NULL,
+		       "line 5: marker attribute \"b\" has no \"=value\"");
+	expect_refused("---\ntype: x\ncontent: blocks\n---\n<!-- pi:text a=\"x -->\n", NULL,
+		       "line 5: marker attribute \"a\": unterminated value");
+	expect_refused("---\ntype: x\ncontent: blocks\n---\n<!-- pi:text a=tru -->\n", NULL,
+		       "line 5: marker attribute \"a\": bad JSON value: invalid token near 'tru'");
+	expect_refused("---\ntype: x\ncontent: blocks\n---\n<!-- pi:text a=1 a=2 -->\n", NULL,
+		       "line 5: duplicate marker attribute \"a\"");
+	expect_refused("---\ntype: x\ncontent: blocks\n---\n<!-- pi:text type=\"x\" -->\n", NULL,
+		       "line 5: attribute \"type\" cannot be set: the marker kind is the type");
+	expect_refused("---\ntype: x\ncontent: blocks\n---\n<!-- pi:toolCall arguments={} -->\n", NULL,
+		       "line 5: attribute \"arguments\" cannot be set: it is the text or JSON below the marker");
+	expect_refused("---\ntype: x\ncontent: blocks\n---\n<!-- pi:text  -->\n", NULL,
+		       "line 5: expected a name (letters, digits, _ or a \"quoted name\") at \"\"");
+	expect_refused("---\ntype: x\n---\n<!-- pi:summary x -->\n", NULL, "line 4: unexpected \" x\" in the summary marker");
+	expect_refused("---\ntype: x\n---\n<!-- pi:json -->\n", NULL, "line 4: the json marker needs a name");
+	expect_refused("---\ntype: x\n---\n<!-- pi:json pi.x -->\n```json\n1\n```\n", NULL,
+		       "line 4: unknown name \"pi.x\" (pi.marker is the only one)");
+	expect_refused("---\ntype: x\n---\n<!-- pi:section a value=[ -->\n", NULL,
+		       "line 4: section value=: bad JSON value: ']' expected near end of file");
+	expect_refused("---\ntype: x\n---\n<!-- pi:section a -->\nx\n\n<!-- pi:section a -->\ny\n", NULL,
+		       "line 7: duplicate section \"a\"");
+	expect_refused("---\ntype: x\nsections: {}\n---\n<!-- pi:section a -->\nx\n", NULL,
+		       "line 5: duplicate field \"sections\"");
+	expect_refused("---\ntype: x\n---\n<!-- pi:section a value=1 -->\nx\n", NULL,
+		       "line 5: a section marker with value= has nothing below it");
+	/* JSON blocks */
+	expect_refused("---\ntype: x\n---\n<!-- pi:json d -->\n```json\n{\n  \"a\": 1,\n}\n```\n", NULL,
+		       "line 8: bad JSON in the ```json block: string or '}' expected near '}'");
+	expect_refused("---\ntype: x\n---\n<!-- pi:json d -->\n{}\n", NULL,
+		       "line 5: expected a ```json block after the marker line");
+	expect_refused("---\ntype: x\n---\n<!-- pi:json d -->\n```json\n{}\n", NULL,
+		       "line 5: the ```json block does not end with a ``` line (a text after it needs a marker "
+		       "line of its own)");
+	expect_refused("---\ntype: x\n---\n<!-- pi:json d -->\n```json\n{}\n```\nmore text\n", NULL,
+		       "line 5: the ```json block does not end with a ``` line (a text after it needs a marker "
+		       "line of its own)");
+	expect_refused("---\ntype: x\n---\n<!-- pi:json d -->\n```json\n```\n", NULL,
+		       "line 5: the ```json block does not end with a ``` line (a text after it needs a marker "
+		       "line of its own)");
+	expect_refused("---\ntype: x\n---\n<!-- pi:json d -->\n```json\n\n```\n", NULL,
+		       "line 6: bad JSON in the ```json block: unexpected token near end of file");
+	/* the slot */
+	expect_refused("---\ntype: x\n---\nsome text\n", NULL,
+		       "line 4: text outside a marker, but the front matter has no \"content: string\" or "
+		       "\"content: blocks\" line");
+	expect_refused("---\ntype: x\ncontent: string\n---\nhi\n\n<!-- pi:text -->\nx\n", NULL,
+		       "line 7: a text marker needs \"content: blocks\" in the front matter, not \"content: string\"");
+	expect_refused("---\ntype: x\n---\n<!-- pi:block -->\n```json\n1\n```\n", NULL,
+		       "line 4: a block marker needs a \"content: blocks\" line in the front matter");
+	/* value */
+	expect_refused("---\ntype: x\n---\n<!-- pi:value -->\n```json\n1\n```\n", NULL,
+		       "line 4: a value marker must be the only thing in the file");
+	expect_refused("---\n---\n<!-- pi:value -->\n```json\n1\n```\n\n<!-- pi:json x -->\n```json\n1\n```\n", NULL,
+		       "line 8: nothing may follow a value marker");
+	/* a changed tag makes the old markers text */
+	expect_refused("---\npi.marker: pi1\ntype: x\n---\n<!-- pi:summary -->\nx\n", NULL,
+		       "line 5: text outside a marker, but the front matter has no \"content: string\" or "
+		       "\"content: blocks\" line");
+}
+END_TEST
+
+START_TEST(test_bad_bytes)
+{
+	expect_refused_n("---\ntype: x\ncontent: string\n---\nok\nbad \xff byte\n", 41, NULL,
+			 "line 6: invalid UTF-8 (byte 0xff): an entry holds text only");
+	expect_refused_n("hi \xc0\xaf", 5, NULL, "line 1: invalid UTF-8 (byte 0xc0): an entry holds text only");
+	expect_refused_n("\xed\xa0\x80", 3, NULL, "line 1: invalid UTF-8 (byte 0xed): an entry holds text only");
+	expect_refused_n("\xf4\x90\x80\x80", 4, NULL, "line 1: invalid UTF-8 (byte 0xf4): an entry holds text only");
+	expect_refused_n("ab\ncd\xe2\x82", 7, NULL, "line 2: invalid UTF-8 (byte 0xe2): an entry holds text only");
+	/* NUL: a raw one in JSON is refused, in a text or bare value kept */
+	expect_refused_n("---\ntype: x\nv: \"a\0\"\n---\n", 23, NULL,
+			 "line 3: bad JSON value: control character 0x0 near '\"a'");
+	json_t *got = NULL;
+	char why[200];
+	ck_assert_int_eq(parse_entry_md_at("---\ntype: x\nv: a\0b\n---\n", 22, NULL, NOW, &got, why, sizeof why), PS_OK);
+	ck_assert_uint_eq(json_string_length(json_object_get(got, "v")), 3);
+	json_decref(got);
+	/* 10000 levels of nesting: refused by jansson's depth limit, no crash */
+	size_t depth = 10000, n = 0;
+	char *deep = malloc(2 * depth + 64);
+	ck_assert_ptr_nonnull(deep);
+	n += (size_t)sprintf(deep, "---\ntype: x\nv: ");
+	memset(deep + n, '[', depth);
+	n += depth;
+	memset(deep + n, ']', depth);
+	n += depth;
+	memcpy(deep + n, "\n---\n", 5);
+	n += 5;
+	ck_assert_int_eq(parse_entry_md_at(deep, n, NULL, NOW, &got, why, sizeof why), PS_ERR_INVALID);
+	ck_assert_ptr_nonnull(strstr(why, "line 3: bad JSON value: maximum parsing depth reached"));
+	free(deep);
+}
+END_TEST
+
+/* Every truncation and many one-byte changes of real files: refused or
+ * parsed, never a crash (the ASan and valgrind runs watch this test). */
+START_TEST(test_no_crash)
+{
+	static const char *const files[] = {
+		"unknown-blocks-and-keys", "marker-lookalike", "system-sections", "user-image",
+		"compaction-system-message", "toolresult",
+	};
+	static const char subst[] = { '\n', '\0', '"', '<', '\\', ' ', '{', (char)0xff, '-', ':' };
+	char why[128];
+	size_t parses = 0, ok = 0;
+
+	for (size_t f = 0; f < sizeof files / sizeof files[0]; f++) {
+		size_t len;
+		char path[256];
+		snprintf(path, sizeof path, "tests/golden/render/%s/expected.md", files[f]);
+		char *text = slurp(path, &len);
+		snprintf(path, sizeof path, "tests/golden/render/%s/input.json", files[f]);
+		json_error_t jerr;
+		json_t *orig = json_load_file(path, JSON_ALLOW_NUL, &jerr); /* the entry it shows */
+		ck_assert_msg(orig != NULL, "%s: %s", path, jerr.text);
+		char *copy = malloc(len);
+		ck_assert_ptr_nonnull(copy);
+		for (size_t cut = 0; cut <= len; cut++) {
+			for (int with = 0; with < 2; with++) {
+				json_t *got = NULL;
+				ps_err err = parse_entry_md_at(text, cut, with ? orig : NULL, NOW, &got, why, sizeof why);
+				ck_assert(err == PS_OK || err == PS_ERR_INVALID);
+				ck_assert((err == PS_OK) == (got != NULL));
+				ok += err == PS_OK;
+				parses++;
+				json_decref(got);
+			}
+		}
+		for (size_t at = 0; at < len; at++) {
+			for (size_t s = 0; s < sizeof subst; s++) {
+				json_t *got = NULL;
+				memcpy(copy, text, len);
+				copy[at] = subst[s];
+				ps_err err = parse_entry_md_at(copy, len, orig, NOW, &got, why, sizeof why);
+				ck_assert(err == PS_OK || err == PS_ERR_INVALID);
+				ok += err == PS_OK;
+				parses++;
+				json_decref(got);
+			}
+		}
+		free(copy);
+		free(text);
+		json_decref(orig);
+	}
+	ck_assert_uint_gt(ok, 0);
+	ck_assert_uint_gt(parses, ok);
+}
+END_TEST
+
+START_TEST(test_why_buffer)
+{
+	json_t *got = NULL;
+	char why[8];
+	/* truncated but terminated */
+	memset(why, 'x', sizeof why);
+	ck_assert_int_eq(parse_entry_md_at("---\n", 4, NULL, NOW, &got, why, sizeof why), PS_ERR_INVALID);
+	ck_assert_str_eq(why, "line 1:");
+	ck_assert_int_eq(parse_entry_md_at("---\n", 4, NULL, NOW, &got, why, 1), PS_ERR_INVALID);
+	ck_assert_str_eq(why, "");
+	ck_assert_int_eq(parse_entry_md_at("---\n", 4, NULL, NOW, &got, NULL, 0), PS_ERR_INVALID);
+	ck_assert_int_eq(parse_entry_md_at(NULL, 0, NULL, NOW, &got, NULL, 0), PS_ERR_INVALID);
+	ck_assert_int_eq(parse_entry_md_at(NULL, 3, NULL, NOW, &got, NULL, 0), PS_ERR_INVALID);
+	ck_assert_int_eq(parse_entry_md_at("x", 1, NULL, NOW, NULL, NULL, 0), PS_ERR_INVALID);
+	/* a long value is cut (at a character boundary) and stays on one line */
+	char md[1200], want[256], key[512];
+	size_t k = (size_t)sprintf(key, "\"\\nk");
+	for (int i = 0; i < 40; i++)
+		k += (size_t)sprintf(key + k, "\\u00e9");
+	strcpy(key + k, "\"");
+	snprintf(md, sizeof md, "---\ntype: x\n%s: 1\n%s: 2\n---\n", key, key);
+	k = (size_t)sprintf(want, "line 4: duplicate field \"?k");
+	for (int i = 0; i < 29; i++) /* 2 + 29 * 2 = 60 bytes */
+		k += (size_t)sprintf(want + k, "\xc3\xa9");
+	strcpy(want + k, "...\"");
+	expect_refused(md, NULL, want);
+	/* an odd cut: "x" + 30 two-byte characters stops after 29 of them */
+	k = (size_t)sprintf(key, "\"x");
+	for (int i = 0; i < 40; i++)
+		k += (size_t)sprintf(key + k, "\\u00e9");
+	strcpy(key + k, "\"");
+	snprintf(md, sizeof md, "---\ntype: x\n%s: 1\n%s: 2\n---\n", key, key);
+	k = (size_t)sprintf(want, "line 4: duplicate field \"x");
+	for (int i = 0; i < 29; i++)
+		k += (size_t)sprintf(want + k, "\xc3\xa9");
+	strcpy(want + k, "...\"");
+	expect_refused(md, NULL, want);
+}
+END_TEST
+
+/* 100 MB: a plain new file and an edited text, no quadratic step. */
+START_TEST(test_huge)
+{
+	size_t n = 100u << 20;
+	static const char head[] = "---\ntype: custom_message\ncontent: string\n---\n";
+	char *big = malloc(sizeof head - 1 + n + 1);
+	char why[256];
+	json_t *got = NULL;
+	ck_assert_ptr_nonnull(big);
+	memcpy(big, head, sizeof head - 1);
+	char *text = big + sizeof head - 1;
+	for (size_t i = 0; i < n; i++)
+		text[i] = (i % 80 == 79) ? '\n' : (char)('a' + i % 26);
+	text[n] = '\n';
+
+	ck_assert_int_eq(parse_entry_md_at(text, n, NULL, NOW, &got, why, sizeof why), PS_OK);
+	const json_t *c = json_object_get(json_object_get(got, "message"), "content");
+	/* the file less its final newline */
+	ck_assert_uint_eq(json_string_length(c), text[n - 1] == '\n' ? n - 1 : n);
+	json_decref(got);
+
+	ck_assert_int_eq(parse_entry_md_at(big, sizeof head - 1 + n + 1, NULL, NOW, &got, why, sizeof why), PS_OK);
+	c = json_object_get(got, "content");
+	ck_assert_uint_eq(json_string_length(c), n);
+	ck_assert(memcmp(json_string_value(c), text, n) == 0);
+	json_decref(got);
+	free(big);
+}
+END_TEST
+
+Suite *parse_suite(void)
+{
+	Suite *s = suite_create("parse");
+	TCase *tc = tcase_create("parse");
+	tcase_set_timeout(tc, 600);
+	tcase_add_test(tc, test_roundtrip_golden);
+	tcase_add_test(tc, test_roundtrip_fixtures);
+	tcase_add_test(tc, test_roundtrip_corners);
+	tcase_add_test(tc, test_roundtrip_tags_and_depth);
+	tcase_add_test(tc, test_newlines);
+	tcase_add_test(tc, test_is_front_matter);
+	tcase_add_test(tc, test_new_plain);
+	tcase_add_test(tc, test_new_front_matter);
+	tcase_add_test(tc, test_edit_identity);
+	tcase_add_test(tc, test_edit_allowed);
+	tcase_add_test(tc, test_edit_images);
+	tcase_add_test(tc, test_malformed);
+	tcase_add_test(tc, test_bad_bytes);
+	tcase_add_test(tc, test_no_crash);
+	tcase_add_test(tc, test_why_buffer);
+	tcase_add_test(tc, test_huge);
+	suite_add_tcase(s, tc);
+	return s;
+}
