@@ -296,8 +296,8 @@ static int psfs_fill_layout(void *ctx, const char *name, const struct layout_nod
 	struct psfs_fill *f = ctx;
 	char path[PATH_MAX];
 	struct stat st = { 0 };
-	/* An entry an editor renamed away is not listed until it is back. */
-	if (node->kind == LAYOUT_ENTRY && (size_t)snprintf(path, sizeof path, "%s/%s", f->dir, name) < sizeof path) {
+	/* A file an editor renamed away is not listed until it is back. */
+	if (!layout_is_dir(node->kind) && (size_t)snprintf(path, sizeof path, "%s/%s", f->dir, name) < sizeof path) {
 		overlay_lock();
 		struct overlay_node *hidden = overlay_get(path);
 		int skip = hidden && hidden->kind == OVERLAY_HIDDEN;
@@ -690,7 +690,8 @@ static int psfs_commit(struct psfs_file *f, int last)
 			fork_id = strdup(parent->fork_id);
 			label = strdup(parent->label);
 		}
-		int wanted = !f->node->unlinked && strcmp(f->node->path, f->path) == 0 && commit_is_entry_name(name) &&
+		int wanted = !f->node->unlinked && strcmp(f->node->path, f->path) == 0 &&
+			     (commit_is_entry_name(name) || f->node->edit_of) &&
 			     f->node->len > 0;
 		if (wanted) {
 			text = malloc(f->node->len + 1);
@@ -715,6 +716,8 @@ static int psfs_commit(struct psfs_file *f, int last)
 					res = commit_branch(&ref, fork_id, label, f->path, text, len);
 				else if (edit_of && node.kind == LAYOUT_ENTRY)
 					res = commit_edit(&ref, ref.session->generation, node.entry, f->path, text, len);
+				else if (edit_of && node.kind == LAYOUT_NAME)
+					res = commit_name(&ref, f->path, text, len);
 				else if (node.kind == LAYOUT_TREE_DIR)
 					res = commit_new(&ref, ref.session->generation, node.branch, f->path, text, len);
 				else
@@ -1242,7 +1245,7 @@ static int psfs_rename(const char *from, const char *to, unsigned int flags)
 		store_release(psfs_self()->store, &ref);
 		return psfs_rename_label(from, to, flags);
 	}
-	if (src.kind == LAYOUT_ENTRY && psfs_is_backup_name(to_name)) {
+	if ((src.kind == LAYOUT_ENTRY || src.kind == LAYOUT_NAME) && psfs_is_backup_name(to_name)) {
 		/* vim and emacs move the file aside before writing a new one:
 		 * the entry stays in history; its path looks empty until the
 		 * new file is written there (an edit) or the backup comes back. */

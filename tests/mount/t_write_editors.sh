@@ -1,0 +1,386 @@
+#!/usr/bin/env bash
+# Editors and tools saving an entry file on a real mount (docs/layout.md,
+# "Editors' side files"; /work/shared/notes/editor-saves.md): vim (swap
+# files, backupcopy=auto and =yes), nano (plain, and with --backup
+# --locking), emacs in batch mode (backups, lock link, auto-save), sed -i.
+# Each save must append exactly one entry (a sibling of the edited entry
+# with the edited text), no side file may reach the session file, the mount
+# must list nothing stray afterwards (only what the editor leaves by
+# design), and the daemon must refuse nothing.  strace shows that the
+# interesting paths (4913 probe, rename to f~, O_EXCL backups) are taken.
+# shellcheck disable=SC2016 # 'bash -c' scripts get their arguments as $1...
+# shellcheck source=lib.sh
+. "$(dirname "$0")/lib.sh" "$@"
+
+# The interpreter itself, not a version manager's shim (which costs 0.2 s a
+# call).
+PY=$(python3 -c 'import sys; print(sys.executable)')
+
+PROJ=--home-u-w--
+mkdir -p "$STORE/$PROJ"
+
+# --- helpers of the write tests ---------------------------------------------
+
+# aaaa0001 user "alpha one", aaaa0002 assistant, aaaa0003 user "alpha two"
+# (the entry every editor edits), aaaa0004 assistant.
+mksession() {
+	local f=$STORE/$PROJ/$1.jsonl
+	{
+		header
+		user_msg aaaa0001 null "alpha one"
+		asst_msg aaaa0002 aaaa0001 "reply one"
+		user_msg aaaa0003 aaaa0002 "alpha two"
+		asst_msg aaaa0004 aaaa0003 "reply two"
+	} >"$f"
+	chmod 644 "$f"
+}
+
+# Checks the lines appended to a session file since `mark`, against a JSON
+# array of expected entries.  Every field must be there with that value and
+# no other field (deep, types included), and placeholders stand for values
+# the daemon makes: "@id" a fresh 8-hex id (not in the file before, not
+# repeated), "@ts" an ISO timestamp (ms, Z) within 5 minutes of now, "@ms"
+# Unix ms within 5 minutes of now, "@int" any integer, "@newN" the id of
+# appended line N (0-based).  Each appended line starts with type, id,
+# parentId, timestamp (pi's order).  Prints the new ids.
+cat >"$T_DIR/check.py" <<'EOF'
+import json, re, sys, time
+from datetime import datetime, timezone
+path, base, expected = sys.argv[1], int(sys.argv[2]), json.loads(sys.argv[3])
+raw = open(path, "rb").read()
+errors = []
+if not raw.endswith(b"\n"):
+    errors.append("the file does not end with a newline")
+lines = raw.split(b"\n")[:-1] if raw.endswith(b"\n") else raw.split(b"\n")
+old, new = lines[:base], lines[base:]
+def ident(line):
+    try:
+        v = json.loads(line)
+        return v.get("id") if isinstance(v, dict) else None
+    except ValueError:
+        return None
+old_ids = {ident(l) for l in old}
+now = time.time()
+if len(new) != len(expected):
+    print(f"expected {len(expected)} appended line(s), got {len(new)}: " +
+          " | ".join(l.decode("utf-8", "replace")[:300] for l in new))
+    sys.exit(1)
+ids = []
+objs = []
+for raw_line in new:
+    try:
+        objs.append(json.loads(raw_line, object_pairs_hook=lambda kv: dict(kv)))
+    except ValueError as e:
+        print(f"an appended line is not JSON ({e}): {raw_line[:300]!r}")
+        sys.exit(1)
+    ids.append(objs[-1].get("id") if isinstance(objs[-1], dict) else None)
+def check(a, e, where):
+    if isinstance(e, str) and e.startswith("@"):
+        if e == "@id":
+            if not (isinstance(a, str) and re.fullmatch(r"[0-9a-f]{8}", a)):
+                errors.append(f"{where}: {a!r} is not an 8-hex id")
+            elif a in old_ids or ids.count(a) > 1:
+                errors.append(f"{where}: id {a} is not unique")
+        elif e == "@ts":
+            ok = isinstance(a, str) and re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", a)
+            if ok:
+                t = datetime.strptime(a, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=timezone.utc).timestamp()
+                ok = abs(t - now) < 300
+            if not ok:
+                errors.append(f"{where}: {a!r} is not an ISO timestamp of now")
+        elif e == "@ms":
+            if not (type(a) is int and abs(a / 1000 - now) < 300):
+                errors.append(f"{where}: {a!r} is not Unix ms of now")
+        elif e == "@int":
+            if type(a) is not int:
+                errors.append(f"{where}: {a!r} is not an integer")
+        elif e.startswith("@new"):
+            k = int(e[4:])
+            if a != ids[k]:
+                errors.append(f"{where}: {a!r} is not the id of appended line {k} ({ids[k]!r})")
+        else:
+            raise SystemExit(f"bad placeholder {e}")
+    elif isinstance(e, dict):
+        if not isinstance(a, dict):
+            errors.append(f"{where}: expected an object, got {a!r}")
+            return
+        for k in e:
+            if k not in a:
+                errors.append(f"{where}: missing key {k!r}")
+        for k in a:
+            if k not in e:
+                errors.append(f"{where}: unexpected key {k!r} = {a[k]!r}")
+        for k in e:
+            if k in a:
+                check(a[k], e[k], f"{where}.{k}")
+    elif isinstance(e, list):
+        if not isinstance(a, list) or len(a) != len(e):
+            errors.append(f"{where}: expected {e!r}, got {a!r}")
+            return
+        for i, (x, y) in enumerate(zip(a, e)):
+            check(x, y, f"{where}[{i}]")
+    elif type(a) is not type(e) or a != e:
+        errors.append(f"{where}: expected {e!r}, got {a!r}")
+for i, (a, e) in enumerate(zip(objs, expected)):
+    if isinstance(a, dict) and list(a)[:4] != ["type", "id", "parentId", "timestamp"]:
+        errors.append(f"line {i}: keys start {list(a)[:4]}, not type, id, parentId, timestamp")
+    check(a, e, f"line {i}")
+if errors:
+    print("; ".join(errors) + " | appended: " + " | ".join(l.decode("utf-8", "replace")[:400] for l in new))
+    sys.exit(1)
+print(" ".join(str(i) for i in ids))
+EOF
+
+# mark FILE: remembers the session file's lines and sha256 and the log's
+# length.
+mark() {
+	MARK_FILE=$1
+	MARK_LINES=$(wc -l <"$1")
+	MARK_SHA=$(sha256sum <"$1")
+	MARK_LOG=$(fsx cat "$MNT/.pisessionfs/log" | wc -l)
+}
+
+# expect_new WHAT JSON-ARRAY: the lines appended since mark are these
+# entries (check.py); NEW_IDS gets their ids.
+expect_new() {
+	local out
+	NEW_IDS=()
+	if out=$("$PY" -I -S "$T_DIR/check.py" "$MARK_FILE" "$MARK_LINES" "$2" 2>&1); then
+		pass
+		read -r -a NEW_IDS <<<"$out"
+	else
+		fail "$1: $out"
+	fi
+}
+
+# expect_no_refusal WHAT: no "refused" line in the log since mark.
+expect_no_refusal() {
+	local new
+	new=$(fsx cat "$MNT/.pisessionfs/log" | tail -n +$((MARK_LOG + 1)) | grep refused || true)
+	assert_eq "$1: no refusal in the log" "" "$new"
+}
+
+# need PACKAGE COMMAND: installs PACKAGE when COMMAND is missing; a
+# missing editor fails the test (it is promised), it does not skip it.
+need() {
+	command -v "$2" >/dev/null && return 0
+	timeout 600 apt-get install -y "$1" >"$T_DIR/apt.log" 2>&1 || true
+	command -v "$2" >/dev/null && return 0
+	fail "$2 is missing and apt-get install $1 failed: $(tail -3 "$T_DIR/apt.log")"
+	return 1
+}
+
+# A private tmux server for nano, killed however the test ends.
+TMUX_SOCK=psfs-$$
+# shellcheck disable=SC2317 # called from the EXIT trap
+return_rc() { return "$1"; }
+# shellcheck disable=SC2317
+editors_cleanup() {
+	local rc=$?
+	tmux -L "$TMUX_SOCK" kill-server >/dev/null 2>&1 || true
+	if return_rc "$rc"; then cleanup; else cleanup; fi
+}
+trap editors_cleanup EXIT
+
+# Every editor edits 0003-user.aaaa0003.md ("alpha two") of its own session.
+E=0003-user.aaaa0003.md
+# start SESSION: mksession was done before mounting; sets S, F, the
+# listing before, the original entry file, and marks.
+start() {
+	SESS=$1
+	S=$MNT/$PROJ/$SESS
+	F=$STORE/$PROJ/$SESS.jsonl
+	BEFORE_LS=$(ls_names "$S")
+	fsx cat "$S/$E" >"$T_DIR/$SESS.orig"
+	mark "$F"
+}
+
+# saved WHAT TEXT [LEFT...]: after an editor saved: exactly one sibling of
+# aaaa0003 holding TEXT (a JSON string) was appended; the session file has
+# no side-file artefact; the mount lists what it listed before plus the new
+# branch plus LEFT (files the editor leaves by design); the original entry
+# file is unchanged; the new entry file shows the text; nothing was refused.
+saved() {
+	local what=$1 text=$2
+	shift 2
+	expect_new "$what: one sibling entry with the edited text" \
+		"[{\"type\":\"message\",\"id\":\"@id\",\"parentId\":\"aaaa0002\",\"timestamp\":\"@ts\",\"message\":{\"role\":\"user\",\"content\":$text,\"timestamp\":\"@int\"}}]"
+	local id=${NEW_IDS[0]:-none}
+	local bad
+	bad=$(grep -nE '4913|\.sw[a-z]|#|~|sed[A-Za-z0-9]{6}' "$F" || true)
+	assert_eq "$what: no side-file artefact in the session file" "" "$bad"
+	assert_eq "$what: the mount lists nothing stray" \
+		"$(printf '%s\n' "$BEFORE_LS" "0003~$id" "$@" | grep . | sort)" "$(ls_names "$S" | sort)"
+	assert_same_bytes "$S/$E" "$T_DIR/$SESS.orig"
+	local body
+	body=$("$PY" -I -S -c 'import json,sys; print(json.loads(sys.argv[1]))' "$text")
+	fsx_out cat "$S/0003~$id/0003-user.$id.md"
+	assert_contains "$what: the new entry file shows the text" $'---\n'"$body"$'\n' "$OUT"
+	fsx_out readlink "$S/leaf"
+	assert_eq "$what: leaf is the new entry" "0003~$id/0003-user.$id.md" "${OUT%$'\n'}"
+	assert_eq "$what: no label appeared" "" "$(ls_names "$S/labels")"
+	expect_no_refusal "$what"
+}
+
+# traced LOG PATTERN WHAT: the strace log has a line matching PATTERN (ERE).
+traced() {
+	if grep -qE "$2" "$1"; then
+		pass
+	else
+		fail "$3: strace shows no $(show "$2")"
+	fi
+}
+
+# strace is only a witness here: without it (or where ptrace is not
+# allowed) the editors still run, unobserved.
+if ! command -v strace >/dev/null; then
+	timeout 300 apt-get install -y strace >/dev/null 2>&1 || true
+fi
+have_strace=0
+if command -v strace >/dev/null && strace -qq -o /dev/null true 2>/dev/null; then
+	have_strace=1
+fi
+# traced_run LOG SECONDS CMD...: CMD (time-limited) under strace -f (file
+# and descriptor calls) when strace is there.
+traced_run() {
+	local log=$1 secs=$2
+	shift 2
+	if ((have_strace)); then
+		timeout -s KILL "$secs" strace -f -qq -o "$log" -e trace=%file,%desc "$@"
+	else
+		: >"$log"
+		timeout -s KILL "$secs" "$@"
+	fi
+}
+
+for s in vim-auto vim-yes nano nano-backup emacs sed; do
+	mksession "s-$s"
+done
+mount_fs "$STORE" "$MNT"
+
+# --- vim, defaults (backupcopy=auto), swap file on -------------------------------
+start s-vim-auto
+vimrun() {
+	local dir=$1 log=$2
+	shift 2
+	(cd "$dir" && traced_run "$log" 20 vim -Nu NONE -i NONE -es "$@")
+}
+if vimrun "$S" "$T_DIR/vim-auto.st" -c 'set backupskip= backupcopy=auto' -c '%s/^alpha two$/omega two/' \
+	-c "!ls -A > $T_DIR/vim-auto.ls" -c wq "$E" >"$T_DIR/vim.out" 2>&1; then
+	pass
+else
+	fail "vim (backupcopy=auto) failed: $(cat "$T_DIR/vim.out")"
+fi
+assert_contains "vim: its swap file was visible while editing" $'\n.0003-user.aaaa0003.md.swp\n' $'\n'"$(cat "$T_DIR/vim-auto.ls" 2>/dev/null)"$'\n'
+if ((have_strace)); then
+	traced "$T_DIR/vim-auto.st" '"4913", O_WRONLY\|O_CREAT\|O_EXCL\|O_NOFOLLOW, [0-9]+\) = [0-9]' "vim auto: the 4913 probe was made"
+	traced "$T_DIR/vim-auto.st" "rename\\(\"$E\", \"$E~\"\\) += 0" "vim auto: the entry was renamed to its backup"
+	traced "$T_DIR/vim-auto.st" "unlink\\(\"$E~\"\\) += 0" "vim auto: the backup was removed"
+fi
+saved "vim (backupcopy=auto)" '"omega two"'
+
+# --- vim, backupcopy=yes -------------------------------------------------------------
+start s-vim-yes
+if vimrun "$S" "$T_DIR/vim-yes.st" -c 'set backupskip= backupcopy=yes' -c '%s/^alpha two$/omega yes/' \
+	-c wq "$E" >"$T_DIR/vim.out" 2>&1; then
+	pass
+else
+	fail "vim (backupcopy=yes) failed: $(cat "$T_DIR/vim.out")"
+fi
+if ((have_strace)); then
+	traced "$T_DIR/vim-yes.st" "\"$E~\", O_WRONLY\\|O_CREAT\\|O_EXCL.*\\) = [0-9]" "vim yes: the backup copy was made"
+	traced "$T_DIR/vim-yes.st" 'ftruncate\([0-9]+, 0\) += 0' "vim yes: the entry was truncated in place"
+fi
+saved "vim (backupcopy=yes)" '"omega yes"'
+
+# --- nano, through tmux ------------------------------------------------------------------
+# nano_edit DIR TEXT OPTIONS...: opens $E at its end, types TEXT, saves (^S),
+# waits for "Wrote", lists DIR into $T_DIR/nano.ls while nano still runs,
+# quits (^X) and waits for nano to exit.
+nano_edit() {
+	local dir=$1 text=$2
+	shift 2
+	local cmd
+	cmd="cd $(printf '%q' "$dir") && exec nano --ignorercfiles $* +999 $E"
+	tmux -L "$TMUX_SOCK" new-session -d -s nano -x 100 -y 30 "$cmd"
+	if ! poll_until 5 bash -c 'tmux -L "$1" capture-pane -p -t nano | grep -q "^\^G Help"' _ "$TMUX_SOCK"; then
+		fail "nano did not start: $(tmux -L "$TMUX_SOCK" capture-pane -p -t nano 2>&1 | head -5)"
+	fi
+	tmux -L "$TMUX_SOCK" send-keys -t nano -l "$text"
+	tmux -L "$TMUX_SOCK" send-keys -t nano C-s
+	if poll_until 5 bash -c 'tmux -L "$1" capture-pane -p -t nano | grep -q "Wrote [0-9]* line"' _ "$TMUX_SOCK"; then
+		pass
+	else
+		fail "nano did not write: $(tmux -L "$TMUX_SOCK" capture-pane -p -t nano 2>&1 | grep . | tail -5)"
+	fi
+	ls_names "$dir" >"$T_DIR/nano.ls" || true
+	tmux -L "$TMUX_SOCK" send-keys -t nano C-x
+	if poll_until 5 bash -c '! tmux -L "$1" has-session -t nano 2>/dev/null' _ "$TMUX_SOCK"; then
+		pass
+	else
+		fail "nano did not exit: $(tmux -L "$TMUX_SOCK" capture-pane -p -t nano 2>&1 | grep . | tail -5)"
+		tmux -L "$TMUX_SOCK" kill-session -t nano >/dev/null 2>&1 || true
+	fi
+}
+if need nano nano && need tmux tmux; then
+	start s-nano
+	nano_edit "$S" "nano-added"
+	saved "nano" '"alpha two\nnano-added"'
+
+	start s-nano-backup
+	nano_edit "$S" "nano-backup" --backup --locking
+	assert_contains "nano --locking: its lock file was visible while editing" \
+		$'\n.0003-user.aaaa0003.md.swp\n' $'\n'"$(cat "$T_DIR/nano.ls")"$'\n'
+	saved "nano --backup --locking" '"alpha two\nnano-backup"' "$E~"
+	assert_same_bytes "$S/$E~" "$T_DIR/$SESS.orig"
+	fsx_out rm "$S/$E~"
+	mark "$F"
+	assert_missing "$S/$E~"
+	assert_exists "$S/$E"
+	assert_eq "removing nano's backup: session unchanged" "$MARK_SHA" "$(sha256sum <"$F")"
+fi
+
+# --- emacs, batch mode ---------------------------------------------------------------------
+# Backups are on for every file (emacs makes none under /tmp by default),
+# and auto-save is forced once, so that all three side files appear.
+if need emacs-nox emacs; then
+	start s-emacs
+	elisp='(progn
+	  (setq backup-enable-predicate (lambda (f) t))
+	  (find-file "'$E'")
+	  (auto-save-mode 1)
+	  (goto-char (point-max))
+	  (insert "emacs-added\n")
+	  (do-auto-save t)
+	  (message "LISTING %S" (directory-files "."))
+	  (save-buffer))'
+	if (cd "$S" && traced_run "$T_DIR/emacs.st" 30 emacs -Q --batch --eval "$elisp") >"$T_DIR/emacs.out" 2>&1; then
+		pass
+	else
+		fail "emacs failed: $(tail -5 "$T_DIR/emacs.out")"
+	fi
+	listing=$(grep '^LISTING' "$T_DIR/emacs.out" || true)
+	assert_contains "emacs: its lock link was visible while editing" "\".#$E\"" "$listing"
+	assert_contains "emacs: its auto-save file was visible while editing" "\"#$E#\"" "$listing"
+	if ((have_strace)); then
+		traced "$T_DIR/emacs.st" "rename\\(\"[^\"]*/$E\", \"[^\"]*/$E~\"\\) += 0" "emacs: the entry was renamed to its backup"
+		traced "$T_DIR/emacs.st" "symlink\\(\"[^\"]*\", \"[^\"]*/\\.#$E\"\\) += 0" "emacs: the lock link was made"
+		traced "$T_DIR/emacs.st" "unlink\\(\"[^\"]*/#$E#\"\\) += 0" "emacs: the auto-save file was removed"
+	fi
+	saved "emacs" '"alpha two\nemacs-added"' "$E~"
+	assert_same_bytes "$S/$E~" "$T_DIR/$SESS.orig"
+fi
+
+# --- sed -i -----------------------------------------------------------------------------
+start s-sed
+if (cd "$S" && traced_run "$T_DIR/sed.st" 10 sed -i 's/^alpha two$/sed two/' "$E") >"$T_DIR/sed.out" 2>&1; then
+	pass
+else
+	fail "sed -i failed: $(cat "$T_DIR/sed.out")"
+fi
+if ((have_strace)); then
+	traced "$T_DIR/sed.st" "rename\\(\"\\./sed[A-Za-z0-9]{6}\", \"$E\"\\) += 0" "sed -i: its temp file was renamed over the entry"
+fi
+saved "sed -i" '"sed two"'
+
+finish

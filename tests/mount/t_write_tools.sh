@@ -1,0 +1,642 @@
+#!/usr/bin/env bash
+# Every write operation of docs/layout.md ("Writing: every change is an
+# appended entry"), done with ordinary tools on a real mount: new files,
+# edits (>>, >, tee, cp, Python, sed -i), .json entries, branches, labels,
+# the name, raw appends.  Every appended line is checked field by field
+# (ids, parents, timestamps, key order) in the store's file itself, and every
+# "nothing appended" by the sha256 of that file.
+# shellcheck disable=SC2016 # 'bash -c' scripts get their arguments as $1...
+# shellcheck source=lib.sh
+. "$(dirname "$0")/lib.sh" "$@"
+
+# The interpreter itself, not a version manager's shim (which costs 0.2 s a
+# call).
+PY=$(python3 -c 'import sys; print(sys.executable)')
+
+PROJ=--home-u-w--
+mkdir -p "$STORE/$PROJ"
+
+# --- helpers of the write tests ---------------------------------------------
+
+# The base session of every group:
+#   aaaa0001 user "alpha one" (root)
+#   aaaa0002 assistant "reply one"
+#   aaaa0003 user "alpha two"      bbbb0003 user "beta two" (0003~bbbb0003)
+#   aaaa0004 assistant "reply two" bbbb0004 assistant "beta reply"
+# The session directory's tip is aaaa0004; the leaf (last line) bbbb0004.
+mksession() {
+	local f=$STORE/$PROJ/$1.jsonl
+	{
+		header
+		user_msg aaaa0001 null "alpha one"
+		asst_msg aaaa0002 aaaa0001 "reply one"
+		user_msg aaaa0003 aaaa0002 "alpha two"
+		asst_msg aaaa0004 aaaa0003 "reply two"
+		user_msg bbbb0003 aaaa0002 "beta two"
+		asst_msg bbbb0004 bbbb0003 "beta reply"
+	} >"$f"
+	chmod 644 "$f"
+}
+
+# What asst_msg writes as the message, with TEXT (JSON-escaped by the caller)
+# and message timestamp TS.
+asst_json() {
+	printf '{"role":"assistant","content":[{"type":"text","text":"%s"}],"api":"x","provider":"p","model":"m","usage":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"totalTokens":0,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}},"stopReason":"stop","timestamp":%s}' \
+		"$1" "$2"
+}
+
+# Checks the lines appended to a session file since `mark`, against a JSON
+# array of expected entries.  Every field must be there with that value and
+# no other field (deep, types included), and placeholders stand for values
+# the daemon makes: "@id" a fresh 8-hex id (not in the file before, not
+# repeated), "@ts" an ISO timestamp (ms, Z) within 5 minutes of now, "@ms"
+# Unix ms within 5 minutes of now, "@int" any integer, "@newN" the id of
+# appended line N (0-based).  Each appended line starts with type, id,
+# parentId, timestamp (pi's order).  Prints the new ids.
+cat >"$T_DIR/check.py" <<'EOF'
+import json, re, sys, time
+from datetime import datetime, timezone
+path, base, expected = sys.argv[1], int(sys.argv[2]), json.loads(sys.argv[3])
+raw = open(path, "rb").read()
+errors = []
+if not raw.endswith(b"\n"):
+    errors.append("the file does not end with a newline")
+lines = raw.split(b"\n")[:-1] if raw.endswith(b"\n") else raw.split(b"\n")
+old, new = lines[:base], lines[base:]
+def ident(line):
+    try:
+        v = json.loads(line)
+        return v.get("id") if isinstance(v, dict) else None
+    except ValueError:
+        return None
+old_ids = {ident(l) for l in old}
+now = time.time()
+if len(new) != len(expected):
+    print(f"expected {len(expected)} appended line(s), got {len(new)}: " +
+          " | ".join(l.decode("utf-8", "replace")[:300] for l in new))
+    sys.exit(1)
+ids = []
+objs = []
+for raw_line in new:
+    try:
+        objs.append(json.loads(raw_line, object_pairs_hook=lambda kv: dict(kv)))
+    except ValueError as e:
+        print(f"an appended line is not JSON ({e}): {raw_line[:300]!r}")
+        sys.exit(1)
+    ids.append(objs[-1].get("id") if isinstance(objs[-1], dict) else None)
+def check(a, e, where):
+    if isinstance(e, str) and e.startswith("@"):
+        if e == "@id":
+            if not (isinstance(a, str) and re.fullmatch(r"[0-9a-f]{8}", a)):
+                errors.append(f"{where}: {a!r} is not an 8-hex id")
+            elif a in old_ids or ids.count(a) > 1:
+                errors.append(f"{where}: id {a} is not unique")
+        elif e == "@ts":
+            ok = isinstance(a, str) and re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", a)
+            if ok:
+                t = datetime.strptime(a, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=timezone.utc).timestamp()
+                ok = abs(t - now) < 300
+            if not ok:
+                errors.append(f"{where}: {a!r} is not an ISO timestamp of now")
+        elif e == "@ms":
+            if not (type(a) is int and abs(a / 1000 - now) < 300):
+                errors.append(f"{where}: {a!r} is not Unix ms of now")
+        elif e == "@int":
+            if type(a) is not int:
+                errors.append(f"{where}: {a!r} is not an integer")
+        elif e.startswith("@new"):
+            k = int(e[4:])
+            if a != ids[k]:
+                errors.append(f"{where}: {a!r} is not the id of appended line {k} ({ids[k]!r})")
+        else:
+            raise SystemExit(f"bad placeholder {e}")
+    elif isinstance(e, dict):
+        if not isinstance(a, dict):
+            errors.append(f"{where}: expected an object, got {a!r}")
+            return
+        for k in e:
+            if k not in a:
+                errors.append(f"{where}: missing key {k!r}")
+        for k in a:
+            if k not in e:
+                errors.append(f"{where}: unexpected key {k!r} = {a[k]!r}")
+        for k in e:
+            if k in a:
+                check(a[k], e[k], f"{where}.{k}")
+    elif isinstance(e, list):
+        if not isinstance(a, list) or len(a) != len(e):
+            errors.append(f"{where}: expected {e!r}, got {a!r}")
+            return
+        for i, (x, y) in enumerate(zip(a, e)):
+            check(x, y, f"{where}[{i}]")
+    elif type(a) is not type(e) or a != e:
+        errors.append(f"{where}: expected {e!r}, got {a!r}")
+for i, (a, e) in enumerate(zip(objs, expected)):
+    if isinstance(a, dict) and list(a)[:4] != ["type", "id", "parentId", "timestamp"]:
+        errors.append(f"line {i}: keys start {list(a)[:4]}, not type, id, parentId, timestamp")
+    check(a, e, f"line {i}")
+if errors:
+    print("; ".join(errors) + " | appended: " + " | ".join(l.decode("utf-8", "replace")[:400] for l in new))
+    sys.exit(1)
+print(" ".join(str(i) for i in ids))
+EOF
+
+# One file-system call from Python, so that the exact errno of the exact
+# call is seen.  Prints "ok" or "CALL:ERRNO" (e.g. "close:EINVAL").
+cat >"$T_DIR/op.py" <<'EOF'
+import errno, os, sys
+op, args = sys.argv[1], sys.argv[2:]
+step = op
+try:
+    if op in ("write", "append", "fsync", "excl"):
+        path, src = args
+        data = open(src, "rb").read()
+        flags = os.O_WRONLY | {"write": os.O_CREAT | os.O_TRUNC, "fsync": os.O_CREAT | os.O_TRUNC,
+                               "append": os.O_APPEND, "excl": os.O_CREAT | os.O_EXCL}[op]
+        step = "open"
+        fd = os.open(path, flags, 0o644)
+        try:
+            step = "write"
+            n = 0
+            while n < len(data):
+                n += os.write(fd, data[n:])
+            if op == "fsync":
+                step = "fsync"
+                os.fsync(fd)
+        except OSError:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+            raise
+        step = "close"
+        os.close(fd)
+    elif op == "pwrite":
+        path, off, text = args
+        step = "open"
+        fd = os.open(path, os.O_WRONLY)
+        try:
+            step = "pwrite"
+            os.pwrite(fd, text.encode(), int(off))
+        except OSError:
+            os.close(fd)
+            raise
+        step = "close"
+        os.close(fd)
+    elif op == "openw":
+        path, mode = args
+        flags = {"trunc": os.O_WRONLY | os.O_TRUNC, "w": os.O_WRONLY, "a": os.O_WRONLY | os.O_APPEND}[mode]
+        step = "open"
+        fd = os.open(path, flags)
+        step = "close"
+        os.close(fd)
+    elif op == "unlink":
+        os.unlink(args[0])
+    elif op == "rmdir":
+        os.rmdir(args[0])
+    elif op == "mkdir":
+        os.mkdir(args[0])
+    elif op == "rename":
+        os.rename(args[0], args[1])
+    elif op == "symlink":
+        os.symlink(args[0], args[1])
+    elif op == "chmod":
+        os.chmod(args[0], int(args[1], 8))
+    elif op == "chown":
+        os.chown(args[0], int(args[1]), int(args[2]))
+    elif op == "truncate":
+        os.truncate(args[0], int(args[1]))
+    elif op == "setxattr":
+        os.setxattr(args[0], args[1], args[2].encode())
+    else:
+        raise SystemExit("unknown op " + op)
+    print("ok")
+except OSError as e:
+    print(f"{step}:{errno.errorcode.get(e.errno, e.errno)}")
+EOF
+
+# op WHAT EXPECTED CALL ARGS...: runs the call (under fsx); its result must
+# be EXPECTED ("ok" or "CALL:ERRNO").
+op() {
+	local what=$1 want=$2
+	shift 2
+	fsx_out "$PY" -I -S "$T_DIR/op.py" "$@"
+	assert_eq "$what (result)" "$want" "${OUT%$'\n'}${ERR:+ stderr: $ERR}"
+}
+
+# run_sh WHAT SCRIPT ARGS...: a shell command line (bash -c) under fsx; it must
+# succeed.
+run_sh() {
+	local what=$1 script=$2
+	shift 2
+	fsx_out bash -c "$script" _ "$@"
+	if ((RC == 0)); then
+		pass
+	else
+		fail "$what: '$script' failed ($RC): $(show "$ERR")"
+	fi
+}
+
+# mark FILE: remembers the session file's lines and sha256.
+mark() {
+	MARK_FILE=$1
+	MARK_LINES=$(wc -l <"$1")
+	MARK_SHA=$(sha256sum <"$1")
+	MARK_LOG=$(fsx cat "$MNT/.pisessionfs/log" | wc -l)
+}
+
+# expect_new WHAT JSON-ARRAY: the lines appended since mark are these
+# entries (check.py); NEW_IDS gets their ids.
+expect_new() {
+	local out
+	NEW_IDS=()
+	if out=$("$PY" -I -S "$T_DIR/check.py" "$MARK_FILE" "$MARK_LINES" "$2" 2>&1); then
+		pass
+		read -r -a NEW_IDS <<<"$out"
+	else
+		fail "$1: $out"
+	fi
+}
+
+# expect_same WHAT: the session file is byte-identical since mark.
+expect_same() {
+	assert_eq "$1: session file unchanged (sha256)" "$MARK_SHA" "$(sha256sum <"$MARK_FILE")"
+}
+
+# expect_no_refusal WHAT: no "refused" line in the log since mark.
+expect_no_refusal() {
+	local new
+	new=$(fsx cat "$MNT/.pisessionfs/log" | tail -n +$((MARK_LOG + 1)) | grep refused || true)
+	assert_eq "$1: no refusal in the log" "" "$new"
+}
+
+# content_of FILE: the bytes of FILE through the mount into $CONTENT
+# (trailing newlines kept).
+content_of() {
+	fsx_out cat -- "$1"
+	CONTENT=$OUT
+}
+
+# --- the sessions ---------------------------------------------------------------
+for s in new edit json branch label name raw; do
+	mksession "s-$s"
+done
+mount_fs "$STORE" "$MNT"
+D=$MNT/$PROJ
+
+# --- echo text > DIR/new.md ---------------------------------------------------
+S=$D/s-new
+F=$STORE/$PROJ/s-new.jsonl
+mark "$F"
+run_sh "echo > new.md" 'echo text >"$1"' "$S/new.md"
+expect_new "echo text > new.md: a user message under the directory's tip" \
+	'[{"type":"message","id":"@id","parentId":"aaaa0004","timestamp":"@ts","message":{"role":"user","content":"text","timestamp":"@ms"}}]'
+id=${NEW_IDS[0]:-none}
+assert_exists "$S/0005-user.$id.md"
+assert_missing "$S/new.md"
+fsx_out readlink "$S/leaf"
+assert_eq "echo > new.md: leaf points to the new entry" "0005-user.$id.md" "${OUT%$'\n'}"
+assert_file_content "$S/entries/$id.json" "$(tail -1 "$F")"$'\n'
+content_of "$S/0005-user.$id.md"
+assert_contains "echo > new.md: the entry file shows the text" $'---\ntext\n' "$CONTENT"
+expect_no_refusal "echo > new.md"
+# Two writes make two entries, the second under the first.
+mark "$F"
+run_sh "printf > second.md" 'printf "two\nlines\n\n" >"$1"' "$S/second.md"
+expect_new "second new file: child of the first (one final newline dropped)" \
+	"[{\"type\":\"message\",\"id\":\"@id\",\"parentId\":\"$id\",\"timestamp\":\"@ts\",\"message\":{\"role\":\"user\",\"content\":\"two\\nlines\\n\",\"timestamp\":\"@ms\"}}]"
+# A new file in a new .md with front matter: the entry it describes.
+mark "$F"
+prev=${NEW_IDS[0]:-none}
+printf -- '---\ntype: custom_message\ncustomType: note\ncontent: string\ndisplay: false\n---\nremember this\n' >"$T_DIR/fm.md"
+run_sh "cp front-matter file" 'cp "$1" "$2"' "$T_DIR/fm.md" "$S/fm.md"
+expect_new "new .md with front matter: the entry it describes" \
+	"[{\"type\":\"custom_message\",\"id\":\"@id\",\"parentId\":\"$prev\",\"timestamp\":\"@ts\",\"customType\":\"note\",\"content\":\"remember this\",\"display\":false}]"
+assert_missing "$S/fm.md"
+
+# --- edits of entry files ------------------------------------------------------
+S=$D/s-edit
+F=$STORE/$PROJ/s-edit.jsonl
+U3=$S/0003-user.aaaa0003.md
+content_of "$U3"
+orig_u3=$CONTENT
+
+mark "$F"
+run_sh "echo >> entry" 'echo more >>"$1"' "$U3"
+expect_new "echo >> entry: a sibling with the text appended" \
+	'[{"type":"message","id":"@id","parentId":"aaaa0002","timestamp":"@ts","message":{"role":"user","content":"alpha two\nmore","timestamp":"@int"}}]'
+id=${NEW_IDS[0]:-none}
+assert_exists "$S/0003~$id/0003-user.$id.md"
+fsx_out readlink "$S/leaf"
+assert_eq "echo >> entry: leaf is the sibling" "0003~$id/0003-user.$id.md" "${OUT%$'\n'}"
+content_of "$U3"
+assert_eq "echo >> entry: the original file is unchanged" "$orig_u3" "$CONTENT"
+expect_no_refusal "echo >> entry"
+
+# tee: rewrites the first entry (a root): the sibling is a new root.
+U1=$S/0001-user.aaaa0001.md
+content_of "$U1"
+printf '%s' "$CONTENT" | sed 's/^alpha one$/alpha tee/' >"$T_DIR/u1.md"
+mark "$F"
+run_sh "tee entry" 'tee "$2" <"$1" >/dev/null' "$T_DIR/u1.md" "$U1"
+expect_new "tee entry: a sibling root" \
+	'[{"type":"message","id":"@id","parentId":null,"timestamp":"@ts","message":{"role":"user","content":"alpha tee","timestamp":"@int"}}]'
+id=${NEW_IDS[0]:-none}
+assert_exists "$S/0001~$id/0001-user.$id.md"
+expect_no_refusal "tee entry"
+
+# cp file entry.md
+A2=$S/0002-assistant.aaaa0002.md
+content_of "$A2"
+printf '%s' "$CONTENT" | sed 's/^reply one$/reply copied/' >"$T_DIR/a2.md"
+mark "$F"
+run_sh "cp file entry" 'cp "$1" "$2"' "$T_DIR/a2.md" "$A2"
+expect_new "cp file entry: a sibling assistant message" \
+	"[{\"type\":\"message\",\"id\":\"@id\",\"parentId\":\"aaaa0001\",\"timestamp\":\"@ts\",\"message\":$(asst_json "reply copied" '"@int"')}]"
+id=${NEW_IDS[0]:-none}
+assert_exists "$S/0002~$id/0002-assistant.$id.md"
+expect_no_refusal "cp file entry"
+
+# Python open(entry, "w")
+A4=$S/0004-assistant.aaaa0004.md
+content_of "$A4"
+printf '%s' "$CONTENT" | sed 's/^reply two$/reply from python/' >"$T_DIR/a4.md"
+mark "$F"
+run_sh "python open w" 'python3 -c "import sys; open(sys.argv[2], \"w\").write(open(sys.argv[1]).read())" "$1" "$2"' "$T_DIR/a4.md" "$A4"
+expect_new "python open(entry, w): a sibling" \
+	"[{\"type\":\"message\",\"id\":\"@id\",\"parentId\":\"aaaa0003\",\"timestamp\":\"@ts\",\"message\":$(asst_json "reply from python" '"@int"')}]"
+expect_no_refusal "python open(entry, w)"
+
+# sed -i on an entry in a branch directory
+B3=$S/0003~bbbb0003/0003-user.bbbb0003.md
+before_ls=$(ls_names "$S/0003~bbbb0003")
+mark "$F"
+run_sh "sed -i entry" 'sed -i "s/^beta two$/beta sed/" "$1"' "$B3"
+expect_new "sed -i entry: a sibling" \
+	'[{"type":"message","id":"@id","parentId":"aaaa0002","timestamp":"@ts","message":{"role":"user","content":"beta sed","timestamp":"@int"}}]'
+id=${NEW_IDS[0]:-none}
+assert_eq "sed -i: no sed temp file left, the branch directory is as it was" "$before_ls" "$(ls_names "$S/0003~bbbb0003")"
+assert_exists "$S/0003~$id/0003-user.$id.md"
+content_of "$B3"
+assert_contains "sed -i: the original entry is unchanged" $'\nbeta two\n' "$CONTENT"
+expect_no_refusal "sed -i entry"
+
+# A shell rewrite (cat edited > entry): the shell opens with O_TRUNC and
+# closes a duplicate descriptor before writing; that must not count.
+B4=$S/0003~bbbb0003/0004-assistant.bbbb0004.md
+content_of "$B4"
+printf '%s' "$CONTENT" | sed 's/^beta reply$/beta redirected/' >"$T_DIR/b4.md"
+mark "$F"
+run_sh "cat > entry" 'cat "$1" >"$2"' "$T_DIR/b4.md" "$B4"
+expect_new "cat edited > entry: one sibling" \
+	"[{\"type\":\"message\",\"id\":\"@id\",\"parentId\":\"bbbb0003\",\"timestamp\":\"@ts\",\"message\":$(asst_json "beta redirected" '"@int"')}]"
+expect_no_refusal "cat edited > entry"
+
+# An unchanged save appends nothing.
+content_of "$B4"
+printf '%s' "$CONTENT" >"$T_DIR/same.md"
+mark "$F"
+run_sh "cp unchanged" 'cp "$1" "$2"' "$T_DIR/same.md" "$B4"
+expect_same "unchanged save"
+expect_no_refusal "unchanged save"
+
+# --- new .json files -----------------------------------------------------------
+S=$D/s-json
+F=$STORE/$PROJ/s-json.jsonl
+msg=$(asst_json "from json" 1767225700000)
+printf '%s\n' "$msg" >"$T_DIR/msg.json"
+mark "$F"
+run_sh "cp AgentMessage json" 'cp "$1" "$2"' "$T_DIR/msg.json" "$S/reply.json"
+expect_new "new .json AgentMessage: a message entry under the tip" \
+	"[{\"type\":\"message\",\"id\":\"@id\",\"parentId\":\"aaaa0004\",\"timestamp\":\"@ts\",\"message\":$msg}]"
+j1=${NEW_IDS[0]:-none}
+assert_exists "$S/0005-assistant.$j1.md"
+assert_missing "$S/reply.json"
+
+printf '{"type":"custom_message","customType":"ext","content":[{"type":"text","text":"hi"}],"display":true,"details":{"n":1}}' >"$T_DIR/cm.json"
+mark "$F"
+run_sh "cp full entry json" 'cp "$1" "$2"' "$T_DIR/cm.json" "$S/cm.json"
+expect_new "new .json full entry (custom_message): id, parentId, timestamp filled in" \
+	"[{\"type\":\"custom_message\",\"id\":\"@id\",\"parentId\":\"$j1\",\"timestamp\":\"@ts\",\"customType\":\"ext\",\"content\":[{\"type\":\"text\",\"text\":\"hi\"}],\"display\":true,\"details\":{\"n\":1}}]"
+j2=${NEW_IDS[0]:-none}
+assert_exists "$S/0006-custom_message.$j2.md"
+
+printf '{"type":"message","parentId":"aaaa0002","message":{"role":"user","content":"given parent","timestamp":1767225800000}}\n' >"$T_DIR/gp.json"
+mark "$F"
+run_sh "cp json with parentId" 'cp "$1" "$2"' "$T_DIR/gp.json" "$S/gp.json"
+expect_new "new .json with a given parentId: hangs there" \
+	'[{"type":"message","id":"@id","parentId":"aaaa0002","timestamp":"@ts","message":{"role":"user","content":"given parent","timestamp":1767225800000}}]'
+id=${NEW_IDS[0]:-none}
+assert_exists "$S/0003~$id/0003-user.$id.md"
+printf '{"type":"message","id":"cafe0001","timestamp":"2026-01-02T00:00:00.000Z","message":{"role":"user","content":"own id","timestamp":1767312000000}}\n' >"$T_DIR/own.json"
+mark "$F"
+run_sh "cp json with its own id and timestamp" 'cp "$1" "$2"' "$T_DIR/own.json" "$S/own.json"
+expect_new "new .json with id and timestamp: both kept, parent filled in" \
+	"[{\"type\":\"message\",\"id\":\"cafe0001\",\"parentId\":\"$j2\",\"timestamp\":\"2026-01-02T00:00:00.000Z\",\"message\":{\"role\":\"user\",\"content\":\"own id\",\"timestamp\":1767312000000}}]"
+assert_exists "$S/0007-user.cafe0001.md"
+expect_no_refusal "new .json files"
+
+# --- branches -----------------------------------------------------------------
+S=$D/s-branch
+F=$STORE/$PROJ/s-branch.jsonl
+mark "$F"
+run_sh "new file in a branch directory" 'echo "in branch" >"$1"' "$S/0003~bbbb0003/x.md"
+expect_new "new file in NNNN~id: child of that branch's tip" \
+	'[{"type":"message","id":"@id","parentId":"bbbb0004","timestamp":"@ts","message":{"role":"user","content":"in branch","timestamp":"@ms"}}]'
+id=${NEW_IDS[0]:-none}
+assert_exists "$S/0003~bbbb0003/0005-user.$id.md"
+
+mark "$F"
+assert_true "mkdir 0003~try" mkdir "$S/0003~try"
+expect_same "mkdir of a pending branch"
+assert_eq "the pending branch is empty" "" "$(ls_names "$S/0003~try")"
+assert_contains "the pending branch is listed" $'\n0003~try\n' "$(ls_names "$S")"
+run_sh "file into the pending branch" 'echo "tried" >"$1"' "$S/0003~try/t.md"
+expect_new "file in a pending branch: child of the depth-2 entry, then its label" \
+	'[{"type":"message","id":"@id","parentId":"aaaa0002","timestamp":"@ts","message":{"role":"user","content":"tried","timestamp":"@ms"}},{"type":"label","id":"@id","parentId":"@new0","timestamp":"@ts","targetId":"@new0","label":"try"}]'
+id=${NEW_IDS[0]:-none}
+listing=$(ls_names "$S")
+assert_contains "the branch is listed by its label" $'\n0003~try\n' "$listing"
+if [[ $listing == *"0003~$id"* ]]; then
+	fail "the labelled branch is also listed as 0003~$id"
+else
+	pass
+fi
+assert_exists "$S/0003~try/0003-user.$id.md"
+assert_exists "$S/0003~$id/0003-user.$id.md"
+assert_missing "$S/0003~try/t.md"
+fsx_out readlink "$S/labels/try"
+assert_eq "labels/try" "../0003~try/0003-user.$id.md" "${OUT%$'\n'}"
+
+mark "$F"
+assert_true "mkdir 0001~fresh" mkdir "$S/0001~fresh"
+run_sh "file into a pending root" 'echo "new root" >"$1"' "$S/0001~fresh/r.md"
+expect_new "file in a pending 0001~name: a new root, then its label" \
+	'[{"type":"message","id":"@id","parentId":null,"timestamp":"@ts","message":{"role":"user","content":"new root","timestamp":"@ms"}},{"type":"label","id":"@id","parentId":"@new0","timestamp":"@ts","targetId":"@new0","label":"fresh"}]'
+id=${NEW_IDS[0]:-none}
+assert_exists "$S/0001~fresh/0001-user.$id.md"
+
+mark "$F"
+assert_true "mkdir 0004~tmp" mkdir "$S/0004~tmp"
+op "rmdir of an empty pending branch" ok rmdir "$S/0004~tmp"
+assert_missing "$S/0004~tmp"
+expect_same "mkdir + rmdir of a pending branch"
+op "rmdir of a real branch" rmdir:EPERM rmdir "$S/0003~bbbb0003"
+expect_same "rmdir of a real branch"
+assert_exists "$S/0003~bbbb0003/0003-user.bbbb0003.md"
+
+# --- labels -------------------------------------------------------------------
+S=$D/s-label
+F=$STORE/$PROJ/s-label.jsonl
+mark "$F"
+assert_true "ln -s ../ENTRY labels/x" ln -s ../0002-assistant.aaaa0002.md "$S/labels/x"
+expect_new "ln -s ../ENTRY labels/x: a label entry, child of the leaf" \
+	'[{"type":"label","id":"@id","parentId":"bbbb0004","timestamp":"@ts","targetId":"aaaa0002","label":"x"}]'
+l1=${NEW_IDS[0]:-none}
+fsx_out readlink "$S/labels/x"
+assert_eq "readlink labels/x" "../0002-assistant.aaaa0002.md" "${OUT%$'\n'}"
+
+mark "$F"
+assert_true "ln -s ID labels/y" ln -s aaaa0003 "$S/labels/y"
+expect_new "ln -s ID labels/y" \
+	"[{\"type\":\"label\",\"id\":\"@id\",\"parentId\":\"$l1\",\"timestamp\":\"@ts\",\"targetId\":\"aaaa0003\",\"label\":\"y\"}]"
+l2=${NEW_IDS[0]:-none}
+fsx_out readlink "$S/labels/y"
+assert_eq "readlink labels/y" "../0003-user.aaaa0003.md" "${OUT%$'\n'}"
+
+mark "$F"
+assert_true "ln -s /ABSOLUTE/PATH labels/abs" ln -s "$S/0003~bbbb0003/0004-assistant.bbbb0004.md" "$S/labels/abs"
+expect_new "ln -s with an absolute path inside the session" \
+	"[{\"type\":\"label\",\"id\":\"@id\",\"parentId\":\"$l2\",\"timestamp\":\"@ts\",\"targetId\":\"bbbb0004\",\"label\":\"abs\"}]"
+la=${NEW_IDS[0]:-none}
+fsx_out readlink "$S/labels/abs"
+assert_eq "readlink labels/abs" "../0003~bbbb0003/0004-assistant.bbbb0004.md" "${OUT%$'\n'}"
+mark "$F"
+assert_true "rm labels/abs" rm "$S/labels/abs"
+expect_new "rm labels/abs" \
+	"[{\"type\":\"label\",\"id\":\"@id\",\"parentId\":\"$la\",\"timestamp\":\"@ts\",\"targetId\":\"bbbb0004\"}]"
+l2=${NEW_IDS[0]:-none}
+
+mark "$F"
+assert_true "mv labels/x labels/z" mv "$S/labels/x" "$S/labels/z"
+expect_new "mv labels/x labels/z: one label entry z on the same target" \
+	"[{\"type\":\"label\",\"id\":\"@id\",\"parentId\":\"$l2\",\"timestamp\":\"@ts\",\"targetId\":\"aaaa0002\",\"label\":\"z\"}]"
+l3=${NEW_IDS[0]:-none}
+assert_eq "labels after mv" $'y\nz' "$(ls_names "$S/labels")"
+
+# Onto a label of another entry: it is cleared there.
+mark "$F"
+assert_true "mv labels/z labels/y" mv "$S/labels/z" "$S/labels/y"
+expect_new "mv labels/z labels/y (y on another entry): clear it there, then y" \
+	"[{\"type\":\"label\",\"id\":\"@id\",\"parentId\":\"$l3\",\"timestamp\":\"@ts\",\"targetId\":\"aaaa0003\"},{\"type\":\"label\",\"id\":\"@id\",\"parentId\":\"@new0\",\"timestamp\":\"@ts\",\"targetId\":\"aaaa0002\",\"label\":\"y\"}]"
+l4=${NEW_IDS[1]:-none}
+assert_eq "labels after mv over" "y" "$(ls_names "$S/labels")"
+fsx_out readlink "$S/labels/y"
+assert_eq "readlink labels/y after mv over" "../0002-assistant.aaaa0002.md" "${OUT%$'\n'}"
+
+mark "$F"
+assert_true "rm labels/y" rm "$S/labels/y"
+expect_new "rm labels/y: the label entry that clears it" \
+	"[{\"type\":\"label\",\"id\":\"@id\",\"parentId\":\"$l4\",\"timestamp\":\"@ts\",\"targetId\":\"aaaa0002\"}]"
+assert_eq "labels after rm" "" "$(ls_names "$S/labels")"
+expect_no_refusal "labels"
+
+# --- name -----------------------------------------------------------------------
+S=$D/s-name
+F=$STORE/$PROJ/s-name.jsonl
+mark "$F"
+run_sh "echo > name" 'echo "Refactor auth" >"$1"' "$S/name"
+expect_new "echo \"Refactor auth\" > name: one session_info entry" \
+	'[{"type":"session_info","id":"@id","parentId":"bbbb0004","timestamp":"@ts","name":"Refactor auth"}]'
+assert_file_content "$S/name" $'Refactor auth\n'
+
+mark "$F"
+last=$(tail -1 "$F" | "$PY" -I -S -c 'import json,sys; print(json.loads(sys.stdin.read())["id"])')
+run_sh "multi-line name" 'printf "  Multi\nline\r\n\nname \n" >"$1"' "$S/name"
+expect_new "multi-line name: folded and trimmed" \
+	"[{\"type\":\"session_info\",\"id\":\"@id\",\"parentId\":\"$last\",\"timestamp\":\"@ts\",\"name\":\"Multi line name\"}]"
+assert_file_content "$S/name" $'Multi line name\n'
+
+mark "$F"
+run_sh "same name (shell)" 'echo "Multi line name" >"$1"' "$S/name"
+expect_same "echo of the same name"
+mark "$F"
+op "same name (Python, one open)" ok write "$S/name" <(printf 'Multi line name\n')
+expect_same "python write of the same name"
+
+mark "$F"
+last=$(tail -1 "$F" | "$PY" -I -S -c 'import json,sys; print(json.loads(sys.stdin.read())["id"])')
+run_sh ": > name" ': >"$1"' "$S/name"
+expect_new ": > name: clears it" \
+	"[{\"type\":\"session_info\",\"id\":\"@id\",\"parentId\":\"$last\",\"timestamp\":\"@ts\",\"name\":\"\"}]"
+assert_file_content "$S/name" ""
+expect_no_refusal "name"
+
+# "fsynced before close() or fsync() returns success": the clearing entry
+# of an emptied name must be in the file when close() (or fsync())
+# returns, every time; read straight from the store, right away.
+cat >"$T_DIR/clear.py" <<'EOF'
+import os, sys
+name, store, how = sys.argv[1], sys.argv[2], sys.argv[3]
+late = 0
+for i in range(20):
+    fd = os.open(name, os.O_WRONLY | os.O_TRUNC)
+    os.write(fd, b"Named %d\n" % i)
+    os.close(fd)
+    fd = os.open(name, os.O_WRONLY | os.O_TRUNC)
+    if how == "fsync":
+        os.fsync(fd)
+    else:
+        os.close(fd)
+    last = open(store, "rb").read().rstrip(b"\n").rsplit(b"\n", 1)[-1]
+    if b'"type":"session_info"' not in last or b'"name":""' not in last:
+        late += 1
+    if how == "fsync":
+        os.close(fd)
+print(f"{late} of 20")
+EOF
+# An emptied name takes effect at the last close, which the kernel reports
+# after close() returns (docs/layout.md); fsync() commits it at once.
+for how in fsync; do
+	fsx_out "$PY" -I -S "$T_DIR/clear.py" "$S/name" "$F" "$how"
+	assert_eq "emptying name: the clearing entry is in the file when $how() returns" "0 of 20" "${OUT%$'\n'}${ERR:+ $ERR}"
+done
+
+# --- raw appends ----------------------------------------------------------------
+S=$D/s-raw
+F=$STORE/$PROJ/s-raw.jsonl
+{
+	user_msg rrrr0001 aaaa0004 "raw one"
+	asst_msg rrrr0002 rrrr0001 "raw two"
+} >"$T_DIR/raw.ok"
+cp "$F" "$T_DIR/raw.before"
+mark "$F"
+run_sh "cat >> session.jsonl" 'cat "$1" >>"$2"' "$T_DIR/raw.ok" "$S/session.jsonl"
+cat "$T_DIR/raw.before" "$T_DIR/raw.ok" >"$T_DIR/raw.expected"
+if cmp -s "$T_DIR/raw.expected" "$F"; then pass; else fail "cat >> session.jsonl: the file is not the old one plus the two lines byte for byte"; fi
+assert_exists "$S/0006-assistant.rrrr0002.md"
+expect_no_refusal "raw append"
+
+# One invalid line among valid ones: nothing at all.
+{
+	user_msg rrrr0003 rrrr0002 "ok line"
+	printf '{"type":"message","id":"rrrr0004",\n'
+	user_msg rrrr0005 rrrr0003 "ok too"
+} >"$T_DIR/raw.bad"
+mark "$F"
+op "raw append with an invalid line" close:EINVAL append "$S/session.jsonl" "$T_DIR/raw.bad"
+expect_same "raw append with an invalid line"
+user_msg rrrr0001 rrrr0002 "dup" >"$T_DIR/raw.dup"
+op "raw append of a duplicate id" close:EINVAL append "$S/session.jsonl" "$T_DIR/raw.dup"
+expect_same "raw append of a duplicate id"
+user_msg rrrr0009 ffff0000 "orphan" >"$T_DIR/raw.orphan"
+op "raw append with an unknown parent" close:EINVAL append "$S/session.jsonl" "$T_DIR/raw.orphan"
+expect_same "raw append with an unknown parent"
+# The valid lines still go in afterwards.
+user_msg rrrr0003 rrrr0002 "after refusals" >"$T_DIR/raw.after"
+mark "$F"
+op "raw append after refusals" ok append "$S/session.jsonl" "$T_DIR/raw.after"
+expect_new "raw append after refusals" \
+	'[{"type":"message","id":"rrrr0003","parentId":"rrrr0002","timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":"after refusals","timestamp":1767225601000}}]'
+
+finish
