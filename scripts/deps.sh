@@ -6,7 +6,7 @@ set -euo pipefail
 packages=(
 	build-essential pkg-config clang
 	libfuse3-dev fuse3 libjansson-dev uuid-dev check
-	python3 npm valgrind
+	python3 valgrind
 	# what the editor and tool tests drive
 	vim nano emacs-nox tmux attr
 )
@@ -19,6 +19,9 @@ missing=()
 for p in "${packages[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
+# npm installs pi, the reference; a machine whose Node.js ships its own npm
+# (NodeSource's nodejs) must not get Debian's, which conflicts with it.
+command -v npm >/dev/null 2>&1 || missing+=(npm)
 if [ "${#missing[@]}" -gt 0 ]; then
 	echo "deps: installing ${missing[*]}"
 	run apt-get update -qq
