@@ -427,7 +427,7 @@ static ps_err session_index_line(struct ps_session *s, const char *line, size_t 
 			session_problem(s, lineno, "parentId names no earlier entry: shown as an extra root");
 		e.prev_same_id = session_find(s, id, id_len);
 		if (e.prev_same_id != PS_NIL)
-			session_problem(s, lineno, "duplicate id: later lines' children attach to this one");
+			session_problem(s, lineno, "duplicate id: both lines are shown; later children, labels and entries/<id>.json take this one");
 		err = strpool_add(&s->pool, id, id_len, &e.id);
 		if (err)
 			goto out;
