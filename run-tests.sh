@@ -12,4 +12,18 @@ make -s clean
 make -s CC=clang all build/unit-tests
 make -s clean
 make -s all build/unit-tests
-make check
+# Every test twice: as built, then with the daemon and the tests' binaries
+# under AddressSanitizer, UBSan and LeakSanitizer (build/asan).
+status=0
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+make check 2>&1 | tee "$log" || status=1
+plain=$(grep -E '^check: [0-9]+ passed, [0-9]+ failed' "$log" | tail -n 1)
+make check SANITIZE=1 2>&1 | tee "$log" || status=1
+sanitized=$(grep -E '^check: [0-9]+ passed, [0-9]+ failed' "$log" | tail -n 1)
+count() { sed -E "s/^check: ([0-9]+) passed, ([0-9]+) failed.*/\\$1/" <<<"${2:-check: 0 passed, 1 failed}"; }
+passed=$(($(count 1 "$plain") + $(count 1 "$sanitized")))
+failed=$(($(count 2 "$plain") + $(count 2 "$sanitized")))
+echo "plain build: ${plain#check: }; sanitized build: ${sanitized#check: }"
+echo "all: $passed passed, $failed failed"
+exit "$status"
