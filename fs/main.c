@@ -14,15 +14,25 @@
 
 #define PSFS_OPT(t, p) { t, offsetof(struct psfs_config, p), 1 }
 
-/* Notes the mountpoint (the one non-option argument) so it can be checked
- * with a message that says what to do, before libfuse's terser one. */
+/* Takes the positional arguments out: MOUNTPOINT, or SOURCE MOUNTPOINT as
+ * mount(8) and fstab pass them (mount -t fuse.pisessionfs STORE DIR), where
+ * SOURCE is the store.  The mountpoint goes back to libfuse after it has been
+ * checked here, with a message that says what to do. */
 static int psfs_opt_proc(void *data, const char *arg, int key, struct fuse_args *outargs)
 {
 	struct psfs_config *cfg = data;
 	(void)outargs;
-	if (key == FUSE_OPT_KEY_NONOPT && !cfg->mountpoint_arg)
-		cfg->mountpoint_arg = strdup(arg);
-	return 1;
+	if (key != FUSE_OPT_KEY_NONOPT)
+		return 1;
+	if (cfg->n_positional >= 2) {
+		fprintf(stderr, "pisessionfs: unexpected argument %s (see --help)\n", arg);
+		return -1;
+	}
+	cfg->positional[cfg->n_positional] = strdup(arg);
+	if (!cfg->positional[cfg->n_positional])
+		return -1;
+	cfg->n_positional++;
+	return 0;
 }
 
 static const struct fuse_opt psfs_opts[] = {
@@ -41,6 +51,7 @@ static const struct fuse_opt psfs_opts[] = {
 static void psfs_usage(const char *prog)
 {
 	printf("usage: %s [--store DIR] [-f] [-d] [-o OPTIONS] MOUNTPOINT\n"
+	       "       %s STORE MOUNTPOINT [-o OPTIONS]       (as mount -t fuse.pisessionfs runs it)\n"
 	       "\n"
 	       "Mounts a pi coding-agent session store as a directory tree.\n"
 	       "\n"
@@ -55,7 +66,7 @@ static void psfs_usage(const char *prog)
 	       "  -o auto_unmount        unmount when the daemon exits\n"
 	       "  -h, --help             this help;  -V, --version  the version\n"
 	       "\n"
-	       "Unmount with: fusermount3 -u MOUNTPOINT\n", prog);
+	       "Unmount with: fusermount3 -u MOUNTPOINT\n", prog, prog);
 }
 
 static char *psfs_default_store(void)
@@ -131,8 +142,15 @@ int main(int argc, char *argv[])
 		ret = 0;
 		goto out;
 	}
-	if (fs.cfg.mountpoint_arg && psfs_check_mountpoint(fs.cfg.mountpoint_arg) != 0)
-		goto out;
+	if (fs.cfg.n_positional == 2 && !fs.cfg.store) {
+		fs.cfg.store = fs.cfg.positional[0];
+		fs.cfg.positional[0] = NULL;
+	}
+	if (fs.cfg.n_positional) {
+		const char *mp = fs.cfg.positional[fs.cfg.n_positional - 1];
+		if (psfs_check_mountpoint(mp) != 0 || fuse_opt_add_arg(&args, mp) != 0)
+			goto out;
+	}
 	if (fuse_parse_cmdline(&args, &cmd) != 0)
 		goto out;
 	if (!cmd.mountpoint) {
@@ -193,7 +211,8 @@ out:
 	overlay_destroy();
 	free(fs.mountpoint);
 	free(fs.cfg.store);
-	free(fs.cfg.mountpoint_arg);
+	for (int i = 0; i < 2; i++)
+		free(fs.cfg.positional[i]);
 	free(cmd.mountpoint);
 	fuse_opt_free_args(&args);
 	return ret;

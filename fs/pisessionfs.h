@@ -13,7 +13,8 @@ struct psfs_config {
 	double timeout;       /* kernel entry/attribute timeout, seconds */
 	int show_help;
 	int show_version;
-	char *mountpoint_arg; /* as given, for the early checks */
+	char *positional[2];  /* [STORE] MOUNTPOINT, as given */
+	int n_positional;
 };
 
 struct psfs {
