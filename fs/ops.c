@@ -157,17 +157,14 @@ static int psfs_node_writable(enum layout_kind kind)
 	       kind == LAYOUT_NAME || kind == LAYOUT_RAW;
 }
 
-static int psfs_node_stat(struct ps_session *s, const struct layout_node *node, const struct stat *file,
-			  struct stat *st)
+/* Attributes of a node whose size is known. */
+static void psfs_node_fill(const struct ps_session *s, const struct layout_node *node, const struct stat *file,
+			   uint64_t size, struct stat *st)
 {
-	uint64_t size = 0;
 	int dir = layout_is_dir(node->kind);
 	psfs_dir_stat(st, file, psfs_perm(file, dir, psfs_node_writable(node->kind)));
 	if (dir)
-		return 0;
-	ps_err err = view_size(s, node, &size);
-	if (err)
-		return -psfs_errno(err);
+		return;
 	st->st_mode = S_IFREG | psfs_perm(file, 0, psfs_node_writable(node->kind));
 	st->st_nlink = 1;
 	st->st_size = (off_t)size;
@@ -180,6 +177,18 @@ static int psfs_node_stat(struct ps_session *s, const struct layout_node *node, 
 	}
 	if (node->kind == LAYOUT_LEAF || node->kind == LAYOUT_LABEL)
 		st->st_mode = S_IFLNK | 0777;
+}
+
+static int psfs_node_stat(struct ps_session *s, const struct layout_node *node, const struct stat *file,
+			  struct stat *st)
+{
+	uint64_t size = 0;
+	if (!layout_is_dir(node->kind)) {
+		ps_err err = view_size(s, node, &size);
+		if (err)
+			return -psfs_errno(err);
+	}
+	psfs_node_fill(s, node, file, size, st);
 	return 0;
 }
 
@@ -282,6 +291,11 @@ struct psfs_fill {
 	void *buf;
 	fuse_fill_dir_t filler;
 	const char *dir;
+	/* readdirplus: attributes go with the names where they cost nothing,
+	 * so a warm `ls -l` needs no lookup per file */
+	int plus;
+	const struct ps_session *session;
+	struct stat file;
 };
 
 static int psfs_fill_store(void *ctx, const char *name, const struct stat *st)
@@ -305,6 +319,11 @@ static int psfs_fill_layout(void *ctx, const char *name, const struct layout_nod
 		if (skip)
 			return 0;
 	}
+	uint64_t size;
+	if (f->plus && f->session && view_size_known(f->session, node, &size)) {
+		psfs_node_fill(f->session, node, &f->file, size, &st);
+		return f->filler(f->buf, name, &st, 0, FUSE_FILL_DIR_PLUS);
+	}
 	st.st_mode = layout_is_dir(node->kind) ? S_IFDIR
 		: (node->kind == LAYOUT_LEAF || node->kind == LAYOUT_LABEL) ? S_IFLNK : S_IFREG;
 	return f->filler(f->buf, name, &st, 0, 0);
@@ -322,7 +341,7 @@ static int psfs_readdir(const char *path, void *buf, fuse_fill_dir_t filler, off
 			struct fuse_file_info *fi, enum fuse_readdir_flags flags)
 {
 	struct psfs *fs = psfs_self();
-	struct psfs_fill f = { buf, filler, path };
+	struct psfs_fill f = { buf, filler, path, (flags & FUSE_READDIR_PLUS) != 0, NULL, { 0 } };
 	struct psfs_path p;
 	struct store_ref ref;
 	struct layout_node node;
@@ -331,7 +350,6 @@ static int psfs_readdir(const char *path, void *buf, fuse_fill_dir_t filler, off
 
 	(void)offset;
 	(void)fi;
-	(void)flags;
 	if ((res = psfs_split(path, &p)))
 		return res;
 	overlay_lock();
@@ -354,6 +372,8 @@ static int psfs_readdir(const char *path, void *buf, fuse_fill_dir_t filler, off
 		err = store_acquire(fs->store, p.project, p.session, &ref);
 		if (err)
 			return -psfs_errno(err);
+		if (f.plus && fstat(ref.session->fd, &f.file) == 0)
+			f.session = ref.session;
 		err = layout_resolve(ref.session, p.rest, &node);
 		if (!err)
 			err = layout_is_dir(node.kind) ? layout_list(ref.session, &node, psfs_fill_layout, &f) : PS_ERR_NOTDIR;

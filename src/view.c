@@ -192,3 +192,26 @@ ps_err view_size(struct ps_session *s, const struct layout_node *node, uint64_t 
 	*size = len;
 	return err;
 }
+
+int view_size_known(const struct ps_session *s, const struct layout_node *node, uint64_t *size)
+{
+	switch (node->kind) {
+	case LAYOUT_RAW:
+		*size = s->size;
+		return 1;
+	case LAYOUT_ENTRY_JSON:
+		*size = (uint64_t)s->entries[node->entry].len + 1;
+		return 1;
+	case LAYOUT_ENTRY:
+		if (!s->entries[node->entry].md_size)
+			return 0;
+		*size = s->entries[node->entry].md_size - 1;
+		return 1;
+	default:
+		if (layout_is_dir(node->kind)) {
+			*size = 0;
+			return 1;
+		}
+		return 0;
+	}
+}
