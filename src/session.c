@@ -860,18 +860,101 @@ ps_err session_load_path(const struct ps_session *s, uint32_t idx, json_t ***pat
 	return PS_OK;
 }
 
+static int session_kind_is(const struct ps_session *s, uint32_t e, const char *kind)
+{
+	return strcmp(session_str(s, s->entries[e].kind), kind) == 0;
+}
+
+/* The entries of the path to idx that can change its context, in path
+ * order: with a compaction on the path, only the kept range from it on,
+ * and the last entries that set the thinking level and the model (what
+ * pi's settings scan ends with).  Everything else is summarised away, so
+ * it is not parsed: a compacted 50 MB session builds its context from a few
+ * hundred kilobytes.  Returns the count, or 0 to mean "the whole path". */
+static size_t session_context_entries(const struct ps_session *s, const uint32_t *path, size_t n, uint32_t *keep)
+{
+	size_t comp = n, thinking = n, model = n, start, k = 0;
+	for (size_t i = 0; i < n; i++) {
+		uint32_t e = path[i];
+		if (s->entries[e].prev_same_id != PS_NIL)
+			return 0; /* duplicate ids: pi looks ids up by position */
+		if (session_kind_is(s, e, "compaction"))
+			comp = i;
+		else if (session_kind_is(s, e, "thinking_level_change"))
+			thinking = i;
+		else if (session_kind_is(s, e, "model_change") || session_kind_is(s, e, "assistant"))
+			model = i;
+	}
+	if (comp == n)
+		return 0;
+	json_t *c;
+	if (session_load_entry(s, path[comp], &c) != PS_OK)
+		return 0;
+	start = comp; /* firstKeptEntryId missing or not on the path: nothing before */
+	const char *first = json_string_value(json_object_get(c, "firstKeptEntryId"));
+	if (!json_is_array(json_object_get(c, "retainedTail")) && first) {
+		for (size_t i = 0; i < comp; i++) {
+			if (strcmp(session_str(s, s->entries[path[i]].id), first) == 0) {
+				start = i;
+				break;
+			}
+		}
+	}
+	json_decref(c);
+	for (size_t i = 0; i < n; i++)
+		if (i >= start || i == thinking || i == model)
+			keep[k++] = path[i];
+	return k;
+}
+
 ps_err session_context_text(const struct ps_session *s, uint32_t idx, char **buf, size_t *len)
 {
-	json_t **path;
-	size_t n;
-	ps_err err = session_load_path(s, idx, &path, &n);
-	if (err)
-		return err;
+	json_t **path = NULL;
+	uint32_t *order = NULL, *keep = NULL;
+	size_t n = 0, k;
+	ps_err err = PS_OK;
+
+	if (idx != PS_NIL) {
+		if (idx >= s->n_entries)
+			return PS_ERR_NOENT;
+		size_t depth = s->entries[idx].depth, i = depth;
+		order = malloc(depth * sizeof *order);
+		keep = malloc(depth * sizeof *keep);
+		if (!order || !keep) {
+			err = PS_ERR_NOMEM;
+			goto out;
+		}
+		for (uint32_t e = idx; e != PS_NIL && i > 0; e = s->entries[e].parent)
+			order[--i] = e;
+		k = session_context_entries(s, order, depth, keep);
+		if (k) {
+			path = calloc(k, sizeof *path);
+			for (size_t j = 0; path && j < k && !err; j++) {
+				err = session_load_entry(s, keep[j], &path[j]);
+				if (err == PS_ERR_INVALID) {
+					path[j] = json_pack("{s:s,s:s}", "type", "unreadable", "id", session_str(s, s->entries[keep[j]].id));
+					err = path[j] ? PS_OK : PS_ERR_NOMEM;
+				}
+			}
+			n = k;
+			if (!path)
+				err = PS_ERR_NOMEM;
+		} else {
+			err = session_load_path(s, idx, &path, &n);
+		}
+		if (err)
+			goto out;
+	}
 	json_t *ctx = context_build(path, n);
-	session_path_free(path, n);
-	if (!ctx)
-		return PS_ERR_NOMEM;
+	if (!ctx) {
+		err = PS_ERR_NOMEM;
+		goto out;
+	}
 	err = jsonout_pretty(ctx, buf, len);
 	json_decref(ctx);
+out:
+	session_path_free(path, n);
+	free(order);
+	free(keep);
 	return err;
 }
