@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "catalog.h"
 #include "overlay.h"
 #include "pisessionfs.h"
 
@@ -167,6 +168,8 @@ int main(int argc, char *argv[])
 	}
 	fs.mountpoint = realpath(cmd.mountpoint, NULL);
 	err = store_open(fs.cfg.store, fs.cfg.cache_sessions, &fs.store);
+	if (!err)
+		err = catalog_new(fs.store, &fs.catalog);
 	if (err) {
 		fprintf(stderr, "pisessionfs: cannot open the store %s: %s\n", fs.cfg.store, ps_strerror(err));
 		goto out;
@@ -207,6 +210,7 @@ out_unmount:
 out_destroy:
 	fuse_destroy(fs.fuse);
 out:
+	catalog_free(fs.catalog);
 	store_free(fs.store);
 	overlay_destroy();
 	free(fs.mountpoint);

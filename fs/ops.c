@@ -19,6 +19,7 @@
 #include "overlay.h"
 #include "pisessionfs.h"
 #include "view.h"
+#include "views.h"
 
 struct psfs_path {
 	char project[NAME_MAX + 1];
@@ -244,6 +245,8 @@ static int psfs_getattr(const char *path, struct stat *st, struct fuse_file_info
 		return res < 0 ? res : 0;
 	if ((res = psfs_split(path, &p)))
 		return res;
+	if (views_owns(path))
+		return views_getattr(fs, path, st);
 	if (fstatat(AT_FDCWD, store_root(fs->store), &file, 0) != 0)
 		return -errno;
 	if (psfs_is_journal(path)) {
@@ -358,6 +361,8 @@ static int psfs_readdir(const char *path, void *buf, fuse_fill_dir_t filler, off
 	overlay_unlock();
 	filler(buf, ".", NULL, 0, 0);
 	filler(buf, "..", NULL, 0, 0);
+	if (views_owns(path))
+		return views_readdir(fs, path, buf, filler);
 	if (pending || strcmp(path, JOURNAL_REJECTED) == 0) {
 		/* Only in-memory nodes. */
 	} else if (strcmp(path, JOURNAL_DIR) == 0) {
@@ -365,6 +370,8 @@ static int psfs_readdir(const char *path, void *buf, fuse_fill_dir_t filler, off
 		filler(buf, "rejected", NULL, 0, 0);
 	} else if (p.depth == 0) {
 		filler(buf, JOURNAL_NAME, NULL, 0, 0);
+		for (size_t i = 0; views_names[i]; i++)
+			filler(buf, views_names[i], NULL, 0, 0);
 		err = store_list_projects(fs->store, psfs_fill_store, &f);
 	} else if (p.depth == 1) {
 		err = store_list_sessions(fs->store, p.project, psfs_fill_store, &f);
@@ -397,6 +404,8 @@ static int psfs_readlink(const char *path, char *buf, size_t size)
 
 	if (!size)
 		return -EINVAL;
+	if (views_owns(path))
+		return views_readlink(psfs_self(), path, buf, size);
 	overlay_lock();
 	struct overlay_node *ov = overlay_get(path);
 	if (ov && ov->kind == OVERLAY_SYMLINK) {

@@ -17,8 +17,11 @@ struct psfs_config {
 	int n_positional;
 };
 
+struct ps_catalog;
+
 struct psfs {
 	struct ps_store *store;
+	struct ps_catalog *catalog; /* what the views at the root list */
 	struct psfs_config cfg;
 	struct fuse *fuse;
 	char *mountpoint;     /* absolute, for symlink targets given as absolute paths */

@@ -1,0 +1,16 @@
+/* The navigation views at the mount root: by-id/, by-name/, by-cwd/ and
+ * recent/, all symlinks into the real tree (docs/layout.md). */
+#ifndef PSFS_VIEWS_H
+#define PSFS_VIEWS_H
+
+#include "pisessionfs.h"
+
+/* Whether path is a view or inside one. */
+int views_owns(const char *path);
+int views_getattr(struct psfs *fs, const char *path, struct stat *st);
+int views_readdir(struct psfs *fs, const char *path, void *buf, fuse_fill_dir_t filler);
+int views_readlink(struct psfs *fs, const char *path, char *buf, size_t size);
+/* Names of the views, for the root listing (NULL-terminated). */
+extern const char *const views_names[];
+
+#endif

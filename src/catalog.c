@@ -1,0 +1,216 @@
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "catalog.h"
+
+struct ps_catalog {
+	struct ps_store *store;
+	pthread_mutex_t lock;
+	struct catalog_session *items;
+	size_t n, cap;
+	int64_t scanned_ns;
+};
+
+static int64_t catalog_now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+ps_err catalog_new(struct ps_store *store, struct ps_catalog **out)
+{
+	struct ps_catalog *cat = calloc(1, sizeof *cat);
+	if (!cat)
+		return PS_ERR_NOMEM;
+	cat->store = store;
+	pthread_mutex_init(&cat->lock, NULL);
+	*out = cat;
+	return PS_OK;
+}
+
+static void catalog_clear(struct catalog_session *c)
+{
+	free(c->project);
+	free(c->stem);
+	free(c->id);
+	free(c->cwd);
+	free(c->name);
+	memset(c, 0, sizeof *c);
+}
+
+void catalog_free(struct ps_catalog *cat)
+{
+	if (!cat)
+		return;
+	for (size_t i = 0; i < cat->n; i++)
+		catalog_clear(&cat->items[i]);
+	free(cat->items);
+	pthread_mutex_destroy(&cat->lock);
+	free(cat);
+}
+
+/* Reads a session's id, cwd and name: the name needs the whole file (the
+ * latest session_info wins), which is what the index does anyway. */
+static void catalog_read(struct ps_catalog *cat, struct catalog_session *c)
+{
+	struct store_ref ref;
+	free(c->id);
+	free(c->cwd);
+	free(c->name);
+	c->id = c->cwd = c->name = NULL;
+	if (store_acquire(cat->store, c->project, c->stem, &ref) == PS_OK) {
+		struct ps_session *s = ref.session;
+		char *line = NULL;
+		size_t len;
+		if (s->have_header) {
+			c->id = strdup(session_str(s, s->session_id));
+			if (session_read_header(s, &line, &len) == PS_OK) {
+				json_t *h = session_parse_line(line, len);
+				const char *cwd = json_string_value(json_object_get(h, "cwd"));
+				c->cwd = strdup(cwd ? cwd : "");
+				json_decref(h);
+				free(line);
+			}
+			c->name = strdup(s->name == PS_NIL ? "" : session_str(s, s->name));
+		}
+		store_release(cat->store, &ref);
+	}
+	if (!c->id)
+		c->id = strdup("");
+	if (!c->cwd)
+		c->cwd = strdup("");
+	if (!c->name)
+		c->name = strdup("");
+}
+
+struct catalog_walk {
+	struct ps_catalog *cat;
+	const char *project;
+	ps_err err;
+};
+
+static struct catalog_session *catalog_find(struct ps_catalog *cat, const char *project, const char *stem)
+{
+	for (size_t i = 0; i < cat->n; i++)
+		if (!strcmp(cat->items[i].stem, stem) && !strcmp(cat->items[i].project, project))
+			return &cat->items[i];
+	return NULL;
+}
+
+static int catalog_on_session(void *ctx, const char *name, const struct stat *st)
+{
+	struct catalog_walk *w = ctx;
+	struct ps_catalog *cat = w->cat;
+	int64_t mtime = (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec;
+	struct catalog_session *c = catalog_find(cat, w->project, name);
+	if (!c) {
+		if (cat->n == cat->cap) {
+			size_t cap = cat->cap ? cat->cap * 2 : 64;
+			struct catalog_session *items = realloc(cat->items, cap * sizeof *items);
+			if (!items) {
+				w->err = PS_ERR_NOMEM;
+				return 1;
+			}
+			cat->items = items;
+			cat->cap = cap;
+		}
+		c = &cat->items[cat->n++];
+		memset(c, 0, sizeof *c);
+		c->project = strdup(w->project);
+		c->stem = strdup(name);
+		if (!c->project || !c->stem) {
+			w->err = PS_ERR_NOMEM;
+			return 1;
+		}
+		c->size = UINT64_MAX;
+	}
+	c->seen = 1;
+	if (c->size != (uint64_t)st->st_size || c->mtime_ns != mtime) {
+		c->size = (uint64_t)st->st_size;
+		c->mtime_ns = mtime;
+		catalog_read(cat, c);
+	}
+	return 0;
+}
+
+static int catalog_on_project(void *ctx, const char *name, const struct stat *st)
+{
+	struct catalog_walk *w = ctx;
+	(void)st;
+	w->project = name;
+	store_list_sessions(w->cat->store, name, catalog_on_session, w);
+	return w->err != PS_OK;
+}
+
+static ps_err catalog_scan(struct ps_catalog *cat)
+{
+	struct catalog_walk w = { cat, NULL, PS_OK };
+	for (size_t i = 0; i < cat->n; i++)
+		cat->items[i].seen = 0;
+	ps_err err = store_list_projects(cat->store, catalog_on_project, &w);
+	if (!err)
+		err = w.err;
+	/* Sessions gone from the store go from the table. */
+	for (size_t i = 0; i < cat->n;) {
+		if (!cat->items[i].seen) {
+			catalog_clear(&cat->items[i]);
+			cat->items[i] = cat->items[--cat->n];
+		} else {
+			i++;
+		}
+	}
+	return err;
+}
+
+static int catalog_newest_first(const void *a, const void *b)
+{
+	const struct catalog_session *x = a, *y = b;
+	if (x->mtime_ns != y->mtime_ns)
+		return x->mtime_ns > y->mtime_ns ? -1 : 1;
+	int c = strcmp(x->project, y->project);
+	return c ? c : strcmp(x->stem, y->stem);
+}
+
+void catalog_snapshot_free(struct catalog_session *items, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		catalog_clear(&items[i]);
+	free(items);
+}
+
+ps_err catalog_snapshot(struct ps_catalog *cat, struct catalog_session **out, size_t *n)
+{
+	ps_err err = PS_OK;
+	pthread_mutex_lock(&cat->lock);
+	int64_t now = catalog_now_ns();
+	if (!cat->scanned_ns || now - cat->scanned_ns > 1000000000) {
+		err = catalog_scan(cat);
+		cat->scanned_ns = now;
+	}
+	struct catalog_session *copy = calloc(cat->n ? cat->n : 1, sizeof *copy);
+	if (!copy)
+		err = PS_ERR_NOMEM;
+	for (size_t i = 0; copy && i < cat->n; i++) {
+		const struct catalog_session *c = &cat->items[i];
+		copy[i] = (struct catalog_session){
+			strdup(c->project), strdup(c->stem), strdup(c->id ? c->id : ""), strdup(c->cwd ? c->cwd : ""),
+			strdup(c->name ? c->name : ""), c->mtime_ns, c->size, 1,
+		};
+		if (!copy[i].project || !copy[i].stem || !copy[i].id || !copy[i].cwd || !copy[i].name)
+			err = PS_ERR_NOMEM;
+	}
+	size_t count = cat->n;
+	pthread_mutex_unlock(&cat->lock);
+	if (err) {
+		if (copy)
+			catalog_snapshot_free(copy, count);
+		return err;
+	}
+	qsort(copy, count, sizeof *copy, catalog_newest_first);
+	*out = copy;
+	*n = count;
+	return PS_OK;
+}

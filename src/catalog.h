@@ -1,0 +1,35 @@
+/* What the navigation views at the mount root need to know of every
+ * session: id, name, working directory, start and last activity.  Kept as
+ * a small table beside the store's bounded cache of full indexes, and
+ * brought up to date (at most once a second) by re-reading only the
+ * session files whose size or time changed.  Thread-safe. */
+#ifndef PS_CATALOG_H
+#define PS_CATALOG_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "store.h"
+
+struct catalog_session {
+	char *project;   /* store directory */
+	char *stem;      /* file name without .jsonl */
+	char *id;        /* the header's id ("" if not a session) */
+	char *cwd;       /* the header's cwd ("" if none) */
+	char *name;      /* display name ("" if none) */
+	int64_t mtime_ns;/* last activity: the file's modification time */
+	uint64_t size;
+	int seen;        /* private: found by the current scan */
+};
+
+struct ps_catalog;
+
+ps_err catalog_new(struct ps_store *store, struct ps_catalog **out);
+void catalog_free(struct ps_catalog *cat);
+
+/* A consistent copy of the table (new array of new strings; free with
+ * catalog_snapshot_free), sorted by last activity, newest first.  Scans the
+ * store first unless it did so within the last second. */
+ps_err catalog_snapshot(struct ps_catalog *cat, struct catalog_session **out, size_t *n);
+void catalog_snapshot_free(struct catalog_session *items, size_t n);
+
+#endif

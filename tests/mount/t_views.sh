@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# The navigation views at the mount root: by-id/ (with unique prefixes),
+# by-name/ (odd names, collisions), by-cwd/ (from the headers' cwd, so
+# dashes in paths are not ambiguous), recent/ (newest first, 50 at most).
+. "$(dirname "$0")/lib.sh" "$@"
+
+mk_session() { # DIR STEM ID CWD NAME MTIME
+	local f=$STORE/$1/$2.jsonl
+	mkdir -p "$STORE/$1"
+	printf '{"type":"session","version":3,"id":"%s","timestamp":"2026-01-01T00:00:00.000Z","cwd":"%s"}\n' "$3" "$4" >"$f"
+	user_msg u1 null "hello" >>"$f"
+	if [[ -n $5 ]]; then
+		printf '{"type":"session_info","id":"n1","parentId":"u1","timestamp":"2026-01-01T00:00:02.000Z","name":"%s"}\n' "$5" >>"$f"
+	fi
+	touch -d "@$6" "$f"
+}
+
+mk_session --home-u-my-proj-- 2026-01-01T00-00-00-000Z_aaaa1111 aaaa1111-0000-0000-0000-000000000001 /home/u/my-proj "Refactor auth" 1000
+mk_session --home-u-my-proj-- 2026-01-02T00-00-00-000Z_aaaa2222 aaaa2222-0000-0000-0000-000000000002 /home/u/my-proj "Refactor auth" 2000
+mk_session --home-u-my--proj-- 2026-01-03T00-00-00-000Z_bbbb3333 bbbb3333-0000-0000-0000-000000000003 /home/u/my/-proj "a/b: ünïcode ✓" 3000
+mk_session --srv-x-- 2026-01-04T00-00-00-000Z_cccc4444 cccc4444-0000-0000-0000-000000000004 /srv/x "" 4000
+
+mount_fs "$STORE" "$MNT"
+
+assert_eq "root lists the views" "by-cwd by-id by-name recent" "$(fsx ls "$MNT" | grep -E '^(by-|recent)' | tr '\n' ' ' | sed 's/ $//')"
+
+# by-id
+assert_eq "by-id lists every session id" 4 "$(fsx ls "$MNT/by-id" | wc -l)"
+assert_eq "by-id link target" "../--home-u-my-proj--/2026-01-01T00-00-00-000Z_aaaa1111" \
+	"$(fsx readlink "$MNT/by-id/aaaa1111-0000-0000-0000-000000000001")"
+assert_eq "a unique prefix resolves" "../--srv-x--/2026-01-04T00-00-00-000Z_cccc4444" "$(fsx readlink "$MNT/by-id/cccc")"
+assert_missing "$MNT/by-id/aaaa"
+assert_contains "cd through a prefix lands in the session" "0001-user.u1.md" "$(fsx ls "$MNT/by-id/bbbb3/")"
+
+# by-name: collisions get a stable suffix; / is escaped, Unicode kept
+names=$(fsx ls "$MNT/by-name")
+assert_contains "plain name" "Refactor auth" "$names"
+assert_contains "the later session with the same name gets its id" "Refactor auth~aaaa2222" "$names"
+assert_contains "slash escaped, Unicode kept" "a%2Fb: ünïcode ✓" "$names"
+assert_eq "unnamed sessions are not in by-name" 3 "$(printf '%s\n' "$names" | wc -l)"
+assert_eq "by-name target" "../--home-u-my-proj--/2026-01-01T00-00-00-000Z_aaaa1111" "$(fsx readlink "$MNT/by-name/Refactor auth")"
+
+# by-cwd: from the header's cwd
+assert_eq "by-cwd nests the real cwd" "2026-01-01T00-00-00-000Z_aaaa1111 2026-01-02T00-00-00-000Z_aaaa2222" \
+	"$(fsx ls "$MNT/by-cwd/home/u/my-proj" | tr '\n' ' ' | sed 's/ $//')"
+assert_eq "a dash in a path is not a slash" "2026-01-03T00-00-00-000Z_bbbb3333" "$(fsx ls "$MNT/by-cwd/home/u/my/-proj")"
+assert_eq "by-cwd link resolves" "hello" \
+	"$(fsx sed -n '$p' "$MNT/by-cwd/home/u/my-proj/2026-01-01T00-00-00-000Z_aaaa1111/0001-user.u1.md")"
+assert_missing "$MNT/by-cwd/home/u/nope"
+
+# recent: newest first
+assert_eq "recent is newest first" "01-2026-01-04T00-00-00-000Z_cccc4444 02-2026-01-03T00-00-00-000Z_bbbb3333" \
+	"$(fsx ls "$MNT/recent" | head -2 | tr '\n' ' ' | sed 's/ $//')"
+
+# Views follow the store.
+mk_session --srv-x-- 2026-01-05T00-00-00-000Z_dddd5555 dddd5555-0000-0000-0000-000000000005 /srv/x "Fresh" 5000
+assert_poll "a new session shows in by-name" 3 test -L "$MNT/by-name/Fresh"
+assert_poll "and first in recent" 3 test -L "$MNT/recent/01-2026-01-05T00-00-00-000Z_dddd5555"
+
+# recent holds 50 at most
+for i in $(seq 10 70); do
+	mk_session --many-- "2026-02-01T00-00-00-000Z_e$i" "eeee00$i-0000-0000-0000-000000000000" /m "" $((6000 + i))
+done
+assert_poll "recent stops at 50" 3 bash -c "[[ \$(ls '$MNT/recent' | wc -l) == 50 ]]"
+
+finish
