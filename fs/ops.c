@@ -51,6 +51,7 @@ struct psfs_file {
 	uint32_t entry;
 	uint64_t generation;
 	uint64_t raw_base;  /* size of session.jsonl when opened */
+	int growing;        /* a transcript: reads past the end look for more */
 	int dirty;          /* written to since the last commit */
 	int truncated;      /* opened with O_TRUNC and not committed since */
 };
@@ -260,6 +261,22 @@ static int psfs_getattr(const char *path, struct stat *st, struct fuse_file_info
 		}
 		return 0;
 	}
+	if ((p.depth == 1 && strcmp(p.project, VIEWS_USAGE_CSV) == 0) ||
+	    (p.depth == 2 && strcmp(p.session, VIEWS_USAGE_CSV) == 0)) {
+		char *csv;
+		size_t len;
+		if (p.depth == 2 && (err = store_stat_project(fs->store, p.project, &file)))
+			return -psfs_errno(err);
+		res = views_usage_csv(fs, p.depth == 2 ? p.project : NULL, &csv, &len);
+		if (res)
+			return res;
+		free(csv);
+		psfs_dir_stat(st, &file, 0444);
+		st->st_mode = S_IFREG | 0444;
+		st->st_nlink = 1;
+		st->st_size = (off_t)len;
+		return 0;
+	}
 	switch (p.depth) {
 	case 0:
 		psfs_dir_stat(st, &file, 0555);
@@ -372,9 +389,12 @@ static int psfs_readdir(const char *path, void *buf, fuse_fill_dir_t filler, off
 		filler(buf, JOURNAL_NAME, NULL, 0, 0);
 		for (size_t i = 0; views_names[i]; i++)
 			filler(buf, views_names[i], NULL, 0, 0);
+		filler(buf, VIEWS_USAGE_CSV, NULL, 0, 0);
 		err = store_list_projects(fs->store, psfs_fill_store, &f);
 	} else if (p.depth == 1) {
 		err = store_list_sessions(fs->store, p.project, psfs_fill_store, &f);
+		if (!err)
+			filler(buf, VIEWS_USAGE_CSV, NULL, 0, 0);
 	} else {
 		err = store_acquire(fs->store, p.project, p.session, &ref);
 		if (err)
@@ -517,6 +537,21 @@ static int psfs_open(const char *path, struct fuse_file_info *fi)
 		fi->direct_io = 1;
 		return 0;
 	}
+	if (!psfs_split(path, &p) && ((p.depth == 1 && strcmp(p.project, VIEWS_USAGE_CSV) == 0) ||
+				      (p.depth == 2 && strcmp(p.session, VIEWS_USAGE_CSV) == 0))) {
+		if (writing)
+			return -EACCES;
+		if (!(f = psfs_file_new(HANDLE_READ, path)))
+			return -ENOMEM;
+		res = views_usage_csv(fs, p.depth == 2 ? p.project : NULL, &f->data, &f->len);
+		if (res) {
+			psfs_file_free(f);
+			return res;
+		}
+		fi->fh = (uint64_t)(uintptr_t)f;
+		fi->direct_io = 1;
+		return 0;
+	}
 	if ((res = psfs_locate(path, &p, &ref, &node)))
 		return res == -EINVAL ? -EISDIR : res;
 	struct ps_session *s = ref.session;
@@ -582,6 +617,9 @@ static int psfs_open(const char *path, struct fuse_file_info *fi)
 			 * opened even when another reader opens a newer one. */
 			fi->keep_cache = view_immutable(&node);
 			fi->direct_io = !view_immutable(&node);
+			f->growing = node.kind == LAYOUT_TRANSCRIPT;
+			memcpy(f->project, p.project, sizeof f->project);
+			memcpy(f->session, p.session, sizeof f->session);
 		}
 	}
 out:
@@ -595,6 +633,34 @@ out:
 	return 0;
 }
 
+/* A transcript only grows while the session grows along its path (each
+ * one is a prefix of the next): a reader at the end of its snapshot, such
+ * as `tail -f`, gets what was added since.  When the path changed (the
+ * leaf moved to another branch) the old snapshot stays as it was. */
+static void psfs_grow_snapshot(struct psfs_file *f)
+{
+	struct psfs_path p;
+	struct store_ref ref;
+	struct layout_node node;
+	char *data = NULL;
+	size_t len = 0;
+	if (psfs_locate(f->path, &p, &ref, &node))
+		return;
+	ps_err err = view_content(ref.session, &node, &data, &len);
+	store_release(psfs_self()->store, &ref);
+	if (err)
+		return;
+	pthread_mutex_lock(&f->lock);
+	if (len > f->len && memcmp(data, f->data, f->len) == 0) {
+		free(f->data);
+		f->data = data;
+		f->len = len;
+		data = NULL;
+	}
+	pthread_mutex_unlock(&f->lock);
+	free(data);
+}
+
 static int psfs_read(const char *path, char *buf, size_t size, off_t off, struct fuse_file_info *fi)
 {
 	struct psfs_file *f = (struct psfs_file *)(uintptr_t)fi->fh;
@@ -602,6 +668,8 @@ static int psfs_read(const char *path, char *buf, size_t size, off_t off, struct
 	size_t len;
 	int res = 0;
 	(void)path;
+	if (f->growing && off >= 0 && (size_t)off >= f->len)
+		psfs_grow_snapshot(f);
 	if (f->fd >= 0) {
 		ssize_t got = pread(f->fd, buf, size, off);
 		return got < 0 ? -errno : (int)got;

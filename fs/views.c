@@ -5,6 +5,7 @@
 #include <string.h>
 #include "buf.h"
 #include "catalog.h"
+#include "usage.h"
 #include "views.h"
 
 #define VIEWS_RECENT 50
@@ -375,5 +376,58 @@ int views_readdir(struct psfs *fs, const char *path, void *buf, fuse_fill_dir_t 
 	}
 	buf_free(&seen);
 	catalog_snapshot_free(items, n);
+	return 0;
+}
+
+struct views_csv {
+	struct psfs *fs;
+	const char *project;
+	struct buf *out;
+	ps_err err;
+};
+
+static int views_csv_session(void *ctx, const char *name, const struct stat *st)
+{
+	struct views_csv *c = ctx;
+	struct store_ref ref;
+	(void)st;
+	if (store_acquire(c->fs->store, c->project, name, &ref) != PS_OK)
+		return 0; /* gone meanwhile */
+	if (ref.session->have_header)
+		c->err = usage_csv_row(ref.session, c->project, name, c->out);
+	store_release(c->fs->store, &ref);
+	return c->err != PS_OK;
+}
+
+static int views_csv_project(void *ctx, const char *name, const struct stat *st)
+{
+	struct views_csv *c = ctx;
+	(void)st;
+	c->project = name;
+	store_list_sessions(c->fs->store, name, views_csv_session, c);
+	return c->err != PS_OK;
+}
+
+int views_usage_csv(struct psfs *fs, const char *project, char **buf, size_t *len)
+{
+	struct buf out = BUF_INIT;
+	struct views_csv c = { fs, project, &out, PS_OK };
+	ps_err err;
+	if (usage_csv_header(&out)) {
+		buf_free(&out);
+		return -ENOMEM;
+	}
+	if (project)
+		err = store_list_sessions(fs->store, project, views_csv_session, &c);
+	else
+		err = store_list_projects(fs->store, views_csv_project, &c);
+	if (!err)
+		err = c.err;
+	if (err || buf_finish(&out)) {
+		buf_free(&out);
+		return -psfs_errno(err ? err : PS_ERR_NOMEM);
+	}
+	*buf = out.data;
+	*len = out.len;
 	return 0;
 }

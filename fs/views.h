@@ -10,6 +10,11 @@ int views_owns(const char *path);
 int views_getattr(struct psfs *fs, const char *path, struct stat *st);
 int views_readdir(struct psfs *fs, const char *path, void *buf, fuse_fill_dir_t filler);
 int views_readlink(struct psfs *fs, const char *path, char *buf, size_t size);
+/* usage.csv of one project directory, or of the whole store when project
+ * is NULL: one row per session (src/usage.h).  *buf is new. */
+int views_usage_csv(struct psfs *fs, const char *project, char **buf, size_t *len);
+#define VIEWS_USAGE_CSV "usage.csv"
+
 /* Names of the views, for the root listing (NULL-terminated). */
 extern const char *const views_names[];
 

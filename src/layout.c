@@ -3,11 +3,39 @@
 #include <string.h>
 #include "buf.h"
 #include "escape.h"
+#include "images.h"
 #include "layout.h"
 
 int layout_is_dir(enum layout_kind kind)
 {
-	return kind == LAYOUT_TREE_DIR || kind == LAYOUT_LABELS_DIR || kind == LAYOUT_ENTRIES_DIR;
+	return kind == LAYOUT_TREE_DIR || kind == LAYOUT_LABELS_DIR || kind == LAYOUT_ENTRIES_DIR ||
+	       kind == LAYOUT_IMAGES_DIR;
+}
+
+/* How many images an entry has (0 for most: only lines that mention
+ * "image" are parsed to find out). */
+static size_t layout_image_count(const struct ps_session *s, uint32_t idx, struct image_ref **refs)
+{
+	size_t n = 0;
+	*refs = NULL;
+	if (!(s->entries[idx].flags & PS_ENTRY_MAY_HAVE_IMAGES))
+		return 0;
+	if (images_list(s, idx, refs, &n) != PS_OK) {
+		*refs = NULL;
+		return 0;
+	}
+	return n;
+}
+
+static char *layout_images_dir_name(const struct ps_session *s, uint32_t idx)
+{
+	char *name = layout_entry_name(s, idx);
+	size_t n = name ? strlen(name) : 0;
+	char *out = NULL;
+	if (name && n > 3 && asprintf(&out, "%.*s.images", (int)(n - 3), name) < 0)
+		out = NULL;
+	free(name);
+	return out;
 }
 
 char *layout_entry_name(const struct ps_session *s, uint32_t idx)
@@ -369,6 +397,8 @@ static const struct {
 	{ "entries", LAYOUT_ENTRIES_DIR },
 	{ "session.jsonl", LAYOUT_RAW },
 	{ "problems", LAYOUT_PROBLEMS },
+	{ "transcript.md", LAYOUT_TRANSCRIPT },
+	{ "usage.json", LAYOUT_USAGE },
 };
 
 /* Whether a special file exists in a directory: not-sessions show only the
@@ -380,10 +410,31 @@ static int layout_special_shown(const struct ps_session *s, enum layout_kind kin
 	if (kind == LAYOUT_ERROR)
 		return 0;
 	if (!session_root)
-		return kind == LAYOUT_CONTEXT;
+		return kind == LAYOUT_CONTEXT || kind == LAYOUT_TRANSCRIPT;
 	if (kind == LAYOUT_LEAF)
 		return s->n_entries > 0;
 	return 1;
+}
+
+/* NNNN-kind.id.images: the images of the entry NNNN-kind.id.md. */
+static ps_err layout_find_images_dir(const struct ps_session *s, uint32_t dir, const char *name, uint32_t *out)
+{
+	size_t n = strlen(name);
+	if (n <= 7 || strcmp(name + n - 7, ".images") != 0)
+		return PS_ERR_NOENT;
+	char *md = NULL;
+	if (asprintf(&md, "%.*s.md", (int)(n - 7), name) < 0)
+		return PS_ERR_NOMEM;
+	ps_err err = layout_find_entry(s, dir, md, out);
+	free(md);
+	if (!err) {
+		struct image_ref *refs;
+		size_t count = layout_image_count(s, *out, &refs);
+		images_free(refs, count);
+		if (!count)
+			err = PS_ERR_NOENT;
+	}
+	return err;
 }
 
 static ps_err layout_step(const struct ps_session *s, struct layout_node *node, const char *name)
@@ -420,8 +471,31 @@ static ps_err layout_step(const struct ps_session *s, struct layout_node *node, 
 		if (err == PS_OK) {
 			node->branch = found;
 			node->session_root = 0;
+			return err;
+		}
+		if (err == PS_ERR_NOENT)
+			err = layout_find_images_dir(s, node->branch, name, &found);
+		if (err == PS_OK) {
+			node->kind = LAYOUT_IMAGES_DIR;
+			node->entry = found;
 		}
 		return err;
+	case LAYOUT_IMAGES_DIR: {
+		struct image_ref *refs;
+		size_t n = layout_image_count(s, node->entry, &refs);
+		err = PS_ERR_NOENT;
+		for (size_t i = 0; i < n && err; i++) {
+			char file[IMAGES_NAME_MAX];
+			images_file_name(i, refs[i].ext, file);
+			if (strcmp(file, name) == 0) {
+				node->kind = LAYOUT_IMAGE;
+				node->index = (uint32_t)i;
+				err = PS_OK;
+			}
+		}
+		images_free(refs, n);
+		return err;
+	}
 	case LAYOUT_LABELS_DIR:
 		err = layout_find_label(s, name, &found);
 		if (!err) {
@@ -443,7 +517,7 @@ static ps_err layout_step(const struct ps_session *s, struct layout_node *node, 
 
 ps_err layout_resolve(const struct ps_session *s, const char *rel, struct layout_node *out)
 {
-	struct layout_node node = { LAYOUT_TREE_DIR, 0, PS_NIL, 1 };
+	struct layout_node node = { LAYOUT_TREE_DIR, 0, PS_NIL, 1, 0 };
 	char name[4096];
 
 	while (*rel) {
@@ -481,7 +555,7 @@ static ps_err layout_list_tree(const struct ps_session *s, const struct layout_n
 {
 	ps_err err = PS_OK;
 	const struct ps_branch *b = &s->branches[dir->branch];
-	struct layout_node node = { LAYOUT_ENTRY, dir->branch, PS_NIL, 0 };
+	struct layout_node node = { LAYOUT_ENTRY, dir->branch, PS_NIL, 0, 0 };
 
 	for (uint32_t e = b->first; e != PS_NIL; e = s->entries[e].first_child) {
 		node.kind = LAYOUT_ENTRY;
@@ -489,6 +563,14 @@ static ps_err layout_list_tree(const struct ps_session *s, const struct layout_n
 		node.entry = e;
 		if (layout_emit(fill, ctx, layout_entry_name(s, e), &node, &err))
 			return err;
+		struct image_ref *refs;
+		size_t images = layout_image_count(s, e, &refs);
+		images_free(refs, images);
+		if (images) {
+			node.kind = LAYOUT_IMAGES_DIR;
+			if (layout_emit(fill, ctx, layout_images_dir_name(s, e), &node, &err))
+				return err;
+		}
 		node.kind = LAYOUT_TREE_DIR;
 		node.entry = PS_NIL;
 		for (uint32_t c = s->entries[e].first_child; c != PS_NIL && (c = s->entries[c].next_sibling) != PS_NIL;) {
@@ -546,6 +628,20 @@ ps_err layout_list(const struct ps_session *s, const struct layout_node *dir, la
 				return err;
 		}
 		return PS_OK;
+	case LAYOUT_IMAGES_DIR: {
+		struct image_ref *refs;
+		size_t n = layout_image_count(s, dir->entry, &refs);
+		node.kind = LAYOUT_IMAGE;
+		for (size_t i = 0; i < n; i++) {
+			char file[IMAGES_NAME_MAX];
+			images_file_name(i, refs[i].ext, file);
+			node.index = (uint32_t)i;
+			if (fill(ctx, file, &node))
+				break;
+		}
+		images_free(refs, n);
+		return PS_OK;
+	}
 	case LAYOUT_ENTRIES_DIR:
 		node.kind = LAYOUT_ENTRY_JSON;
 		for (uint32_t e = 0; e < s->n_entries; e++) {

@@ -21,6 +21,10 @@ enum layout_kind {
 	LAYOUT_RAW,         /* session.jsonl */
 	LAYOUT_PROBLEMS,
 	LAYOUT_ERROR,       /* only in directories of files that are not sessions */
+	LAYOUT_TRANSCRIPT,  /* transcript.md of a tree directory: branch */
+	LAYOUT_USAGE,       /* usage.json of the session */
+	LAYOUT_IMAGES_DIR,  /* NNNN-kind.id.images/ beside an entry with images: entry */
+	LAYOUT_IMAGE,       /* N.ext in it: entry, index */
 };
 
 struct layout_node {
@@ -28,6 +32,7 @@ struct layout_node {
 	uint32_t branch;
 	uint32_t entry;
 	int session_root;   /* the tree directory is the session directory */
+	uint32_t index;     /* LAYOUT_IMAGE: which image of the entry */
 };
 
 int layout_is_dir(enum layout_kind kind);

@@ -35,7 +35,12 @@ struct ps_entry {
 	uint32_t label;        /* pool offset of the live label, or PS_NIL */
 	uint32_t md_size;      /* rendered size + 1; 0 while unknown */
 	int64_t time_ms;       /* the entry's timestamp, 0 if it has none: its file's mtime */
+	uint32_t flags;        /* PS_ENTRY_* */
 };
+
+/* The line mentions "image": it may hold image blocks (confirmed by parsing
+ * when its directory is listed; most entries never need it). */
+#define PS_ENTRY_MAY_HAVE_IMAGES 1u
 
 /* A directory of the tree: a chain from `first` following first children
  * to `tip`.  Branch 0 is the session directory (the first root's chain);

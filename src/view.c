@@ -3,12 +3,15 @@
 #include <string.h>
 #include "buf.h"
 #include "jsonout.h"
+#include "images.h"
 #include "render.h"
+#include "transcript.h"
+#include "usage.h"
 #include "view.h"
 
 int view_immutable(const struct layout_node *node)
 {
-	return node->kind == LAYOUT_ENTRY || node->kind == LAYOUT_ENTRY_JSON;
+	return node->kind == LAYOUT_ENTRY || node->kind == LAYOUT_ENTRY_JSON || node->kind == LAYOUT_IMAGE;
 }
 
 static ps_err view_entry_md(struct ps_session *s, uint32_t idx, char **buf, size_t *len)
@@ -148,6 +151,12 @@ ps_err view_content(struct ps_session *s, const struct layout_node *node, char *
 		for (uint32_t i = 0; i < s->n_problems && !bad; i++)
 			bad = buf_printf(&b, "line %u: %s\n", s->problems[i].line, s->problems[i].why);
 		return view_text(&b, buf, len, bad);
+	case LAYOUT_TRANSCRIPT:
+		return transcript_text(s, view_tip(s, node), buf, len);
+	case LAYOUT_USAGE:
+		return usage_json(s, buf, len);
+	case LAYOUT_IMAGE:
+		return images_data(s, node->entry, node->index, buf, len);
 	case LAYOUT_ERROR:
 		bad = buf_printf(&b, "not a pi session: %s\n",
 				 s->not_session ? s->not_session : "no session header");

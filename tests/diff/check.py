@@ -406,8 +406,9 @@ def build_layout(sess):
 
 # ---------------------------------------------------------------- one session
 
-ROOT_EXTRA = {"context.json", "leaf", "labels", "name", "header.json", "entries", "session.jsonl", "problems"}
-SUB_EXTRA = {"context.json"}
+ROOT_EXTRA = {"context.json", "leaf", "labels", "name", "header.json", "entries", "session.jsonl", "problems",
+              "transcript.md", "usage.json"}
+SUB_EXTRA = {"context.json", "transcript.md"}
 ENTRY_RE = re.compile(r"^\d{4,}-.*\.md$")
 BRANCH_RE = re.compile(r"^\d{4,}~")
 
@@ -601,6 +602,8 @@ class SessionCheck:
                         stack.append((posixpath.join(rel, n), None))
                     else:
                         stack.append((sub.rel, sub))
+                elif n.endswith(".images") and n[:-len(".images")] + ".md" in names:
+                    pass  # an entry's images (checked by the mount tests)
                 elif n not in allowed:
                     self.fail("%s: unexpected name" % posixpath.join(rel, n))
             if d is not None:
@@ -753,13 +756,14 @@ def check_listing(mount, store, stats):
         if os.path.isdir(pp) and not os.path.islink(pp):
             want[p] = sorted(f[:-6] for f in os.listdir(pp)
                              if f.endswith(".jsonl") and os.path.isfile(os.path.join(pp, f)) and not os.path.islink(os.path.join(pp, f)))
-    have = set(fs_listdir(mount)) - {".pisessionfs"}  # the daemon's own log and rejected writes
+    # the daemon's own log and rejected writes, the views and the usage table
+    have = set(fs_listdir(mount)) - {".pisessionfs", "by-id", "by-name", "by-cwd", "recent", "usage.csv"}
     for p in sorted(have - set(want)):
         fails.append("%s: listed, but the store has no such directory" % p)
     for p in sorted(set(want) - have):
         fails.append("%s: a project directory of the store is not listed" % p)
     for p in sorted(set(want) & have):
-        got = set(fs_listdir(os.path.join(mount, p)))
+        got = set(fs_listdir(os.path.join(mount, p))) - {"usage.csv"}
         for n in sorted(got - set(want[p])):
             fails.append("%s/%s: listed, but the store has no such session file" % (p, n))
         for n in sorted(set(want[p]) - got):

@@ -21,13 +21,18 @@ mkdir -p "$STORE/--growing--"
 G=$STORE/--growing--/g.jsonl
 { header; user_msg g0 null "growing start"; } >"$G"
 
-# The readers' commands; each prints a sorted result.
-grep_a() { grep -r --exclude-dir=--growing-- -l "AgentSession" "$1" | sort; }
-grep_b() { grep -r --exclude-dir=--growing-- -c "tool-output" "$1" | sort; }
-find_all() { find "$1" -path "$1/--growing--" -prune -o -print | sort; }
-stat_all() { find "$1" -path "$1/--growing--" -prune -o -type f -printf '%s %p\n' | sort; }
-ctx_all() { find "$1" -path "$1/--growing--" -prune -o -name context.json -exec cat {} + | sha256sum; }
-export -f grep_a grep_b find_all stat_all ctx_all
+# The readers' commands; each prints a sorted result.  The growing session
+# is left out, and so are the root's views and usage.csv, which follow it.
+prune() { printf '%s\n' -path "$1/--growing--" -prune -o -path "$1/by-*" -prune -o -path "$1/recent" -prune \
+	-o -path "$1/usage.csv" -prune -o -path "$1/.pisessionfs" -prune -o; }
+skip() { printf '%s\n' --exclude-dir=--growing-- --exclude-dir=by-id --exclude-dir=by-name --exclude-dir=by-cwd \
+	--exclude-dir=recent --exclude-dir=.pisessionfs --exclude=usage.csv; }
+grep_a() { local x; mapfile -t x < <(skip); grep -r "${x[@]}" -l "AgentSession" "$1" | sort; }
+grep_b() { local x; mapfile -t x < <(skip); grep -r "${x[@]}" -c "tool-output" "$1" | sort; }
+find_all() { local p; mapfile -t p < <(prune "$1"); find "$1" "${p[@]}" -print | sort; }
+stat_all() { local p; mapfile -t p < <(prune "$1"); find "$1" "${p[@]}" -type f -printf '%s %p\n' | sort; }
+ctx_all() { local p; mapfile -t p < <(prune "$1"); find "$1" "${p[@]}" -name context.json -exec cat {} + | sha256sum; }
+export -f prune skip grep_a grep_b find_all stat_all ctx_all
 
 # loop NAME CMD: runs `CMD $MNT` (each run bounded) until the deadline and
 # counts runs and results that differ from the sequential baseline.

@@ -19,11 +19,17 @@ B=$S/0008~c34de545
 
 # --- listings ---------------------------------------------------------------
 assert_eq "ls of the mount root" "$PROJ
-.pisessionfs" "$(ls_names "$MNT")"
+.pisessionfs
+by-cwd
+by-id
+by-name
+recent
+usage.csv" "$(ls_names "$MNT")"
 assert_eq "ls of .pisessionfs" "log
 rejected" "$(ls_names "$MNT/.pisessionfs")"
 assert_file_content "$MNT/.pisessionfs/log" ""
-assert_eq "ls of the project" "$SNAME" "$(ls_names "$MNT/$PROJ")"
+assert_eq "ls of the project" "$SNAME
+usage.csv" "$(ls_names "$MNT/$PROJ")"
 
 expected_root='0001-model_change.5862b5cb.md
 0002-thinking_level_change.5e5a4449.md
@@ -44,12 +50,15 @@ labels
 leaf
 name
 problems
-session.jsonl'
+session.jsonl
+transcript.md
+usage.json'
 assert_eq "ls of the session directory" "$expected_root" "$(ls_names "$S")"
 
 expected_branch='0008-user.c34de545.md
 0009-assistant.b037ea6e.md
-context.json'
+context.json
+transcript.md'
 assert_eq "ls of the branch directory" "$expected_branch" "$(ls_names "$B")"
 
 ids=(5862b5cb 5e5a4449 b5b34113 7bfd5a82 8a6d4fb1 128263f4 9977f973 3ecbb500 2fca4b92 40e11ef7 433cdfbc c34de545 b037ea6e)
@@ -124,16 +133,16 @@ assert_contains "user entry text" $'---\nplease run a command to list files\n' "
 fsx cat "$S/0004-user.7bfd5a82.md" >"$T_DIR/0004.md"
 
 # --- grep -r ------------------------------------------------------------------
-fsx_out grep -rl --include='*.md' "please run a command to list files" "$S"
+fsx_out grep -rl --include='*.md' --exclude=transcript.md "please run a command to list files" "$S"
 assert_eq "grep -r finds the first question in one entry file" "$S/0004-user.7bfd5a82.md" "${OUT%$'\n'}"
-fsx_out grep -rl --include='*.md' "thanks, now summarize the output in one line" "$MNT"
+fsx_out grep -rl --include='*.md' --exclude=transcript.md --exclude-dir=by-id --exclude-dir=by-name --exclude-dir=by-cwd --exclude-dir=recent "thanks, now summarize the output in one line" "$MNT"
 assert_eq "grep -r over the mount finds the branch question" "$B/0008-user.c34de545.md" "${OUT%$'\n'}"
-fsx_out grep -rl --include='*.md' "thanks, now explain the output" "$S"
+fsx_out grep -rl --include='*.md' --exclude=transcript.md "thanks, now explain the output" "$S"
 assert_eq "grep -r finds the quoted question in both files" "$S/0008-user.3ecbb500.md
 $S/0009-assistant.2fca4b92.md" "$(sort <<<"${OUT%$'\n'}")"
 fsx_out grep -rl "please run a command to list files" "$MNT"
 assert_eq "grep -r over everything" "$(printf '%s\n' "$B/context.json" "$S/0004-user.7bfd5a82.md" \
-	"$S/context.json" "$S/entries/7bfd5a82.json" "$S/session.jsonl" | sort)" "$(sort <<<"${OUT%$'\n'}")"
+	"$S/context.json" "$S/entries/7bfd5a82.json" "$S/session.jsonl" "$S/transcript.md" "$B/transcript.md" | sort)" "$(sort <<<"${OUT%$'\n'}")"
 
 # --- find -----------------------------------------------------------------------
 fsx_out find "$MNT"
@@ -143,11 +152,13 @@ for id in "${ids[@]}"; do
 	assert_eq "find: entry file of $id" 1 "$(grep -c "\.$id\.md\$" "$T_DIR/find.txt" || true)"
 	assert_eq "find: entries/$id.json" 1 "$(grep -c "/entries/$id\.json\$" "$T_DIR/find.txt" || true)"
 done
-assert_eq "find: number of .md files" "${#ids[@]}" "$(grep -c '\.md$' "$T_DIR/find.txt" || true)"
-# root, project, session, 13 entry files, the branch and its context.json,
-# 8 generated names in the session, 13 entries/*.json, 1 label, and
-# .pisessionfs with log and rejected/.
-assert_eq "find: number of paths" 43 "$(wc -l <"$T_DIR/find.txt")"
+assert_eq "find: number of .md files (entries and two transcripts)" "$((${#ids[@]} + 2))" "$(grep -c '\.md$' "$T_DIR/find.txt" || true)"
+# root, project, session, 13 entry files, the branch and its context.json
+# and transcript.md, 10 generated names in the session, 13 entries/*.json,
+# 1 label, .pisessionfs with log and rejected/, the 4 views with the
+# session's link in by-id and recent and 6 nested by-cwd names (by-cwd/home/
+# user/demo-project/<session>), and the two usage.csv.
+assert_eq "find: number of paths" 59 "$(wc -l <"$T_DIR/find.txt")"
 fsx_out find -L "$S" -type l
 assert_eq "find -L: every symlink resolves" "" "$OUT"
 

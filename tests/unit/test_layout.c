@@ -51,7 +51,7 @@ START_TEST(test_layout_names_and_resolve)
 	ck_assert(listed(&root, "context.json"));
 	ck_assert(listed(&root, "leaf"));
 	struct listing branch = list_dir(s, "0002~d");
-	ck_assert_int_eq(branch.n, 2);
+	ck_assert_int_eq(branch.n, 3); /* the entry, context.json, transcript.md */
 	ck_assert(listed(&branch, "0002-assistant.d.md"));
 	ck_assert(listed(&branch, "context.json"));
 
@@ -200,7 +200,7 @@ START_TEST(test_layout_long_names)
 			char rel[600];
 			snprintf(rel, sizeof rel, "%s", root.names[i]);
 			struct listing inside = list_dir(s, rel);
-			ck_assert_int_eq(inside.n, 3); /* the entry, the label entry, context.json */
+			ck_assert_int_eq(inside.n, 4); /* the entry, the label entry, context.json, transcript.md */
 			for (int k = 0; k < inside.n; k++) {
 				char sub[1200];
 				struct layout_node node;
