@@ -10,5 +10,8 @@ Suite *layout_suite(void);
 Suite *context_suite(void);
 Suite *render_suite(void);
 Suite *parse_suite(void);
+Suite *images_suite(void);
+Suite *usage_suite(void);
+Suite *transcript_suite(void);
 
 #endif

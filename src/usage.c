@@ -1,0 +1,369 @@
+/* Token and cost totals of a session (usage.h).  One pass over the index;
+ * only the entries that can carry usage (or whose type the index cannot
+ * tell) are parsed, so a session of mostly tool output and user text costs
+ * little more than reading its assistant lines. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "jsonout.h"
+#include "usage.h"
+
+struct usage_sum {
+	double input, output, cache_read, cache_write, total_tokens, cost;
+};
+
+/* One byModel row: provider and model are borrowed-then-kept references
+ * to JSON strings, or NULL (shown as null). */
+struct usage_row {
+	json_t *provider, *model;
+	struct usage_sum sum;
+};
+
+struct usage_acc {
+	struct usage_sum total;
+	struct usage_row *rows;
+	size_t n_rows, cap_rows;
+	uint64_t messages, assistant;
+};
+
+static void usage_acc_free(struct usage_acc *a)
+{
+	for (size_t i = 0; i < a->n_rows; i++) {
+		json_decref(a->rows[i].provider);
+		json_decref(a->rows[i].model);
+	}
+	free(a->rows);
+}
+
+/* A usage field as a number; anything else counts 0 rather than poisoning
+ * the sum (pi would produce NaN or a string there). */
+static double usage_num(const json_t *obj, const char *key)
+{
+	const json_t *v = json_object_get(obj, key);
+	return json_is_number(v) ? json_number_value(v) : 0;
+}
+
+static void usage_sum_add(struct usage_sum *to, const struct usage_sum *u)
+{
+	to->input += u->input;
+	to->output += u->output;
+	to->cache_read += u->cache_read;
+	to->cache_write += u->cache_write;
+	to->total_tokens += u->total_tokens;
+	to->cost += u->cost;
+}
+
+/* Same string, or both absent: the key of a byModel row. */
+static int usage_same(const json_t *a, const json_t *b)
+{
+	if (!a || !b)
+		return a == b;
+	return json_equal((json_t *)a, (json_t *)b);
+}
+
+/* Adds a usage object under (provider, model); non-string names count as
+ * absent.  A usage that is not an object is not usage at all. */
+static ps_err usage_add(struct usage_acc *a, const json_t *usage, json_t *provider, json_t *model)
+{
+	struct usage_sum u;
+	size_t i;
+
+	if (!json_is_object(usage))
+		return PS_OK;
+	if (!json_is_string(provider))
+		provider = NULL;
+	if (!json_is_string(model))
+		model = NULL;
+	u.input = usage_num(usage, "input");
+	u.output = usage_num(usage, "output");
+	u.cache_read = usage_num(usage, "cacheRead");
+	u.cache_write = usage_num(usage, "cacheWrite");
+	u.total_tokens = usage_num(usage, "totalTokens");
+	u.cost = usage_num(json_object_get(usage, "cost"), "total");
+	usage_sum_add(&a->total, &u);
+	/* Rows stay few (the models a session used), so a linear search. */
+	for (i = 0; i < a->n_rows; i++)
+		if (usage_same(a->rows[i].provider, provider) && usage_same(a->rows[i].model, model))
+			break;
+	if (i == a->n_rows) {
+		if (a->n_rows == a->cap_rows) {
+			size_t cap = a->cap_rows ? a->cap_rows * 2 : 4;
+			struct usage_row *rows = realloc(a->rows, cap * sizeof *rows);
+			if (!rows)
+				return PS_ERR_NOMEM;
+			a->rows = rows;
+			a->cap_rows = cap;
+		}
+		memset(&a->rows[i], 0, sizeof a->rows[i]);
+		a->rows[i].provider = json_incref(provider);
+		a->rows[i].model = json_incref(model);
+		a->n_rows++;
+	}
+	usage_sum_add(&a->rows[i].sum, &u);
+	return PS_OK;
+}
+
+/* What the index's kind (the role of a message, else the type) says about
+ * an entry without parsing it. */
+enum usage_class {
+	USAGE_SKIP,     /* a type that is no message and carries no usage */
+	USAGE_MESSAGE,  /* a message role that carries no usage */
+	USAGE_PARSE,    /* may carry usage, or the kind alone is ambiguous */
+};
+
+static enum usage_class usage_classify(const char *kind)
+{
+	static const char *const skip[] = {
+		"model_change", "thinking_level_change", "custom_message", "label", "session_info", "context_edit",
+	};
+	static const char *const message[] = {
+		"user", "bashExecution", "branchSummary", "compactionSummary", "system",
+		"message", /* a message entry without a role */
+	};
+	for (size_t i = 0; i < sizeof skip / sizeof skip[0]; i++)
+		if (strcmp(kind, skip[i]) == 0)
+			return USAGE_SKIP;
+	for (size_t i = 0; i < sizeof message / sizeof message[0]; i++)
+		if (strcmp(kind, message[i]) == 0)
+			return USAGE_MESSAGE;
+	/* assistant, toolResult[-tool], compaction, branch_summary and usage
+	 * carry usage; "custom" is both an entry type and a message role; an
+	 * unknown kind may be a message of a new role. */
+	return USAGE_PARSE;
+}
+
+static ps_err usage_entry(struct usage_acc *a, const json_t *e)
+{
+	const char *type = json_string_value(json_object_get(e, "type"));
+
+	if (!type)
+		return PS_OK;
+	if (strcmp(type, "message") == 0) {
+		json_t *msg = json_object_get(e, "message");
+		const char *role = json_string_value(json_object_get(msg, "role"));
+		a->messages++;
+		if (role && strcmp(role, "assistant") == 0) {
+			json_t *model = json_object_get(msg, "responseModel");
+			a->assistant++;
+			if (!json_is_string(model))
+				model = json_object_get(msg, "model");
+			return usage_add(a, json_object_get(msg, "usage"), json_object_get(msg, "provider"), model);
+		}
+		if (role && strcmp(role, "toolResult") == 0)
+			return usage_add(a, json_object_get(msg, "usage"), NULL, NULL);
+		return PS_OK;
+	}
+	if (strcmp(type, "compaction") == 0 || strcmp(type, "branch_summary") == 0)
+		return usage_add(a, json_object_get(e, "usage"), NULL, NULL);
+	if (strcmp(type, "usage") == 0)
+		return usage_add(a, json_object_get(e, "usage"), json_object_get(e, "provider"),
+				 json_object_get(e, "model"));
+	return PS_OK;
+}
+
+static ps_err usage_collect(const struct ps_session *s, struct usage_acc *a)
+{
+	memset(a, 0, sizeof *a);
+	if (!s->have_header)
+		return PS_ERR_NOTSESSION;
+	for (uint32_t i = 0; i < s->n_entries; i++) {
+		json_t *e = NULL;
+		ps_err err;
+		switch (usage_classify(session_str(s, s->entries[i].kind))) {
+		case USAGE_SKIP:
+			continue;
+		case USAGE_MESSAGE:
+			a->messages++;
+			continue;
+		case USAGE_PARSE:
+			break;
+		}
+		err = session_load_entry(s, i, &e);
+		if (err == PS_ERR_INVALID)
+			continue; /* undecodable line (lone surrogate): nothing to read */
+		if (!err)
+			err = usage_entry(a, e);
+		json_decref(e);
+		if (err) {
+			usage_acc_free(a);
+			memset(a, 0, sizeof *a);
+			return err;
+		}
+	}
+	return PS_OK;
+}
+
+/* JSON.stringify writes a non-finite number as null; jansson refuses to
+ * hold one, so an overflowing sum becomes null here. */
+static json_t *usage_number(double d)
+{
+	return isfinite(d) ? json_real(d) : json_null();
+}
+
+/* Sets the six sums on obj; -1 when memory runs out. */
+static int usage_sum_json(json_t *obj, const struct usage_sum *u)
+{
+	return json_object_set_new(obj, "input", usage_number(u->input)) ||
+	       json_object_set_new(obj, "output", usage_number(u->output)) ||
+	       json_object_set_new(obj, "cacheRead", usage_number(u->cache_read)) ||
+	       json_object_set_new(obj, "cacheWrite", usage_number(u->cache_write)) ||
+	       json_object_set_new(obj, "totalTokens", usage_number(u->total_tokens)) ||
+	       json_object_set_new(obj, "cost", usage_number(u->cost)) ? -1 : 0;
+}
+
+ps_err usage_json(const struct ps_session *s, char **buf, size_t *len)
+{
+	struct usage_acc a;
+	json_t *root = NULL, *total, *rows;
+	ps_err err = usage_collect(s, &a);
+
+	*buf = NULL;
+	*len = 0;
+	if (err)
+		return err;
+	err = PS_ERR_NOMEM;
+	root = json_object();
+	total = json_object();
+	rows = json_array();
+	/* Not ||: json_object_set_new releases its value on every failure
+	 * (a NULL root included), so each of the two must run. */
+	if (json_object_set_new(root, "total", total) | json_object_set_new(root, "byModel", rows))
+		goto out;
+	if (usage_sum_json(total, &a.total))
+		goto out;
+	for (size_t i = 0; i < a.n_rows; i++) {
+		json_t *row = json_object();
+		if (json_array_append_new(rows, row) ||
+		    json_object_set_new(row, "provider", a.rows[i].provider ? json_incref(a.rows[i].provider) : json_null()) ||
+		    json_object_set_new(row, "model", a.rows[i].model ? json_incref(a.rows[i].model) : json_null()) ||
+		    usage_sum_json(row, &a.rows[i].sum))
+			goto out;
+	}
+	if (json_object_set_new(root, "messages", json_real((double)a.messages)) ||
+	    json_object_set_new(root, "assistantMessages", json_real((double)a.assistant)))
+		goto out;
+	err = jsonout_pretty(root, buf, len);
+out:
+	json_decref(root);
+	usage_acc_free(&a);
+	return err;
+}
+
+/* ---- CSV ---------------------------------------------------------------- */
+
+/* One field, quoted when it must be (RFC 4180); a NULL field is empty.
+ * Lengths are explicit: JSON strings may hold NUL bytes. */
+static int usage_csv_field(struct buf *out, const char *s, size_t n, int last)
+{
+	int quote = 0;
+	int bad = 0;
+
+	for (size_t i = 0; s && i < n && !quote; i++)
+		quote = s[i] == ',' || s[i] == '"' || s[i] == '\r' || s[i] == '\n';
+	if (quote) {
+		bad |= buf_putc(out, '"');
+		for (size_t i = 0; i < n; i++) {
+			if (s[i] == '"')
+				bad |= buf_putc(out, '"');
+			bad |= buf_putc(out, s[i]);
+		}
+		bad |= buf_putc(out, '"');
+	} else if (s) {
+		bad |= buf_put(out, s, n);
+	}
+	bad |= buf_putc(out, last ? '\n' : ',');
+	return bad ? -1 : 0;
+}
+
+static int usage_csv_str(struct buf *out, const char *s)
+{
+	return usage_csv_field(out, s, s ? strlen(s) : 0, 0);
+}
+
+static int usage_csv_json(struct buf *out, const json_t *v)
+{
+	return usage_csv_field(out, json_string_value(v), json_string_length(v), 0);
+}
+
+static int usage_csv_num(struct buf *out, double d, int last)
+{
+	char num[32];
+	jsonout_number(d, num);
+	return usage_csv_field(out, num, strlen(num), last);
+}
+
+int usage_csv_header(struct buf *out)
+{
+	return buf_puts(out, "project,session,id,name,cwd,start,lastActivity,messages,"
+			     "input,output,cacheRead,cacheWrite,cost\n");
+}
+
+/* ISO-8601 as JavaScript's Date#toISOString writes it (years 0-9999). */
+static void usage_iso(int64_t ms, char *out, size_t size)
+{
+	int64_t secs = ms / 1000;
+	int64_t frac = ms % 1000;
+	struct tm tm;
+
+	if (frac < 0) {
+		frac += 1000;
+		secs--;
+	}
+	time_t t = (time_t)secs;
+	if (!gmtime_r(&t, &tm) || tm.tm_year + 1900 < 0 || tm.tm_year + 1900 > 9999) {
+		out[0] = '\0';
+		return;
+	}
+	snprintf(out, size, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
+		 tm.tm_hour, tm.tm_min, tm.tm_sec, (int)frac);
+}
+
+ps_err usage_csv_row(const struct ps_session *s, const char *project, const char *session_name_in_store,
+		     struct buf *out)
+{
+	struct usage_acc a;
+	json_t *header = NULL;
+	char *line = NULL;
+	size_t line_len, start_len = out->len;
+	char last[40] = "";
+	int64_t latest = 0;
+	int have_latest = 0;
+	ps_err err = usage_collect(s, &a);
+
+	if (err)
+		return err;
+	err = session_read_header(s, &line, &line_len);
+	if (err)
+		goto out;
+	header = session_parse_line(line, line_len);
+	for (uint32_t i = 0; i < s->n_entries; i++) {
+		/* time_ms is 0 for an entry without a usable timestamp. */
+		int64_t t = s->entries[i].time_ms;
+		if (t && (!have_latest || t > latest)) {
+			latest = t;
+			have_latest = 1;
+		}
+	}
+	if (have_latest)
+		usage_iso(latest, last, sizeof last);
+	err = PS_ERR_NOMEM;
+	if (usage_csv_str(out, project) || usage_csv_str(out, session_name_in_store) ||
+	    usage_csv_str(out, session_str(s, s->session_id)) ||
+	    usage_csv_str(out, s->name == PS_NIL ? NULL : session_str(s, s->name)) ||
+	    usage_csv_json(out, json_object_get(header, "cwd")) ||
+	    usage_csv_json(out, json_object_get(header, "timestamp")) || usage_csv_str(out, last) ||
+	    usage_csv_num(out, (double)a.messages, 0) || usage_csv_num(out, a.total.input, 0) ||
+	    usage_csv_num(out, a.total.output, 0) || usage_csv_num(out, a.total.cache_read, 0) ||
+	    usage_csv_num(out, a.total.cache_write, 0) || usage_csv_num(out, a.total.cost, 1))
+		goto out;
+	err = PS_OK;
+out:
+	if (err)
+		out->len = start_len; /* no half row */
+	json_decref(header);
+	free(line);
+	usage_acc_free(&a);
+	return err;
+}

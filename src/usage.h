@@ -1,0 +1,62 @@
+/* What a session spent: tokens and cost over every entry of the file.
+ *
+ * Ownership: this module (src/usage.c) is owned by the images/transcript/
+ * usage work; the layout and the FUSE front end only call it.  Buffers
+ * returned are new and belong to the caller; the session is borrowed.
+ *
+ * What is summed is what pi 1.6.0's AgentSession.getSessionStats() sums,
+ * over ALL entries of the file (every branch, compacted history included:
+ * it is what was billed), in file order:
+ *   - the usage of every assistant message,
+ *   - the usage of every toolResult message that has one (nested LLM work
+ *     a tool did),
+ *   - the usage of every compaction and branch_summary entry that has one,
+ *   - the usage of every `usage` entry (pi 1.6.0 writes
+ *     {"type":"usage","kind":...,"provider":...,"model":...,"usage":{...}}).
+ * From each usage object: input, output, cacheRead, cacheWrite and
+ * totalTokens as stored, and cost.total; a field that is not a number
+ * counts 0.  Sums are doubles, added in file order as pi adds them, and
+ * printed in JavaScript's shortest round-trip form (jsonout_number). */
+#ifndef PS_USAGE_H
+#define PS_USAGE_H
+
+#include <stddef.h>
+#include "buf.h"
+#include "ps_error.h"
+#include "session.h"
+
+/* The summary as pretty JSON (jsonout_pretty: two-space indentation, final
+ * newline):
+ *   {"total":{"input":N,"output":N,"cacheRead":N,"cacheWrite":N,
+ *             "totalTokens":N,"cost":N},
+ *    "byModel":[{"provider":S,"model":S,"input":N,...,"cost":N}, ...],
+ *    "messages":N,"assistantMessages":N}
+ * byModel has one row per provider and model, in order of first use.  The
+ * model is an assistant message's responseModel when it has one (the model
+ * that answered, as pi's cost breakdown attributes it), else its model;
+ * for `usage` entries their provider and model.  Usage with no model of its
+ * own (tool results, compactions, branch summaries) is one row with
+ * "provider":null,"model":null, pi's "Tools/summaries" bucket.  messages
+ * counts `message` entries, assistantMessages those with role assistant.
+ * PS_ERR_NOTSESSION for a file without a header. */
+ps_err usage_json(const struct ps_session *s, char **buf, size_t *len);
+
+/* The CSV header line matching usage_csv_row(), with its newline:
+ * project,session,id,name,cwd,start,lastActivity,messages,input,output,
+ * cacheRead,cacheWrite,cost */
+int usage_csv_header(struct buf *out);
+
+/* Appends one CSV row (newline-terminated) to out: project and
+ * session_name_in_store as given (the store directory and the file name
+ * without .jsonl, as the mount names them; NULL is empty), the session id,
+ * the display name (empty when none), the header's cwd and timestamp (as
+ * stored), the latest entry timestamp (ISO-8601 UTC with milliseconds,
+ * empty when no entry has one), the message count, the four token sums and
+ * the cost.  Fields are quoted per RFC 4180 when they hold a comma, a
+ * quote, CR or LF (quotes doubled); lines end in LF, not CRLF, so awk and
+ * cut work on them (RFC 4180 readers accept LF).  PS_ERR_NOTSESSION for a
+ * file without a header; on any error out is left as it was. */
+ps_err usage_csv_row(const struct ps_session *s, const char *project, const char *session_name_in_store,
+		     struct buf *out);
+
+#endif
