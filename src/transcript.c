@@ -14,6 +14,7 @@
 
 struct transcript_ctx {
 	const struct ps_session *s;
+	const char *link_prefix; /* from the transcript's directory to the session's */
 	struct buf b;
 	int err;       /* an allocation failed: later writes are skipped */
 	int in_note;   /* parts written into the open note, 0 when none is open */
@@ -172,9 +173,13 @@ static void transcript_image(struct transcript_ctx *c, const json_t *blk, uint32
 {
 	char name[IMAGES_NAME_MAX];
 	const char *ext = images_ext(json_string_value(json_object_get(blk, "mimeType")));
-	char *entry = layout_entry_name(c->s, idx);
+	/* The entry file's path from the session directory, less ".md": the
+	 * images directory beside it is NNNN-kind.id.images (layout.c). */
+	char *entry = layout_entry_path(c->s, idx);
+	size_t elen = entry ? strlen(entry) : 0;
 
-	if (!entry) {
+	if (!entry || elen < 3) {
+		free(entry);
 		c->err = 1;
 		return;
 	}
@@ -183,7 +188,8 @@ static void transcript_image(struct transcript_ctx *c, const json_t *blk, uint32
 	/* "N.ext" starts with the number the link text shows. */
 	transcript_put(c, name, strcspn(name, "."));
 	transcript_puts(c, "](");
-	transcript_puts(c, entry);
+	transcript_puts(c, c->link_prefix);
+	transcript_put(c, entry, elen - 3);
 	transcript_puts(c, ".images/");
 	transcript_puts(c, name);
 	transcript_puts(c, ")\n\n");
@@ -546,9 +552,9 @@ static ps_err transcript_title(struct transcript_ctx *c)
 	return PS_OK;
 }
 
-ps_err transcript_text(const struct ps_session *s, uint32_t tip, char **buf, size_t *len)
+ps_err transcript_text(const struct ps_session *s, uint32_t tip, const char *link_prefix, char **buf, size_t *len)
 {
-	struct transcript_ctx c = { .s = s, .b = BUF_INIT };
+	struct transcript_ctx c = { .s = s, .link_prefix = link_prefix ? link_prefix : "", .b = BUF_INIT };
 	json_t **path = NULL;
 	uint32_t *idx = NULL;
 	size_t n = 0;

@@ -60,10 +60,14 @@
 #include "ps_error.h"
 #include "session.h"
 
-/* The transcript of the path from the root to tip (an index into
+/* Image links are link_prefix (NULL for none; "../" per directory level of
+ * the transcript below the session directory) plus the entry file's path
+ * from the session directory, less ".md", plus ".images/N.ext".
+ *
+ * The transcript of the path from the root to tip (an index into
  * s->entries; PS_NIL gives the title alone).  *buf is new and
  * NUL-terminated; *len excludes the NUL.  PS_ERR_NOTSESSION for a file
  * without a header, PS_ERR_NOENT for a tip out of range. */
-ps_err transcript_text(const struct ps_session *s, uint32_t tip, char **buf, size_t *len);
+ps_err transcript_text(const struct ps_session *s, uint32_t tip, const char *link_prefix, char **buf, size_t *len);
 
 #endif

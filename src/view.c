@@ -152,7 +152,17 @@ ps_err view_content(struct ps_session *s, const struct layout_node *node, char *
 			bad = buf_printf(&b, "line %u: %s\n", s->problems[i].line, s->problems[i].why);
 		return view_text(&b, buf, len, bad);
 	case LAYOUT_TRANSCRIPT:
-		return transcript_text(s, view_tip(s, node), buf, len);
+		/* Links go up to the session directory, then down to the entry. */
+		if (!node->session_root)
+			for (uint32_t br = node->branch; br != 0 && !bad; br = s->branches[br].parent)
+				bad = buf_puts(&b, "../");
+		if (bad || buf_finish(&b)) {
+			buf_free(&b);
+			return PS_ERR_NOMEM;
+		}
+		err = transcript_text(s, view_tip(s, node), b.data ? b.data : "", buf, len);
+		buf_free(&b);
+		return err;
 	case LAYOUT_USAGE:
 		return usage_json(s, buf, len);
 	case LAYOUT_IMAGE:

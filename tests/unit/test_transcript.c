@@ -46,9 +46,9 @@ static const char kinds_expected[] =
 	"\n"
 	"Look at this:\n"
 	"\n"
-	"![image 1](0003-user.u1.md.images/1.png)\n"
+	"![image 1](0003-user.u1.images/1.png)\n"
 	"\n"
-	"![image 2](0003-user.u1.md.images/2.jpg)\n"
+	"![image 2](0003-user.u1.images/2.jpg)\n"
 	"\n"
 	"## Assistant (anthropic/claude-x)\n"
 	"\n"
@@ -131,7 +131,7 @@ static char *text_of(const struct ps_session *s, uint32_t tip, size_t *len)
 {
 	char *buf = NULL;
 	size_t n = 0;
-	ck_assert_int_eq(transcript_text(s, tip, &buf, &n), PS_OK);
+	ck_assert_int_eq(transcript_text(s, tip, NULL, &buf, &n), PS_OK);
 	ck_assert_ptr_nonnull(buf);
 	ck_assert_int_eq(buf[n], '\0');
 	if (len)
@@ -173,7 +173,7 @@ START_TEST(test_transcript_title_only_and_errors)
 	char *t = text_of(s, PS_NIL, &len);
 	ck_assert_str_eq(t, "# Session sess-1\n\n*Started 2026-01-01T00:00:00.000Z. Working directory /p*\n\n");
 	free(t);
-	ck_assert_int_eq(transcript_text(s, s->n_entries, &buf, &len), PS_ERR_NOENT);
+	ck_assert_int_eq(transcript_text(s, s->n_entries, NULL, &buf, &len), PS_ERR_NOENT);
 	ck_assert_ptr_null(buf);
 	session_free(s);
 	unlink(path);
@@ -181,7 +181,7 @@ START_TEST(test_transcript_title_only_and_errors)
 
 	path = helper_write("{\"type\":\"message\"}\n");
 	s = helper_open(path);
-	ck_assert_int_eq(transcript_text(s, PS_NIL, &buf, &len), PS_ERR_NOTSESSION);
+	ck_assert_int_eq(transcript_text(s, PS_NIL, NULL, &buf, &len), PS_ERR_NOTSESSION);
 	session_free(s);
 	unlink(path);
 	free(path);
