@@ -65,6 +65,14 @@ static int layout_branch_label_wins(const struct ps_session *s, uint32_t branch)
 	if (s->entries[first].label == PS_NIL)
 		return 0;
 	label = session_str(s, s->entries[first].label);
+	/* A label that is the id of another branch here would name two
+	 * directories: the id keeps its name. */
+	for (uint32_t e = session_find(s, label, strlen(label)); e != PS_NIL; e = s->entries[e].prev_same_id) {
+		const struct ps_entry *x = &s->entries[e];
+		if (e != first && x->branch != 0 && s->branches[x->branch].first == e &&
+		    s->branches[x->branch].parent == b->parent && x->depth == s->entries[first].depth)
+			return 0;
+	}
 	for (uint32_t i = 0; i < s->n_labeled; i++) {
 		uint32_t other = s->labeled[i];
 		if (other >= first || !layout_label_eq(s, other, label))
@@ -77,6 +85,22 @@ static int layout_branch_label_wins(const struct ps_session *s, uint32_t branch)
 	return 1;
 }
 
+/* Whether another branch of the same directory and depth starts with an
+ * entry of the same id and comes first where the name is resolved (the
+ * latest such entry wins the plain name, as ids resolve to the latest). */
+static int layout_branch_shadowed(const struct ps_session *s, uint32_t branch)
+{
+	const struct ps_branch *b = &s->branches[branch];
+	const char *id = session_str(s, s->entries[b->first].id);
+	for (uint32_t e = session_find(s, id, strlen(id)); e != PS_NIL; e = s->entries[e].prev_same_id) {
+		const struct ps_entry *x = &s->entries[e];
+		if (x->branch != 0 && s->branches[x->branch].first == e && s->branches[x->branch].parent == b->parent &&
+		    x->depth == s->entries[b->first].depth)
+			return e != b->first;
+	}
+	return 0;
+}
+
 char *layout_branch_name(const struct ps_session *s, uint32_t branch)
 {
 	const struct ps_entry *e = &s->entries[s->branches[branch].first];
@@ -84,7 +108,15 @@ char *layout_branch_name(const struct ps_session *s, uint32_t branch)
 	const char *raw = by_label ? session_str(s, e->label) : session_str(s, e->id);
 	char *esc = escape_name_max(raw, strlen(raw), by_label ? LAYOUT_MAX_LABEL : LAYOUT_MAX_ID);
 	char *name = NULL;
-	if (esc && asprintf(&name, "%04u~%s", e->depth, esc) < 0)
+	int r;
+	if (!esc)
+		return NULL;
+	/* A duplicate id's earlier branch is told apart by its line. */
+	if (!by_label && layout_branch_shadowed(s, branch))
+		r = asprintf(&name, "%04u~%s~L%u", e->depth, esc, e->line);
+	else
+		r = asprintf(&name, "%04u~%s", e->depth, esc);
+	if (r < 0)
 		name = NULL;
 	free(esc);
 	return name;
@@ -149,7 +181,9 @@ static char *layout_label_name(const struct ps_session *s, uint32_t idx)
 	const char *id = session_str(s, s->entries[idx].id);
 	char *eid = escape_name_max(id, strlen(id), LAYOUT_MAX_ID);
 	char *name = NULL;
-	if (eid && asprintf(&name, "%s~%s", esc, eid) < 0)
+	int latest = session_find(s, id, strlen(id)) == idx;
+	/* With duplicate ids, the line tells the earlier ones apart. */
+	if (eid && (latest ? asprintf(&name, "%s~%s", esc, eid) : asprintf(&name, "%s~%s~L%u", esc, eid, s->entries[idx].line)) < 0)
 		name = NULL;
 	free(esc);
 	free(eid);
@@ -223,7 +257,7 @@ static ps_err layout_find_branch(const struct ps_session *s, uint32_t dir, const
 	const char *rest;
 	if (!layout_parse_depth(name, '~', &depth, &rest))
 		return PS_ERR_NOENT;
-	if (escape_is_shortened(rest))
+	if (escape_is_shortened(rest) || strstr(rest, "~L"))
 		return layout_scan_branch(s, dir, name, out);
 	char *key = strdup(rest);
 	if (!key)

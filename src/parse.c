@@ -1134,8 +1134,11 @@ static ps_err parse_body(struct parse_ctx *c, int pass)
 		if (pass == 1) {
 			size_t plen = c->patlen - 1;
 			if (eol - m > plen + 5 && memcmp(s + plen, "json ", 5) == 0) {
-				if ((err = parse_marker(c, s, eol - m, line, &mk)))
+				if ((err = parse_marker(c, s, eol - m, line, &mk))) {
+					/* A refused marker may hold its decoded name. */
+					parse_marker_free(&mk);
 					return err;
+				}
 				if (parse_is_entry_key(&mk.name, "message"))
 					c->has_message_key = 1;
 				parse_marker_free(&mk);

@@ -176,8 +176,9 @@ static int scan_value(struct scanner *s, int base)
 	scan_skip_ws(s);
 	if (s->p >= s->end)
 		return 0;
+	/* jansson counts every value as a level, scalars included. */
 	if (*s->p != '{' && *s->p != '[')
-		return scan_scalar(s, NULL);
+		return base < SCAN_MAX_DEPTH && scan_scalar(s, NULL);
 	for (;;) {
 		/* At the start of a value. */
 		scan_skip_ws(s);
@@ -198,7 +199,7 @@ static int scan_value(struct scanner *s, int base)
 				goto object_key;
 			continue;
 		}
-		if (!scan_scalar(s, NULL))
+		if (base + depth >= SCAN_MAX_DEPTH || !scan_scalar(s, NULL))
 			return 0;
 after_value:
 		if (depth == 0)
@@ -241,15 +242,15 @@ typedef struct scan_field *(*scan_capture_fn)(void *ctx, const struct scan_field
 static int scan_object(struct scanner *s, int depth, scan_capture_fn capture, void *ctx, int *key_escaped);
 
 static int scan_member_value(struct scanner *s, int depth, struct scan_field *want, int descend,
-			     scan_capture_fn sub, void *subctx)
+			     scan_capture_fn sub, void *subctx, int *key_escaped)
 {
 	scan_skip_ws(s);
 	if (s->p >= s->end)
 		return 0;
 	if (descend && *s->p == '{')
-		return scan_object(s, depth + 1, sub, subctx, NULL);
+		return scan_object(s, depth + 1, sub, subctx, key_escaped);
 	if (want && *s->p != '{' && *s->p != '[')
-		return scan_scalar(s, want);
+		return depth + 1 < SCAN_MAX_DEPTH && scan_scalar(s, want);
 	if (want) {
 		const char *start = s->p;
 		if (!scan_value(s, depth + 1))
@@ -333,7 +334,7 @@ static int scan_object(struct scanner *s, int depth, scan_capture_fn capture, vo
 		if (s->p >= s->end || *s->p != ':')
 			return 0;
 		s->p++;
-		if (!scan_member_value(s, depth, want, descend, scan_capture_message, ctx))
+		if (!scan_member_value(s, depth, want, descend, scan_capture_message, ctx, key_escaped))
 			return 0;
 		scan_skip_ws(s);
 		if (s->p >= s->end)

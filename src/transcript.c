@@ -48,6 +48,9 @@ static void transcript_text_mode(struct transcript_ctx *c, const char *s, size_t
 	const unsigned char *p = (const unsigned char *)s;
 	size_t run = 0;
 
+	if (!s || !n)
+		return; /* a field that is not a string: nothing to show */
+
 	for (size_t i = 0; i < n; i++) {
 		int standin = p[i] == 0xf4 && transcript_is_standin(p + i, n - i);
 		int ctrl = fold && (p[i] < 0x20 || p[i] == 0x7f);
