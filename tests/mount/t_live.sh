@@ -35,7 +35,7 @@ export -f link_is
 prime
 fsx cat "$S/context.json" >"$T_DIR/ctx.before"
 assert_eq "start: two entries" "0001-user.a.md
-0002-assistant.b.md" "$(ls_names "$S" | grep '\.md$')"
+0002-assistant.b.md" "$(ls_names "$S" | grep '\.md$' | grep -v '^transcript\.md$')"
 # start_reader FILE: opens FILE and reads its first 4 KB in a bounded
 # background process, which reads the rest once end_reader is called.
 start_reader() {
@@ -118,7 +118,8 @@ assert_poll "branch: 0002~f appears" 2 test -d "$S/0002~f"
 assert_poll "branch: listed" 2 bash -c 'ls "$1" | grep -qx "0002~f"' _ "$S"
 fsx_out ls -A "$S/0002~f"
 assert_eq "branch: its content" "0002-user.f.md
-context.json" "${OUT%$'\n'}"
+context.json
+transcript.md" "${OUT%$'\n'}"
 fsx_out readlink "$S/leaf"
 assert_eq "branch: leaf goes into it" "0002~f/0002-user.f.md" "${OUT%$'\n'}"
 assert_poll "branch: root context.json is the branch's now" 2 grep -q f-branch-text "$S/context.json"
@@ -232,7 +233,7 @@ fsx cat "$S/entries/a.json" >/dev/null
 # and the same timestamps: the same path names a different line now.
 { header; user_msg a null "A-REWRITTEN"; } >"$F"
 assert_poll "truncate: re-indexed (old entries gone)" 2 bash -c '! test -e "$1"' _ "$S/0002-assistant.b.md"
-assert_poll "truncate: the listing is the new file's" 2 bash -c '[[ $(ls "$1" | grep -c "\.md$") == 1 ]]' _ "$S"
+assert_poll "truncate: the listing is the new file's" 2 bash -c '[[ $(ls "$1" | grep -v "^transcript\.md$" | grep -c "\.md$") == 1 ]]' _ "$S"
 assert_poll "truncate: leaf" 2 bash -c 'link_is "$1" 0001-user.a.md' _ "$S/leaf"
 assert_poll "truncate: branch gone" 2 bash -c '! test -e "$1"' _ "$S/0002~f"
 assert_same_bytes "$S/session.jsonl" "$F"
