@@ -131,3 +131,12 @@ fuzz-smoke: $(FUZZ_BINS)
 	fuzz/run.sh 10
 check-valgrind: $(UNIT) $(TOOL) $(DAEMON)
 	fuzz/check-valgrind.sh $(UNIT) $(TOOL) $(DAEMON)
+
+# ---- reliability tests (tests/stress/run.sh) -------------------------------
+# make stress: kill -9, concurrency, disk full, store gone, escapes (< 10 min);
+# make stress-quick: the CI sizes (< 2 min).  SANITIZE=1 runs the ASan build.
+.PHONY: stress stress-quick
+stress: $(DAEMON)
+	tests/stress/run.sh $(DAEMON)
+stress-quick: $(DAEMON)
+	tests/stress/run.sh $(DAEMON) --quick

@@ -162,6 +162,12 @@ int main(int argc, char *argv[])
 		fprintf(stderr, "pisessionfs: no --store given and neither $PI_CODING_AGENT_SESSION_DIR nor $HOME is set\n");
 		goto out;
 	}
+	/* The daemon may change directory: keep the store's absolute path. */
+	char *absolute = realpath(fs.cfg.store, NULL);
+	if (absolute) {
+		free(fs.cfg.store);
+		fs.cfg.store = absolute;
+	}
 	if (stat(fs.cfg.store, &st) != 0 || !S_ISDIR(st.st_mode)) {
 		fprintf(stderr, "pisessionfs: session store %s is not a directory; pass --store DIR\n", fs.cfg.store);
 		goto out;

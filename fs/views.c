@@ -330,8 +330,7 @@ int views_readdir(struct psfs *fs, const char *path, void *buf, fuse_fill_dir_t 
 		free(target);
 		return -ENOTDIR;
 	}
-	filler(buf, ".", NULL, 0, 0);
-	filler(buf, "..", NULL, 0, 0);
+	/* "." and ".." come from the caller. */
 	if (kind != VIEW_BY_CWD) {
 		struct views_list l;
 		if ((res = views_build(fs, kind, &l)))

@@ -17,13 +17,22 @@ int layout_is_dir(enum layout_kind kind)
 static size_t layout_image_count(const struct ps_session *s, uint32_t idx, struct image_ref **refs)
 {
 	size_t n = 0;
+	uint32_t flags = s->entries[idx].flags;
 	*refs = NULL;
-	if (!(s->entries[idx].flags & PS_ENTRY_MAY_HAVE_IMAGES))
+	if (!(flags & PS_ENTRY_MAY_HAVE_IMAGES))
 		return 0;
+	/* Most lookups only need to know whether there are any: the count is
+	 * kept in the entry (entries never change), the list is built only
+	 * when asked for. */
+	if ((flags & PS_ENTRY_IMAGES_COUNTED) && (!refs || !(flags >> PS_ENTRY_IMAGE_SHIFT)))
+		return flags >> PS_ENTRY_IMAGE_SHIFT;
 	if (images_list(s, idx, refs, &n) != PS_OK) {
 		*refs = NULL;
 		return 0;
 	}
+	if (n < (1u << (32 - PS_ENTRY_IMAGE_SHIFT)))
+		((struct ps_session *)s)->entries[idx].flags =
+			(flags & ((1u << PS_ENTRY_IMAGE_SHIFT) - 1)) | PS_ENTRY_IMAGES_COUNTED | (uint32_t)n << PS_ENTRY_IMAGE_SHIFT;
 	return n;
 }
 

@@ -41,6 +41,9 @@ struct ps_entry {
 /* The line mentions "image": it may hold image blocks (confirmed by parsing
  * when its directory is listed; most entries never need it). */
 #define PS_ENTRY_MAY_HAVE_IMAGES 1u
+/* The images were counted; the count is in the bits above PS_ENTRY_IMAGE_SHIFT. */
+#define PS_ENTRY_IMAGES_COUNTED 2u
+#define PS_ENTRY_IMAGE_SHIFT 8
 
 /* A directory of the tree: a chain from `first` following first children
  * to `tip`.  Branch 0 is the session directory (the first root's chain);

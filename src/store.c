@@ -17,6 +17,7 @@ struct store_slot {
 	unsigned refs;             /* guarded by the store lock */
 	uint64_t used;             /* LRU clock, guarded by the store lock */
 	uint32_t notified;         /* guarded by lock */
+	int gone;                  /* the file was found missing: drop at release */
 	struct store_slot *next;   /* hash chain */
 };
 
@@ -280,6 +281,7 @@ static ps_err store_get(struct ps_store *st, const char *project, const char *se
 	} else {
 		err = session_refresh(sl->session, NULL);
 	}
+	sl->gone = err == PS_ERR_NOENT;
 	out->slot = sl;
 	out->session = sl->session;
 	if (err) {
@@ -309,9 +311,7 @@ void store_release(struct ps_store *st, struct store_ref *ref)
 	struct store_slot *sl = ref->slot;
 	int drop = 0;
 	/* A session whose file is gone is dropped, not kept as a ghost. */
-	if (sl->session && access(sl->session->path, F_OK) != 0)
-		drop = 1;
-	if (!sl->session)
+	if (!sl->session || sl->gone)
 		drop = 1;
 	pthread_mutex_unlock(&sl->lock);
 	pthread_mutex_lock(&st->lock);

@@ -1,0 +1,1037 @@
+#!/usr/bin/env python3
+"""pisessionfs benchmark harness (`make bench`; see bench/README.md).
+
+Generates (or reuses) a synthetic store with tests/gen/gen_store.py, mounts
+it with the daemon in the foreground, runs every case several times with the
+reference measured side by side in the same loop, and prints one table (also
+written to bench/results.md): our figure, the reference figure, their ratio,
+the target, and met/missed.
+
+Python 3 standard library only.  Every access to the mount has a time limit;
+every mount is unmounted on the way out (normal exit, exception, SIGINT,
+SIGTERM), and bench/run.sh unmounts anything left over in its EXIT trap.
+"""
+
+import argparse
+import datetime
+import hashlib
+import json
+import os
+import platform
+import resource
+import shlex
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import threading
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+GEN = os.path.join(ROOT, "tests", "gen", "gen_store.py")
+PI_REF = os.path.join(HERE, "pi_ref.mjs")
+
+ENV = dict(os.environ, LC_ALL="C", LANG="C")
+ENV.pop("GREP_OPTIONS", None)
+ENV.pop("LS_COLORS", None)
+
+MB = 1024 * 1024
+# The cheap reference commands (ls, cat, grep of the raw files) run this many
+# times per iteration, right after ours: on a busy machine a few-ms figure
+# is the noisier side of a ratio.
+REF_REPEAT = 3
+
+
+class BenchError(Exception):
+    pass
+
+
+class Timeout(BenchError):
+    pass
+
+
+def log(msg):
+    print("bench: %s" % msg, file=sys.stderr, flush=True)
+
+
+def median(xs):
+    return statistics.median(xs) if xs else float("nan")
+
+
+def fmt_time(s):
+    if s is None or s != s:
+        return "n/a"
+    if s >= 10:
+        return "%.1f s" % s
+    if s >= 1:
+        return "%.2f s" % s
+    ms = s * 1000
+    if ms >= 100:
+        return "%.0f ms" % ms
+    if ms >= 10:
+        return "%.1f ms" % ms
+    return "%.2f ms" % ms
+
+
+def fmt_mb(kb):
+    return "%.1f MB" % (kb / 1024.0)
+
+
+# ---------------------------------------------------------------- processes
+
+def run(cmd, timeout, ok=(0,), stdout=subprocess.DEVNULL, cwd=None):
+    """Runs cmd; returns (seconds, CompletedProcess).  Raises Timeout."""
+    t0 = time.perf_counter()
+    try:
+        p = subprocess.run(cmd, stdout=stdout, stderr=subprocess.PIPE, timeout=timeout, env=ENV,
+                           stdin=subprocess.DEVNULL, cwd=cwd)
+    except subprocess.TimeoutExpired:
+        raise Timeout("timed out after %ss: %s" % (timeout, " ".join(cmd)[:300]))
+    dt = time.perf_counter() - t0
+    if p.returncode not in ok:
+        raise BenchError("%s failed (%d): %s" % (" ".join(cmd)[:300], p.returncode,
+                                                  p.stderr.decode(errors="replace")[:500]))
+    return dt, p
+
+
+def timed(cmd, timeout, ok=(0,)):
+    return run(cmd, timeout, ok)[0]
+
+
+def proc_status(pid):
+    out = {}
+    try:
+        with open("/proc/%d/status" % pid) as fh:
+            for line in fh:
+                k, _, v = line.partition(":")
+                if k in ("VmRSS", "VmHWM"):
+                    out[k] = int(v.split()[0])  # kB
+    except OSError:
+        pass
+    return out
+
+
+def proc_io(pid):
+    out = {}
+    try:
+        with open("/proc/%d/io" % pid) as fh:
+            for line in fh:
+                k, _, v = line.partition(":")
+                out[k] = int(v)
+    except OSError:
+        pass
+    return out
+
+
+def proc_cpu(pid):
+    """utime + stime of a process, seconds."""
+    try:
+        with open("/proc/%d/stat" % pid) as fh:
+            f = fh.read().rsplit(")", 1)[1].split()
+        return (int(f[11]) + int(f[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError):
+        return float("nan")
+
+
+def machine_busy():
+    """Busy CPU seconds of the whole machine so far (all CPUs, /proc/stat)."""
+    try:
+        with open("/proc/stat") as fh:
+            f = fh.readline().split()
+        v = [int(x) for x in f[1:]]
+        idle = v[3] + (v[4] if len(v) > 4 else 0)
+        return (sum(v[:8]) - idle) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return float("nan")
+
+
+def own_cpu():
+    """CPU seconds of this process and every child it waited for."""
+    t = 0.0
+    for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN):
+        r = resource.getrusage(who)
+        t += r.ru_utime + r.ru_stime
+    return t
+
+
+def unescape_mountinfo(s):
+    out, i = [], 0
+    while i < len(s):
+        if s[i] == "\\" and i + 3 < len(s) and s[i + 1:i + 4].isdigit():
+            out.append(chr(int(s[i + 1:i + 4], 8)))
+            i += 4
+        else:
+            out.append(s[i])
+            i += 1
+    return "".join(out)
+
+
+def is_mounted(mp):
+    try:
+        with open("/proc/self/mountinfo") as fh:
+            for line in fh:
+                f = line.split(" ", 5)
+                if len(f) > 4 and unescape_mountinfo(f[4]) == mp:
+                    return True
+    except OSError:
+        pass
+    return False
+
+
+MOUNTS = []  # live Mount objects, unmounted on the way out
+
+
+class Mount:
+    """The daemon in the foreground (-f), in the background; always unmounted."""
+
+    def __init__(self, bench, opts=()):
+        self.b = bench
+        self.mp = bench.mnt
+        self.opts = list(opts)
+        self.proc = None
+        self.ready_s = None
+        self.io_at_ready = {}
+        self.cpu_at_ready = None
+
+    def __enter__(self):
+        self.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.stop()
+        return False
+
+    def start(self):
+        b = self.b
+        if is_mounted(self.mp):
+            force_unmount(self.mp)
+        os.makedirs(self.mp, exist_ok=True)
+        b.n_mounts += 1
+        self.log_path = os.path.join(b.logs, "daemon.%03d.log" % b.n_mounts)
+        logf = open(self.log_path, "wb")
+        cmd = [b.daemon, "--store", b.store, "-f", "-o", "auto_unmount"]
+        for o in self.opts:
+            cmd += ["-o", o]
+        cmd.append(self.mp)
+        t0 = time.perf_counter()
+        self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=logf, stderr=logf, env=ENV)
+        logf.close()
+        MOUNTS.append(self)
+        deadline = t0 + 20
+        while not is_mounted(self.mp):
+            if self.proc.poll() is not None:
+                raise BenchError("daemon exited (%s) before mounting: %s" % (self.proc.returncode, self.log_tail()))
+            if time.perf_counter() > deadline:
+                raise BenchError("not mounted after 20 s: %s" % self.log_tail())
+            time.sleep(0.0002)
+        # Ready = the daemon answers: stat of the root goes to it (getattr).
+        self.stat_with_timeout(self.mp, 20)
+        self.ready_s = time.perf_counter() - t0
+        self.io_at_ready = proc_io(self.proc.pid)
+        self.cpu_at_ready = proc_cpu(self.proc.pid)
+
+    def stat_with_timeout(self, path, timeout):
+        res = {}
+
+        def go():
+            try:
+                res["st"] = os.stat(path)
+            except OSError as e:
+                res["err"] = e
+
+        t = threading.Thread(target=go, daemon=True)
+        t.start()
+        t.join(timeout)
+        if t.is_alive():
+            self.kill()
+            raise Timeout("stat %s hung for %ss" % (path, timeout))
+        if "err" in res:
+            raise BenchError("stat %s: %s" % (path, res["err"]))
+        return res["st"]
+
+    @property
+    def pid(self):
+        return self.proc.pid
+
+    def rss_kb(self):
+        return proc_status(self.pid).get("VmRSS", 0)
+
+    def hwm_kb(self):
+        return proc_status(self.pid).get("VmHWM", 0)
+
+    def log_tail(self):
+        try:
+            with open(self.log_path, "rb") as fh:
+                return fh.read()[-2000:].decode(errors="replace")
+        except OSError:
+            return ""
+
+    def alive(self):
+        return self.proc is not None and self.proc.poll() is None
+
+    def kill(self):
+        if self.alive():
+            self.proc.kill()
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                pass
+        force_unmount(self.mp)
+
+    def stop(self):
+        if self.proc is None:
+            return
+        died = not self.alive()
+        if is_mounted(self.mp):
+            try:
+                subprocess.run(["fusermount3", "-u", self.mp], timeout=30, env=ENV,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            except subprocess.TimeoutExpired:
+                pass
+        try:
+            self.proc.wait(15)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            try:
+                self.proc.wait(5)
+            except subprocess.TimeoutExpired:
+                pass
+        if is_mounted(self.mp):
+            force_unmount(self.mp)
+        if self in MOUNTS:
+            MOUNTS.remove(self)
+        if died:
+            self.b.problems.append("daemon died during a case (mount %d, status %s): %s" % (
+                self.b.n_mounts, self.proc.returncode, self.log_tail()[-300:]))
+        self.proc = None
+
+
+def force_unmount(mp):
+    for args in (["fusermount3", "-u", mp], ["fusermount3", "-uz", mp]):
+        if not is_mounted(mp):
+            return
+        try:
+            subprocess.run(args, timeout=30, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        except subprocess.TimeoutExpired:
+            pass
+
+
+def unmount_all():
+    for m in list(MOUNTS):
+        try:
+            m.stop()
+        except Exception as e:  # keep unmounting the others
+            log("unmount: %s" % e)
+
+
+# ---------------------------------------------------------------- the bench
+
+class Row:
+    def __init__(self, key, case, ours, ref, ratio, target, met, note=""):
+        self.key, self.case, self.ours, self.ref = key, case, ours, ref
+        self.ratio, self.target, self.met, self.note = ratio, target, met, note
+
+
+class Bench:
+    def __init__(self, a):
+        self.a = a
+        self.daemon = os.path.abspath(a.daemon)
+        self.work = os.path.abspath(a.work)
+        self.mnt = os.path.join(self.work, "mnt")
+        self.logs = os.path.join(self.work, "logs")
+        self.n_mounts = 0
+        self.rows = []
+        self.raw = {}
+        self.problems = []
+        self.notes = []
+        self.runs = a.runs
+        self.slow_runs = a.slow_runs
+        self.t_start = time.time()
+        self.soft_deadline = self.t_start + a.budget
+        self.short = None
+        self.load_start = os.getloadavg()
+        self.busy0, self.own0 = machine_busy(), own_cpu()
+
+    # -- set-up
+    def ensure_store(self):
+        a = self.a
+        with open(GEN, "rb") as fh:
+            gen_hash = hashlib.sha256(fh.read()).hexdigest()[:16]
+        name = "store-%s-s%s" % (a.preset, a.seed)
+        self.store = os.path.join(self.work, name)
+        mpath = self.store + ".manifest.json"
+        stamp = os.path.join(self.work, name + ".stamp")
+        want = ("%s %s %s %s" % (gen_hash, a.preset, a.seed, a.gen_args or "")).strip()
+        have = None
+        if os.path.exists(stamp) and os.path.exists(mpath):
+            with open(stamp) as fh:
+                have = fh.read().strip()
+        if have != want:
+            if os.path.exists(self.store):
+                log("removing the stale store %s" % self.store)
+                shutil.rmtree(self.store)
+            for f in (mpath, stamp):
+                if os.path.exists(f):
+                    os.unlink(f)
+            log("generating the %s store (seed %s) ..." % (a.preset, a.seed))
+            cmd = [sys.executable, GEN, "--preset", a.preset, "--seed", str(a.seed), "--out", self.store,
+                   "--manifest", mpath] + (a.gen_args.split() if a.gen_args else [])
+            t0 = time.perf_counter()
+            subprocess.run(cmd, check=True, env=ENV)
+            self.gen_s = time.perf_counter() - t0
+            with open(stamp, "w") as fh:
+                fh.write(want + "\n")
+        else:
+            self.gen_s = None
+            log("reusing the store %s" % self.store)
+        with open(mpath) as fh:
+            self.m = json.load(fh)
+        big = self.m["big"]
+        self.big_file = os.path.join(self.store, big["file"])
+        self.big_bytes = big["bytes"]
+        # A run that was killed during the append case leaves appended lines:
+        # they are at the end, so cutting the file back restores it.
+        size = os.path.getsize(self.big_file)
+        if size != self.big_bytes:
+            if size < self.big_bytes:
+                raise BenchError("%s is shorter than generated; remove %s" % (self.big_file, stamp))
+            log("restoring %s to its generated size" % self.big_file)
+            os.truncate(self.big_file, self.big_bytes)
+        self.big_rel = os.path.join(big["project"], big["session"])
+        projects = [p for p in self.m["projects"] if not p.get("big")]
+        projects.sort(key=lambda p: -p["sessions"])
+        self.many = projects[0]            # the 5,000-session project
+        self.pair = projects[1:3]          # two projects for the parallel grep
+        self.needle = self.m["needle"]
+
+    def warm(self, paths):
+        """Reads files so they are in the page cache."""
+        buf = bytearray(1 << 20)
+        n = 0
+        for p in paths:
+            if os.path.isdir(p):
+                for dp, _, fs in os.walk(p):
+                    for f in fs:
+                        n += self._read(os.path.join(dp, f), buf)
+            else:
+                n += self._read(p, buf)
+        return n
+
+    @staticmethod
+    def _read(path, buf):
+        n = 0
+        with open(path, "rb", buffering=0) as fh:
+            while True:
+                k = fh.readinto(buf)
+                if not k:
+                    return n
+                n += k
+
+    def setup_pi(self):
+        self.pi = None
+        if self.a.no_pi:
+            self.notes.append("pi reference skipped (--no-pi)")
+            return
+        env = dict(ENV)
+        try:
+            p = subprocess.run([os.path.join(ROOT, "tests", "setup-pi.sh")], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, env=env, timeout=900)
+        except subprocess.TimeoutExpired:
+            p = None
+        if p is None or p.returncode != 0:
+            why = p.stderr.decode(errors="replace")[-300:] if p else "timed out"
+            self.notes.append("pi 1.6.0 could not be set up (tests/setup-pi.sh): %s" % why.strip())
+            log("pi is not available: the pi rows are n/a")
+            return
+        vals = {}
+        for line in p.stdout.decode().splitlines():
+            k, _, v = line.partition("=")
+            if k:
+                vals[k] = shlex.split(v)[0] if v else ""
+        self.pi = (vals["PI_NODE"], vals["PI_SESSION_MANAGER"])
+        # pi may rewrite a file it opens: it gets a private copy.
+        d = os.path.join(self.work, "pi-copy")
+        os.makedirs(d, exist_ok=True)
+        self.pi_dir = d
+        self.pi_copy = os.path.join(d, os.path.basename(self.big_file))
+        shutil.copyfile(self.big_file, self.pi_copy)
+        self.pi_version = subprocess.run([self.pi[0], "--version"], stdout=subprocess.PIPE).stdout.decode().strip()
+
+    def pi_run(self, mode):
+        """pi's in-process time (ms) for open + getTree / buildSessionContext, and the wall time (s)."""
+        node, sm = self.pi
+        t0 = time.perf_counter()
+        p = subprocess.Popen([node, PI_REF, sm, mode, self.pi_copy, self.pi_dir], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, env=ENV)
+        timer = threading.Timer(600, p.kill)
+        timer.start()
+        try:
+            out = p.stdout.read()
+            err = p.stderr.read()
+            # wait4: this child's own peak RSS (getrusage of children would be the maximum of all)
+            _, status, ru = os.wait4(p.pid, 0)
+        finally:
+            timer.cancel()
+        dt = time.perf_counter() - t0
+        p.returncode = os.waitstatus_to_exitcode(status)
+        if p.returncode != 0:
+            raise BenchError("pi reference failed (%d): %s" % (p.returncode, err.decode(errors="replace")[-500:]))
+        self.pi_maxrss_kb = max(getattr(self, "pi_maxrss_kb", 0), ru.ru_maxrss)
+        r = json.loads(out.decode().strip().splitlines()[-1])
+        return r["ms"] / 1000.0, dt
+
+    # -- run counts
+    def loop(self, runs, budget, min_runs=3):
+        """Iteration numbers for a case: `runs` of them, but no more than
+        `min_runs` once the case has used `budget` seconds, and only one
+        once the whole benchmark is past its soft time limit (--budget), so
+        a slow build cannot push the default preset past 10 minutes."""
+        t0 = time.time()
+        self.short = None
+        for i in range(runs):
+            if i >= 1 and time.time() > self.soft_deadline:
+                self.short = "%d of %d runs (the benchmark's time budget was spent)" % (i, runs)
+                return
+            if i >= min_runs and time.time() - t0 > budget:
+                self.short = "%d of %d runs (this case's time budget, %d s, was spent)" % (i, runs, budget)
+                return
+            yield i
+
+    def note_short(self, note):
+        if self.short:
+            return (note + "; " if note else "") + self.short
+        return note
+
+    # -- paths
+    def mp(self, *rel):
+        return os.path.join(self.mnt, *rel)
+
+    def st(self, *rel):
+        return os.path.join(self.store, *rel)
+
+    def add(self, *args, **kw):
+        r = Row(*args, **kw)
+        self.rows.append(r)
+        log("%-4s %-60s ours %-10s ref %-10s %s  %s" % (r.key, r.case[:60], r.ours, r.ref, r.ratio,
+                                                      "met" if r.met else ("missed" if r.met is False else "n/a")))
+
+    # -- cases
+    def case_mount(self):
+        ready, rchar, cpu = [], [], []
+        for _ in self.loop(self.runs, 20):
+            with Mount(self) as m:
+                ready.append(m.ready_s)
+                rchar.append(m.io_at_ready.get("rchar", 0))
+                cpu.append(m.cpu_at_ready)
+        self.raw["mount_ready_s"] = ready
+        med = median(ready)
+        parsed = max(rchar) < 1 * MB
+        self.add("1", "mount until ready, %d-session store" % self.m["sessions"], fmt_time(med), "—", "—",
+                 "< 50 ms, nothing parsed at mount", med < 0.050 and parsed,
+                 "ready = in mountinfo and the root answers stat; daemon read at most %d KB (rchar) "
+                 "and used %.0f ms CPU by then" % (max(rchar) // 1024, 1000 * max(cpu)))
+
+    def case_ls_project(self):
+        proj = self.many["dir"]
+        ours, ref, warm = [], [], []
+        for _ in self.loop(self.runs, 30):
+            with Mount(self):
+                ours.append(timed(["ls", self.mp(proj)], 120))
+                warm.append(timed(["ls", self.mp(proj)], 120))
+            for _ in range(REF_REPEAT):  # the cheap side is sampled more: less noise
+                ref.append(timed(["ls", self.st(proj)], 120))
+        o, r = median(ours), median(ref)
+        self.raw.update(ls_project=ours, ls_project_ref=ref, ls_project_warm=warm)
+        self.add("2", "`ls` of a project dir with %d sessions (fresh mount) vs `ls` of the store dir" % self.many["sessions"],
+                 fmt_time(o), fmt_time(r), "%.1fx" % (o / r), "≤ 3x", o / r <= 3,
+                 self.note_short("second `ls` on the same mount: %s" % fmt_time(median(warm))))
+
+    def case_big_first(self):
+        big = self.big_rel
+        ours, cat, pi, pi_wall, rss, base = [], [], [], [], [], []
+        for _ in self.loop(self.runs, 45):
+            self.warm([self.big_file])
+            with Mount(self) as m:
+                base.append(m.rss_kb())
+                ours.append(timed(["ls", self.mp(big)], 300))
+                rss.append(m.rss_kb())
+            for _ in range(REF_REPEAT):
+                cat.append(timed(["cat", self.big_file], 60))
+            if self.pi:
+                s, w = self.pi_run("tree")
+                pi.append(s)
+                pi_wall.append(w)
+        o, c = median(ours), median(cat)
+        self.raw.update(big_first_ls=ours, big_cat=cat, pi_tree=pi, pi_tree_wall=pi_wall, rss_big_kb=rss)
+        mb = self.big_bytes / 1e6
+        self.add("3", "first `ls` of the %.0f MB session (fresh mount) vs `cat` of the file" % mb,
+                 fmt_time(o), fmt_time(c), "%.1fx" % (o / c), "≤ 5x", o / c <= 5)
+        if pi:
+            p = median(pi)
+            self.add("4", "same first listing vs pi %s `SessionManager.open` + `getTree` (node %s)" % (
+                "1.6.0", self.pi_version), fmt_time(o), fmt_time(p), "%.1fx faster" % (p / o),
+                "≥ 5x faster", p / o >= 5,
+                self.note_short("pi timed in-process, node start-up and module import excluded "
+                                "(pi wall time with start-up: %s)" % fmt_time(median(pi_wall))))
+        else:
+            self.add("4", "same first listing vs pi `SessionManager.open` + `getTree`", fmt_time(o), "n/a", "n/a",
+                     "≥ 5x faster", None, "pi not available")
+        r = median(rss)
+        self.add("7", "daemon RSS after indexing the %.0f MB session" % mb, fmt_mb(r), "%.1f MB file" % mb,
+                 "%.0f%%" % (100.0 * r * 1024 / self.big_bytes), "≤ 25% of the file", r * 1024 <= 0.25 * self.big_bytes,
+                 "VmRSS after the first `ls` of the session, fresh mount (%s of it before the `ls`)" % fmt_mb(median(base))
+                 + ("; for comparison pi's node process peaks at %s (getrusage)" % fmt_mb(self.pi_maxrss_kb)
+                    if self.pi else ""))
+
+    def append_line(self, parent, n):
+        eid = "b%07x" % (0xbe00000 + n)
+        now = datetime.datetime.now(datetime.timezone.utc)
+        ts = now.strftime("%Y-%m-%dT%H:%M:%S.") + "%03dZ" % (now.microsecond // 1000)
+        e = {"type": "message", "id": eid, "parentId": parent, "timestamp": ts,
+             "message": {"role": "user", "content": [{"type": "text", "text": "bench append %d" % n}],
+                         "timestamp": int(now.timestamp() * 1000)}}
+        line = (json.dumps(e, separators=(",", ":")) + "\n").encode()
+        fd = os.open(self.big_file, os.O_WRONLY | os.O_APPEND)
+        try:
+            os.write(fd, line)
+        finally:
+            os.close(fd)
+        return eid
+
+    def main_tip(self):
+        """The tip of the session directory's own chain (the first root, then
+        first children): a child of it is listed in the session directory."""
+        first_child, seen, root = {}, set(), None
+        with open(self.big_file, "rb") as fh:
+            for line in fh:
+                try:
+                    e = json.loads(line)
+                except ValueError:
+                    continue
+                if e.get("type") == "session" or "id" not in e:
+                    continue
+                p = e.get("parentId")
+                if root is None and p is None:
+                    root = e["id"]
+                if p in seen and p not in first_child:
+                    first_child[p] = e["id"]
+                seen.add(e["id"])
+        tip = root
+        while tip in first_child:
+            tip = first_child[tip]
+        return tip
+
+    def case_append(self):
+        big = self.mp(self.big_rel)
+        warm, after, seen = [], [], 0
+        n = max(self.runs * 2, 6)
+        parent = self.main_tip()
+        try:
+            with Mount(self):
+                timed(["ls", big], 300)
+                timed(["ls", big], 300)
+                for i in range(n):
+                    time.sleep(0.05)
+                    warm.append(run(["ls", big], 60, stdout=subprocess.PIPE)[0])
+                    time.sleep(0.05)
+                    parent = self.append_line(parent, i)
+                    dt, p = run(["ls", big], 60, stdout=subprocess.PIPE)
+                    after.append(dt)
+                    # The new entry continues the session directory's chain: its file is listed there.
+                    if ("." + parent + ".md") in p.stdout.decode(errors="replace"):
+                        seen += 1
+        finally:
+            os.truncate(self.big_file, self.big_bytes)
+        w, a = median(warm), median(after)
+        self.raw.update(append_warm=warm, append_after=after)
+        d = (a - w) * 1000
+        self.add("5", "`ls` of the session right after another process appends one entry vs a warm `ls`",
+                 fmt_time(a), fmt_time(w), "%+.2f ms" % d, "≤ +2 ms", d <= 2.0,
+                 "%d of %d appends were visible to that very `ls`" % (seen, n))
+
+    def find_cmd(self, printf):
+        # Entry files only (NNNN-kind.id.md, in every tree directory);
+        # entries/ (the stored lines) is pruned.
+        s = self.mp(self.big_rel)
+        return ["find", s, "-path", os.path.join(s, "entries"), "-prune", "-o", "-name", "[0-9]*.md",
+                "-printf", "%s %p\n" if printf else "%p\n"]
+
+    def case_ls_l(self):
+        first, warm_l, warm_plain, counts = [], [], [], set()
+        lsr = None
+        for i in self.loop(self.runs, 45):
+            with Mount(self):
+                timed(["ls", self.mp(self.big_rel)], 300)  # indexes the session
+                dt, p = run(self.find_cmd(True), 300, stdout=subprocess.PIPE)
+                first.append(dt)
+                counts.add(p.stdout.count(b"\n"))
+                for _ in range(2 if dt < 3 else 1):
+                    warm_plain.append(timed(self.find_cmd(False), 300))
+                    warm_l.append(timed(self.find_cmd(True), 300))
+                if i == 0:
+                    # For the notes: what a user's `ls -lR` of the whole session
+                    # directory costs (every file's size: context.json and the
+                    # other generated files too), once.
+                    try:
+                        lsr = fmt_time(timed(["ls", "-lR", self.mp(self.big_rel)], 60))
+                    except Timeout:
+                        lsr = "> 60 s (stopped)"
+        f, wl, wp = median(first), median(warm_l), median(warm_plain)
+        self.raw.update(lsl_first=first, lsl_warm=warm_l, ls_plain_warm=warm_plain)
+        n = max(counts) if counts else 0
+        self.add("6a", "`ls -l` of all %d entry files of the session (find -printf %%s, recursive), "
+                 "first time after indexing" % n, fmt_time(f), "—", "—", "< 1 s", f < 1.0,
+                 self.note_short("fresh mount; the session indexed by one `ls` first (not timed); "
+                                 "for comparison `ls -lR` of the whole session directory (all files, "
+                                 "`entries/` included), once: %s" % lsr))
+        self.add("6b", "same `ls -l`, warm, vs a plain recursive listing (find -print), warm",
+                 fmt_time(wl), fmt_time(wp), "%.1fx" % (wl / wp), "≤ 2x", wl / wp <= 2)
+
+    def all_session_dirs(self):
+        out = []
+        for p in self.m["projects"]:
+            d = p["dir"]
+            for f in sorted(os.listdir(self.st(d))):
+                if f.endswith(".jsonl"):
+                    out.append(self.mp(d, f[:-6]))
+        return out
+
+    def case_rss_all(self):
+        dirs = self.all_session_dirs()
+        res = []
+        variants = [("default", [])]
+        if self.a.cache_sessions:
+            variants.append(("cache_sessions=%d" % self.a.cache_sessions, ["cache_sessions=%d" % self.a.cache_sessions]))
+        for label, opts in variants:
+            with Mount(self, opts) as m:
+                t0 = time.perf_counter()
+                for i in range(0, len(dirs), 200):
+                    run(["ls"] + dirs[i:i + 200], 600)
+                dt = time.perf_counter() - t0
+                res.append((label, m.rss_kb(), m.hwm_kb(), dt))
+        self.raw["rss_all"] = res
+        label, rss, hwm, dt = res[0]
+        note = "ls of %d session dirs (%.2f GB) took %s; peak (VmHWM) %s" % (
+            len(dirs), self.m["bytes"] / 1e9, fmt_time(dt), fmt_mb(hwm))
+        for label2, rss2, hwm2, _ in res[1:]:
+            note += "; with -o %s: %s (peak %s)" % (label2, fmt_mb(rss2), fmt_mb(hwm2))
+        self.add("8", "daemon RSS after `ls` of every session of the store (cache_sessions default)",
+                 fmt_mb(rss), "—", "—", "≤ 256 MB", rss <= 256 * 1024, note)
+
+    def grep_scope(self):
+        """The directories (relative to the store / mount) grep -r runs over."""
+        if self.a.grep_scope == "store" or (self.a.grep_scope == "auto" and self.m["bytes"] < 200e6):
+            return [""], "the whole store (%.1f MB raw)" % (self.m["bytes"] / 1e6)
+        dirs = [p["dir"] for p in self.pair]
+        nb = sum(p["bytes"] for p in self.pair)
+        ns = sum(p["sessions"] for p in self.pair)
+        return dirs, ("scaled: %d projects of the store, %d sessions, %.0f MB raw "
+                      "(the whole %.1f GB store through the mount would not fit the time budget)"
+                      % (len(dirs), ns, nb / 1e6, self.m["bytes"] / 1e9))
+
+    def grep_cmd(self, base, rels):
+        return ["grep", "-r", self.needle] + [os.path.join(base, r) if r else base for r in rels]
+
+    def grep(self, base, rels, timeout):
+        return self.run_many([self.grep_cmd(base, rels)], timeout)[0]
+
+    def case_grep(self):
+        rels, scope = self.grep_scope()
+        self.warm([self.st(r) for r in rels])
+        first, second, ref = [], [], []
+        to = self.a.grep_timeout
+        timed_out = False
+        view = None
+        for i in self.loop(self.slow_runs, 60, min_runs=2):
+            with Mount(self):
+                try:
+                    first.append(self.grep(self.mnt, rels, to))
+                    second.append(self.grep(self.mnt, rels, to))
+                    if i == 0:
+                        view = self.tree_size(self.mnt, rels, to)
+                except Timeout:
+                    timed_out = True
+            for _ in range(REF_REPEAT):
+                ref.append(self.grep(self.store, rels, to))
+            if timed_out:
+                break
+        raw = self.tree_size(self.store, rels, to)
+        if view:
+            scope += ("; grep reads %d files, %.0f MB through the mount vs %d files, %.0f MB raw"
+                      % (view[0], view[1] / 1e6, raw[0], raw[1] / 1e6))
+        r = median(ref)
+        self.raw.update(grep_first=first, grep_second=second, grep_ref=ref)
+        if timed_out and not first:
+            self.add("9", "`grep -r` over the mounted store, first run (fresh mount) vs over the raw store",
+                     "> %d s" % to, fmt_time(r), "> %.0fx" % (to / r), "≤ 10x", False, "timed out; " + scope)
+            self.add("10", "same, second run (kernel caches warm)", "n/a", fmt_time(r), "n/a", "≤ 2x", False, "timed out")
+            return
+        f, s = median(first), median(second) if second else float("nan")
+        self.add("9", "`grep -r` over the mounted store, first run (fresh mount) vs over the raw store",
+                 fmt_time(f), fmt_time(r), "%.1fx" % (f / r), "≤ 10x", f / r <= 10, self.note_short(scope))
+        self.add("10", "same, second run (kernel caches warm)", fmt_time(s), fmt_time(r), "%.1fx" % (s / r),
+                 "≤ 2x", s / r <= 2, "same mount, right after the first run")
+
+    def tree_size(self, base, rels, timeout):
+        """(files, bytes) under the scope, as find sees it."""
+        _, p = run(["find"] + [os.path.join(base, r) if r else base for r in rels] + ["-type", "f", "-printf", "%s\n"],
+                   timeout, stdout=subprocess.PIPE)
+        sizes = p.stdout.split()
+        return len(sizes), sum(int(x) for x in sizes)
+
+    def case_context(self):
+        rel = os.path.join(self.big_rel, "context.json")
+        ours, pi, pi_wall = [], [], []
+        for _ in self.loop(self.runs, 45):
+            self.warm([self.big_file])
+            with Mount(self):
+                ours.append(timed(["cat", self.mp(rel)], 300))
+            if self.pi:
+                s, w = self.pi_run("context")
+                pi.append(s)
+                pi_wall.append(w)
+        o = median(ours)
+        self.raw.update(context_first=ours, pi_context=pi, pi_context_wall=pi_wall)
+        if pi:
+            p = median(pi)
+            self.add("11", "`cat context.json` of the %.0f MB session's leaf, first time (fresh mount) vs pi "
+                     "`open` + `buildSessionContext`" % (self.big_bytes / 1e6), fmt_time(o), fmt_time(p),
+                     "%.1fx faster" % (p / o), "≥ 3x faster", p / o >= 3,
+                     self.note_short("pi timed in-process without start-up (with start-up: %s)"
+                                     % fmt_time(median(pi_wall))))
+        else:
+            self.add("11", "`cat context.json` of the big session's leaf vs pi", fmt_time(o), "n/a", "n/a",
+                     "≥ 3x faster", None, "pi not available")
+
+    @staticmethod
+    def run_many(cmds, timeout, ok=(0, 1)):
+        """Runs the commands at once, output drained from pipes (GNU grep
+        stops reading a file at its first match when stdout is /dev/null).
+        Returns (seconds until all are done, their CPU seconds)."""
+        t0 = time.perf_counter()
+        ps = [subprocess.Popen(c, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL, env=ENV)
+              for c in cmds]
+        cpu = [0.0]
+        lock = threading.Lock()
+
+        def drain(p):
+            while p.stdout.read(1 << 16):
+                pass
+            _, status, ru = os.wait4(p.pid, 0)
+            p.returncode = os.waitstatus_to_exitcode(status)
+            with lock:
+                cpu[0] += ru.ru_utime + ru.ru_stime
+
+        ts = [threading.Thread(target=drain, args=(p,), daemon=True) for p in ps]
+        for t in ts:
+            t.start()
+        for t in ts:
+            t.join(max(0.0, t0 + timeout - time.perf_counter()))
+        dt = time.perf_counter() - t0
+        if any(t.is_alive() for t in ts):
+            for p in ps:
+                try:
+                    p.kill()
+                except OSError:
+                    pass
+            for t in ts:
+                t.join(10)
+            raise Timeout("timed out after %ss: %s" % (timeout, " ".join(cmds[0])[:200]))
+        for p in ps:
+            p.stdout.close()
+            if p.returncode not in ok:
+                raise BenchError("%s failed (%d)" % (" ".join(p.args)[:200], p.returncode))
+        return dt, cpu[0]
+
+    def case_parallel_grep(self):
+        a, b = [p["dir"] for p in self.pair]
+        self.warm([self.st(a), self.st(b)])
+        alone_a, alone_b, both, busy = [], [], [], []
+        to = self.a.grep_timeout
+
+        def one(cmds):
+            with Mount(self) as m:
+                c0 = proc_cpu(m.pid)
+                wall, cpu = self.run_many(cmds, to)
+                dcpu = proc_cpu(m.pid) - c0
+            return wall, (cpu + dcpu) / wall
+
+        try:
+            for _ in self.loop(self.slow_runs, 60, min_runs=2):
+                w, u = one([self.grep_cmd(self.mnt, [a])])
+                alone_a.append(w)
+                busy.append(u)
+                w, u = one([self.grep_cmd(self.mnt, [b])])
+                alone_b.append(w)
+                busy.append(u)
+                w, u = one([self.grep_cmd(self.mnt, [d]) for d in (a, b)])
+                both.append(w)
+                busy.append(-u)
+        except Timeout:
+            pass
+        self.raw.update(pgrep_a=alone_a, pgrep_b=alone_b, pgrep_both=both, pgrep_busy=busy)
+        if not both:
+            self.add("12", "two `grep -r` over different projects at once vs one alone", "n/a", "n/a", "n/a",
+                     "≥ 1.6x throughput", False, "timed out")
+            return
+        ta, tb, t2 = median(alone_a), median(alone_b), median(both)
+        x = (ta + tb) / t2
+        self.add("12", "two `grep -r` over different projects at once vs one alone (throughput, fresh mounts)",
+                 fmt_time(t2) + " both", "%s + %s alone" % (fmt_time(ta), fmt_time(tb)), "%.2fx" % x,
+                 "≥ 1.6x throughput", x >= 1.6,
+                 "%s and %s (%d sessions each); throughput ratio = (alone A + alone B) / both at once; "
+                 "one grep alone keeps %.2f cores busy (grep + daemon CPU per wall second), both at once %.2f, of %d"
+                 % (a, b, self.pair[0]["sessions"], median([u for u in busy if u > 0]),
+                    median([-u for u in busy if u < 0]), os.cpu_count() or 0)
+                 + ("; " + self.short if self.short else ""))
+
+    # -- output
+    def table(self):
+        m = self.m
+        big = m["big"]
+        lines = []
+        lines.append("# pisessionfs benchmark (`make bench PRESET=%s`)" % self.a.preset)
+        lines.append("")
+        scaled = "" if self.a.preset in ("default", "large") else " (scaled down: CI smoke preset)"
+        lines.append("Store: preset `%s`%s, seed %s: %d sessions in %d project directories, %.2f GB, %d entries; "
+                     "the largest project holds %d sessions; the big session: %.1f MB, %d entries, %d branches."
+                     % (self.a.preset, scaled, self.a.seed, m["sessions"], len(m["projects"]), m["bytes"] / 1e9,
+                        m["entries"], self.many["sessions"], big["bytes"] / 1e6, big["entries"], big["branches"]))
+        lines.append("")
+        load = os.getloadavg()
+        wall = time.time() - self.t_start
+        others = (machine_busy() - self.busy0 - (own_cpu() - self.own0)) / wall if wall > 0 else float("nan")
+        lines.append("Run: %s, %s, %d cores, load %.1f at the start, %.1f at the end; other processes kept "
+                     "%.1f cores busy on average (noise); daemon `%s`; each case %d runs "
+                     "(grep cases %d), median; reference measured in the same loop. Ratio: ours/reference, "
+                     "or reference/ours where the target says \"faster\"."
+                     % (datetime.datetime.now().strftime("%Y-%m-%d %H:%M"), platform.platform(terse=True),
+                        os.cpu_count() or 0, self.load_start[0], load[0], max(0.0, others), self.daemon_shown,
+                        self.runs, self.slow_runs))
+        lines.append("")
+        lines.append("| # | case | ours | reference | ratio | target | result |")
+        lines.append("|---|------|------|-----------|-------|--------|--------|")
+        order = ["1", "2", "3", "4", "5", "6a", "6b", "7", "8", "9", "10", "11", "12"]
+        self.rows.sort(key=lambda r: order.index(r.key) if r.key in order else 99)
+        for r in self.rows:
+            res = "met" if r.met else ("**missed**" if r.met is False else "n/a")
+            lines.append("| %s | %s | %s | %s | %s | %s | %s |" % (r.key, r.case, r.ours, r.ref, r.ratio, r.target, res))
+        lines.append("")
+        lines.append("Notes:")
+        lines.append("")
+        for r in self.rows:
+            if r.note:
+                lines.append("* %s: %s" % (r.key, r.note))
+        for n in self.notes:
+            lines.append("* %s" % n)
+        for p in self.problems:
+            lines.append("* problem: %s" % p)
+        met = sum(1 for r in self.rows if r.met)
+        lines.append("")
+        lines.append("%d of %d targets met; benchmark took %s%s." % (
+            met, len(self.rows), fmt_time(time.time() - self.t_start),
+            "" if self.gen_s is None else " (store generation %s of it)" % fmt_time(self.gen_s)))
+        return "\n".join(lines) + "\n"
+
+
+CASES = ["mount", "ls_project", "big_first", "append", "ls_l", "rss_all", "grep", "context", "parallel_grep"]
+
+
+def main():
+    ap = argparse.ArgumentParser(description="pisessionfs benchmark")
+    ap.add_argument("--preset", default="default")
+    ap.add_argument("--seed", default="1")
+    ap.add_argument("--daemon", default=os.path.join(ROOT, "build", "pisessionfs"))
+    ap.add_argument("--work", default=os.environ.get("BENCH_WORK", os.path.join(HERE, ".work")))
+    ap.add_argument("--out", default=os.environ.get("BENCH_OUT", os.path.join(HERE, "results.md")))
+    ap.add_argument("--runs", type=int, default=None, help="runs per case (default: 7)")
+    ap.add_argument("--slow-runs", type=int, default=None, help="runs of the grep cases (default: 3; tiny 2)")
+    ap.add_argument("--grep-scope", default="auto", choices=("auto", "store", "projects"))
+    ap.add_argument("--grep-timeout", type=int, default=240)
+    ap.add_argument("--cache-sessions", type=int, default=None,
+                    help="also measure case 8 with -o cache_sessions=N")
+    ap.add_argument("--cases", default=",".join(CASES), help="comma-separated subset of: " + ",".join(CASES))
+    ap.add_argument("--gen-args", default=os.environ.get("BENCH_GEN_ARGS", ""),
+                    help="extra gen_store.py arguments (changes the cached store)")
+    ap.add_argument("--no-pi", action="store_true", help="skip the pi reference")
+    ap.add_argument("--budget", type=int, default=None,
+                    help="seconds after which every remaining case runs once (default: 360; tiny 40)")
+    a = ap.parse_args()
+    if a.runs is None:
+        a.runs = 7
+    if a.slow_runs is None:
+        a.slow_runs = 2 if a.preset == "tiny" else 3
+    if a.budget is None:
+        a.budget = 40 if a.preset == "tiny" else 360
+    if a.cache_sessions is None and a.preset != "tiny":
+        a.cache_sessions = 32
+    for tool in ("fusermount3", "ls", "cat", "grep", "find"):
+        if not shutil.which(tool):
+            sys.exit("bench: %s is missing" % tool)
+    if not os.path.exists("/dev/fuse"):
+        sys.exit("bench: /dev/fuse is missing: nothing can be mounted")
+    if not os.access(a.daemon, os.X_OK):
+        sys.exit("bench: no daemon at %s (make all)" % a.daemon)
+
+    def on_signal(sig, _frame):
+        raise KeyboardInterrupt("signal %d" % sig)
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGHUP, on_signal)
+    b = Bench(a)
+    os.makedirs(b.logs, exist_ok=True)
+    # A private copy of the daemon: a concurrent `make clean` must not pull
+    # it away between mounts.
+    snap = os.path.join(b.work, "pisessionfs.bench")
+    shutil.copy2(b.daemon, snap)
+    b.daemon_shown = os.path.relpath(b.daemon, ROOT)
+    try:
+        head = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], stdout=subprocess.PIPE,
+                              stderr=subprocess.DEVNULL, timeout=10).stdout.decode().strip()
+        dirty = subprocess.run(["git", "-C", ROOT, "status", "--porcelain", "--", "src", "fs"], stdout=subprocess.PIPE,
+                               stderr=subprocess.DEVNULL, timeout=10).stdout.strip()
+        if head:
+            b.daemon_shown += " (commit %s%s)" % (head, " + uncommitted changes in src/ fs/" if dirty else "")
+    except (OSError, subprocess.TimeoutExpired):
+        pass
+    b.daemon = snap
+    status = 0
+    try:
+        b.ensure_store()
+        log("warming the page cache (%.0f MB) ..." % (b.m["bytes"] / 1e6))
+        b.warm([b.store])
+        b.setup_pi()
+        for name in a.cases.split(","):
+            name = name.strip()
+            if name not in CASES:
+                raise BenchError("unknown case %s" % name)
+            log("case %s" % name)
+            t_case = time.time()
+            try:
+                getattr(b, "case_" + name)()
+                b.raw.setdefault("case_seconds", {})[name] = round(time.time() - t_case, 2)
+            except BenchError as e:
+                b.problems.append("case %s: %s" % (name, e))
+                log("case %s failed: %s" % (name, e))
+                unmount_all()
+                status = 1
+    except KeyboardInterrupt:
+        log("interrupted")
+        status = 130
+    finally:
+        unmount_all()
+    text = b.table()
+    print(text)
+    if status != 130:
+        with open(a.out, "w") as fh:
+            fh.write(text)
+        with open(os.path.join(b.work, "raw-%s.json" % a.preset), "w") as fh:
+            json.dump({"raw": b.raw, "manifest": b.m}, fh, indent=1)
+        log("table written to %s" % os.path.relpath(a.out))
+    sys.exit(status)
+
+
+if __name__ == "__main__":
+    main()
