@@ -21,9 +21,23 @@ make check 2>&1 | tee "$log" || status=1
 plain=$(grep -E '^check: [0-9]+ passed, [0-9]+ failed' "$log" | tail -n 1)
 make check SANITIZE=1 2>&1 | tee "$log" || status=1
 sanitized=$(grep -E '^check: [0-9]+ passed, [0-9]+ failed' "$log" | tail -n 1)
+# The fuzzers' regressions and a short run of each, the reliability tests
+# at CI size, and the smallest benchmark preset (so the harness keeps
+# working; CI does not judge timings).
+make fuzz-smoke 2>&1 | tee "$log" || status=1
+fuzzed=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$log" | tail -n 1)
+if [ -x tests/stress/run.sh ]; then
+	make stress-quick 2>&1 | tee "$log" || status=1
+	stressed=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$log" | tail -n 1)
+fi
+make bench PRESET=tiny || status=1
 count() { sed -E "s/^check: ([0-9]+) passed, ([0-9]+) failed.*/\\$1/" <<<"${2:-check: 0 passed, 1 failed}"; }
-passed=$(($(count 1 "$plain") + $(count 1 "$sanitized")))
-failed=$(($(count 2 "$plain") + $(count 2 "$sanitized")))
-echo "plain build: ${plain#check: }; sanitized build: ${sanitized#check: }"
+passed=$(($(count 1 "$plain") + $(count 1 "$sanitized") + $(count 1 "check: ${fuzzed:-0 passed, 1 failed}")))
+failed=$(($(count 2 "$plain") + $(count 2 "$sanitized") + $(count 2 "check: ${fuzzed:-0 passed, 1 failed}")))
+if [ -x tests/stress/run.sh ]; then
+	passed=$((passed + $(count 1 "check: ${stressed:-0 passed, 1 failed}")))
+	failed=$((failed + $(count 2 "check: ${stressed:-0 passed, 1 failed}")))
+fi
+echo "plain build: ${plain#check: }; sanitized build: ${sanitized#check: }; fuzz smoke: ${fuzzed:-none}; stress: ${stressed:-none}"
 echo "all: $passed passed, $failed failed"
 exit "$status"

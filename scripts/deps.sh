@@ -5,6 +5,10 @@ set -euo pipefail
 
 packages=(
 	build-essential pkg-config clang
+	# libFuzzer and clang's sanitizer runtime, for make fuzz
+	libfuzzer-14-dev libclang-rt-14-dev
+	# /usr/bin/time for make bench
+	time
 	libfuse3-dev fuse3 libjansson-dev uuid-dev check
 	python3 valgrind
 	# what the editor and tool tests drive
