@@ -52,6 +52,7 @@ struct psfs_file {
 	uint64_t generation;
 	uint64_t raw_base;  /* size of session.jsonl when opened */
 	int growing;        /* a transcript: reads past the end look for more */
+	int append;         /* opened with O_APPEND: writes go to the end, whatever the offset */
 	int dirty;          /* written to since the last commit */
 	int truncated;      /* opened with O_TRUNC and not committed since */
 };
@@ -248,8 +249,15 @@ static int psfs_getattr(const char *path, struct stat *st, struct fuse_file_info
 		return res;
 	if (views_owns(path))
 		return views_getattr(fs, path, st);
-	if (fstatat(AT_FDCWD, store_root(fs->store), &file, 0) != 0)
-		return -errno;
+	/* The log and the rejected texts stay reachable even when the store
+	 * directory is gone: that is when they are most needed. */
+	if (fstatat(AT_FDCWD, store_root(fs->store), &file, 0) != 0) {
+		if (!psfs_is_journal(path) && p.depth != 0)
+			return -errno;
+		memset(&file, 0, sizeof file);
+		file.st_uid = getuid();
+		file.st_gid = getgid();
+	}
 	if (psfs_is_journal(path)) {
 		psfs_dir_stat(st, &file, 0555);
 		if (strcmp(path, JOURNAL_LOG) == 0) {
@@ -588,6 +596,9 @@ static int psfs_open(const char *path, struct fuse_file_info *fi)
 		f->entry = node.entry;
 		f->generation = s->generation;
 		f->raw_base = s->size;
+		/* The kernel computes O_APPEND offsets from a size it may have
+		 * cached before another writer appended: ignore them. */
+		f->append = (fi->flags & O_APPEND) != 0;
 		memcpy(f->project, p.project, sizeof f->project);
 		memcpy(f->session, p.session, sizeof f->session);
 		if (kind != HANDLE_RAW && !(fi->flags & O_TRUNC))
@@ -736,6 +747,12 @@ static int psfs_write(const char *path, const char *buf, size_t size, off_t off,
 		pthread_mutex_unlock(&f->lock);
 		return res;
 	case HANDLE_RAW:
+		if (f->append) {
+			pthread_mutex_lock(&f->lock);
+			res = psfs_buffer_write(f, buf, size, f->len);
+			pthread_mutex_unlock(&f->lock);
+			return res;
+		}
 		/* Only appends: bytes at the end of the file as it was opened. */
 		if ((uint64_t)off < f->raw_base) {
 			journal_log("refused writing inside %s at offset %lld: history is append-only", f->path, (long long)off);
@@ -859,11 +876,19 @@ static int psfs_commit(struct psfs_file *f, int last)
 			/* Appended: later writes on this handle go after it. */
 			f->raw_base += f->len;
 			f->len = 0;
+		} else if (res == -EINVAL) {
+			/* Refused lines are kept in rejected/; later lines on this
+			 * descriptor start afresh. */
+			f->len = 0;
 		}
 		break;
 	default:
 		break;
 	}
+	/* A full disk or a failed write may pass: the next fsync or close
+	 * tries again instead of reporting success for text never written. */
+	if (res == -ENOSPC || res == -EIO || res == -EDQUOT)
+		f->dirty = 1;
 	store_release(fs->store, &ref);
 out:
 	pthread_mutex_unlock(&f->lock);

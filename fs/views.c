@@ -180,6 +180,46 @@ static const struct catalog_session *views_find(const struct views_list *l, cons
 	return found;
 }
 
+/* by-cwd shows a cwd's components as names: each escaped like by-name
+ * (so "." , ".." and control characters cannot be names), empty ones
+ * dropped.  Returns a new "home/u/proj" (no leading slash), or NULL. */
+static char *views_cwd_key(const char *cwd)
+{
+	struct buf b = BUF_INIT;
+	int bad = 0;
+	while (*cwd && !bad) {
+		size_t n = strcspn(cwd, "/");
+		if (n) {
+			char *part = strndup(cwd, n);
+			char *esc = part ? views_escape(part) : NULL;
+			bad = !esc || (b.len && buf_putc(&b, '/')) || buf_puts(&b, esc);
+			free(part);
+			free(esc);
+		}
+		cwd += n;
+		while (*cwd == '/')
+			cwd++;
+	}
+	if (bad || buf_finish(&b)) {
+		buf_free(&b);
+		return NULL;
+	}
+	return b.data ? b.data : strdup("");
+}
+
+/* Replaces each session's cwd in a snapshot by its by-cwd key. */
+static int views_cwd_keys(struct catalog_session *items, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		char *key = views_cwd_key(items[i].cwd);
+		if (!key)
+			return -ENOMEM;
+		free(items[i].cwd);
+		items[i].cwd = key;
+	}
+	return 0;
+}
+
 /* by-cwd: is dir (a path like "home/u/proj", "" for by-cwd itself) a
  * prefix of the session's cwd, component by component? */
 static int views_cwd_under(const char *cwd, const char *dir)
@@ -270,6 +310,10 @@ static int views_resolve(struct psfs *fs, const char *path, char **target)
 	ps_err err = catalog_snapshot(fs->catalog, &items, &n);
 	if (err)
 		return -psfs_errno(err);
+	if (views_cwd_keys(items, n)) {
+		catalog_snapshot_free(items, n);
+		return -ENOMEM;
+	}
 	res = -ENOENT;
 	for (size_t i = 0; i < n && res; i++)
 		if (views_cwd_under(items[i].cwd, rest))
@@ -347,6 +391,10 @@ int views_readdir(struct psfs *fs, const char *path, void *buf, fuse_fill_dir_t 
 	ps_err err = catalog_snapshot(fs->catalog, &items, &n);
 	if (err)
 		return -psfs_errno(err);
+	if (views_cwd_keys(items, n)) {
+		catalog_snapshot_free(items, n);
+		return -ENOMEM;
+	}
 	struct buf seen = BUF_INIT; /* child names already listed, NUL-separated */
 	for (size_t i = 0; i < n; i++) {
 		const char *cwd = items[i].cwd;

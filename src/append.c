@@ -301,7 +301,10 @@ static ps_err append_migrate(struct ps_session *s, struct append_error *err)
 	}
 	fd = mkostemp(tmp, O_CLOEXEC);
 	if (fd < 0) {
-		code = append_fail(err, PS_ERR_IO, "cannot create a temporary file beside the session: %s", strerror(errno));
+		int e = errno;
+		code = append_fail(err, e == ENOSPC || e == EDQUOT ? PS_ERR_NOSPACE
+				   : e == EROFS || e == EACCES || e == EPERM ? PS_ERR_READONLY : PS_ERR_IO,
+				   "cannot create a temporary file beside the session: %s", strerror(e));
 		goto out;
 	}
 	struct stat st;
@@ -316,14 +319,18 @@ static ps_err append_migrate(struct ps_session *s, struct append_error *err)
 		if (w < 0 && errno == EINTR)
 			continue;
 		if (w <= 0) {
-			code = append_fail(err, PS_ERR_IO, "writing the migrated session failed: %s", strerror(errno));
+			int e = w < 0 ? errno : ENOSPC;
+			code = append_fail(err, e == ENOSPC || e == EDQUOT ? PS_ERR_NOSPACE : PS_ERR_IO,
+					   "writing the migrated session failed: %s", strerror(e));
 			goto out;
 		}
 		off += (size_t)w;
 	}
 	if (fsync(fd) != 0 || close(fd) != 0) {
+		int e = errno;
 		fd = -1;
-		code = append_fail(err, PS_ERR_IO, "syncing the migrated session failed: %s", strerror(errno));
+		code = append_fail(err, e == ENOSPC || e == EDQUOT ? PS_ERR_NOSPACE : PS_ERR_IO,
+				   "syncing the migrated session failed: %s", strerror(e));
 		goto out;
 	}
 	fd = -1;
