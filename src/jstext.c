@@ -210,3 +210,41 @@ void jstext_trim(const char *s, size_t n, size_t *start, size_t *len)
 	}
 	*len = end - *start;
 }
+
+static int jstext_digit(char c)
+{
+	return c >= '0' && c <= '9';
+}
+
+int jstext_is_json_number(const char *s, size_t n)
+{
+	size_t i = 0;
+	if (i < n && s[i] == '-')
+		i++;
+	if (i >= n)
+		return 0;
+	if (s[i] == '0')
+		i++;
+	else if (s[i] >= '1' && s[i] <= '9')
+		while (i < n && jstext_digit(s[i]))
+			i++;
+	else
+		return 0;
+	if (i < n && s[i] == '.') {
+		i++;
+		if (i >= n || !jstext_digit(s[i]))
+			return 0;
+		while (i < n && jstext_digit(s[i]))
+			i++;
+	}
+	if (i < n && (s[i] == 'e' || s[i] == 'E')) {
+		i++;
+		if (i < n && (s[i] == '+' || s[i] == '-'))
+			i++;
+		if (i >= n || !jstext_digit(s[i]))
+			return 0;
+		while (i < n && jstext_digit(s[i]))
+			i++;
+	}
+	return i == n;
+}

@@ -23,6 +23,10 @@ char *jstext_map_lone_surrogates(const char *s, size_t n, size_t *out_len);
 /* The stand-ins of lone surrogates: U+10F800..U+10FFFF. */
 #define JSTEXT_SURROGATE_BASE 0x10F800u
 
+/* Whether s[0..n) is exactly a JSON number (the grammar JSON.parse takes):
+ * the entry files' front matter quotes strings that would read as one. */
+int jstext_is_json_number(const char *s, size_t n);
+
 /* The bounds of s[0..n) without the white space String#trim() removes
  * (ASCII white space, U+00A0, U+1680, U+2000-U+200A, U+2028, U+2029,
  * U+202F, U+205F, U+3000, U+FEFF). */

@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "jstext.h"
 #include "parse.h"
 
 /* The longest tag we accept: "pi" and 20 digits. */
@@ -114,7 +115,6 @@ struct parse_ctx {
 	size_t message_line;           /* one scope: the line of the "message" value */
 };
 
-static int parse_is_json_number(const char *s, size_t n);
 static int parse_eq(const char *s, size_t n, const char *lit);
 
 /* ---- refusals -------------------------------------------------------- */
@@ -159,7 +159,7 @@ static const char *parse_show_value(const json_t *v, char *out, size_t outlen)
 		const char *s = json_string_value(v);
 		size_t n = json_string_length(v);
 		/* bare unless it would read as something else */
-		int plain = n > 0 && !strchr(" \"{[", s[0]) && s[n - 1] != ' ' && !parse_is_json_number(s, n) &&
+		int plain = n > 0 && !strchr(" \"{[", s[0]) && s[n - 1] != ' ' && !jstext_is_json_number(s, n) &&
 			    !parse_eq(s, n, "true") && !parse_eq(s, n, "false") && !parse_eq(s, n, "null");
 		for (size_t i = 0; i < n && plain; i++)
 			plain = (unsigned char)s[i] >= 0x20 && s[i] != 0x7f;
@@ -394,41 +394,6 @@ static json_t *parse_json(const char *s, size_t n, json_error_t *err)
 	return json_loadb(s, n, JSON_DECODE_ANY | JSON_ALLOW_NUL, err);
 }
 
-/* The JSON number grammar, exactly (the renderer's rule for quoting). */
-static int parse_is_json_number(const char *s, size_t n)
-{
-	size_t i = 0;
-
-	if (i < n && s[i] == '-')
-		i++;
-	if (i >= n)
-		return 0;
-	if (s[i] == '0')
-		i++;
-	else if (s[i] >= '1' && s[i] <= '9')
-		while (i < n && parse_is_digit(s[i]))
-			i++;
-	else
-		return 0;
-	if (i < n && s[i] == '.') {
-		i++;
-		if (i >= n || !parse_is_digit(s[i]))
-			return 0;
-		while (i < n && parse_is_digit(s[i]))
-			i++;
-	}
-	if (i < n && (s[i] == 'e' || s[i] == 'E')) {
-		i++;
-		if (i < n && (s[i] == '+' || s[i] == '-'))
-			i++;
-		if (i >= n || !parse_is_digit(s[i]))
-			return 0;
-		while (i < n && parse_is_digit(s[i]))
-			i++;
-	}
-	return i == n;
-}
-
 /* A front matter VALUE: JSON when it starts like JSON or is wholly a
  * literal or number that decodes, else the bytes as a string. */
 static ps_err parse_value(struct parse_ctx *c, const char *s, size_t n, size_t line, json_t **out)
@@ -444,7 +409,7 @@ static ps_err parse_value(struct parse_ctx *c, const char *s, size_t n, size_t l
 		return PS_OK;
 	}
 	if (parse_eq(s, n, "true") || parse_eq(s, n, "false") || parse_eq(s, n, "null") ||
-	    parse_is_json_number(s, n)) {
+	    jstext_is_json_number(s, n)) {
 		/* 1e999 or an integer past 64 bits does not decode: a string,
 		 * as the format says */
 		if ((*out = parse_json(s, n, NULL)) != NULL)

@@ -21,6 +21,7 @@
 #include <string.h>
 #include "buf.h"
 #include "jsonout.h"
+#include "jstext.h"
 #include "render.h"
 
 /* jansson caps parse depth at 2048; anything deeper was built by hand and
@@ -111,41 +112,6 @@ static int render_is_bare(const char *s, size_t n)
 	return 1;
 }
 
-/* The JSON number grammar, exactly: a bare front matter value that matches
- * it is a number, so a string that matches it must be quoted. */
-static int render_is_json_number(const char *s, size_t n)
-{
-	size_t i = 0;
-	if (i < n && s[i] == '-')
-		i++;
-	if (i >= n)
-		return 0;
-	if (s[i] == '0')
-		i++;
-	else if (s[i] >= '1' && s[i] <= '9')
-		while (i < n && render_is_digit(s[i]))
-			i++;
-	else
-		return 0;
-	if (i < n && s[i] == '.') {
-		i++;
-		if (i >= n || !render_is_digit(s[i]))
-			return 0;
-		while (i < n && render_is_digit(s[i]))
-			i++;
-	}
-	if (i < n && (s[i] == 'e' || s[i] == 'E')) {
-		i++;
-		if (i < n && (s[i] == '+' || s[i] == '-'))
-			i++;
-		if (i >= n || !render_is_digit(s[i]))
-			return 0;
-		while (i < n && render_is_digit(s[i]))
-			i++;
-	}
-	return i == n;
-}
-
 /* May the string be written bare as a front matter value?  Bare means "the
  * rest of the line is the string", so anything that would read back as
  * another JSON value, or would not survive an editor (control bytes,
@@ -172,7 +138,7 @@ static int render_is_plain(const char *s, size_t n)
 	}
 	if (render_key_is(s, n, "true") || render_key_is(s, n, "false") || render_key_is(s, n, "null"))
 		return 0;
-	return !render_is_json_number(s, n);
+	return !jstext_is_json_number(s, n);
 }
 
 /* The base keys of an entry.  In two-scope mode a bare name among these
