@@ -372,6 +372,16 @@ static ps_err append_write(struct ps_session *s, const struct buf *lines, struct
 	}
 	if (st.st_size > 0 && pread(s->fd, &last, 1, st.st_size - 1) != 1)
 		last = '\n';
+	/* A last line without its newline may be another writer's write in
+	 * progress (a reader can see a write half done): give it a moment to
+	 * end before deciding it is a crashed writer's partial line, or the
+	 * newline added for it would leave a blank line after it. */
+	for (int wait = 0; last != '\n' && wait < 20; wait++) {
+		struct timespec pause = { 0, 10 * 1000 * 1000 };
+		nanosleep(&pause, NULL);
+		if (fstat(fd, &st) != 0 || (st.st_size > 0 && pread(s->fd, &last, 1, st.st_size - 1) != 1))
+			last = '\n';
+	}
 	/* A crashed writer's partial line gets its newline first, so neither
 	 * that line nor ours is lost; it is all one write. */
 	struct buf out = BUF_INIT;

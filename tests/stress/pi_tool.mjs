@@ -14,7 +14,7 @@
 //       expectationsFor, reading a copy; contexts recorded for tips and the
 //       leaf only, as gen.mjs does for big sessions).
 //
-//   node pi_tool.mjs SM writer FILE SECONDS LOG TAG [SLEEP_MS]
+//   node pi_tool.mjs SM writer FILE SECONDS LOG TAG [SLEEP_MS [TEXT_KB]]
 //       The writer outside the mount: SessionManager.open(FILE) on the store
 //       file itself, then appendMessage() in a loop (user messages, every
 //       third an assistant message) for SECONDS; every appended entry is
@@ -147,7 +147,10 @@ if (cmd === "load") {
 	}
 	fs.writeFileSync(outFile, JSON.stringify({ sessions }));
 } else if (cmd === "writer") {
-	const [file, seconds, logFile, tag, sleepMs] = rest;
+	const [file, seconds, logFile, tag, sleepMs, textKb] = rest;
+	// TEXT_KB > 0: every message carries that much text, as a big tool
+	// output would (a line that spans pages of the file).
+	const pad = Number(textKb ?? 0) > 0 ? " " + "x".repeat(Number(textKb) * 1024) : "";
 	const log = fs.openSync(logFile, "a");
 	const rec = (o) => fs.writeSync(log, JSON.stringify(o) + "\n");
 	const sm = SessionManager.open(file);
@@ -158,7 +161,7 @@ if (cmd === "load") {
 	let errors = 0;
 	while (Date.now() < end) {
 		n++;
-		const text = `${tag} ${n}`;
+		const text = `${tag} ${n}${pad}`;
 		try {
 			let id;
 			if (n % 3 === 0) {

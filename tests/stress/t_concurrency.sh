@@ -15,6 +15,9 @@
 # reads every line; and the mount's tree agrees with pi's (every id once,
 # in the place the layout rules give, context.json of every tree directory
 # equal to pi's: tests/diff/check.py's SessionCheck via check_tree.py).
+# A second phase has pi append 12 KiB messages (lines that span pages of
+# the file) to a fourth session while .md files go into it through the
+# mount: no blank line may appear.
 #
 #   t_concurrency.sh DAEMON [--quick]
 # shellcheck disable=SC2016,SC2317 # bash -c '...$1' on purpose; functions run by traps
@@ -109,6 +112,33 @@ else
 	fail "$read_fail of $((reads + read_fail)) read rounds failed during the writes: $(head -c 400 "$T_DIR/read.first.err")"
 fi
 
+# Phase 2: pi appends big messages (12 KiB: every line spans a page
+# boundary of the file, as a big tool output does) to a fourth session
+# while .md files are written into it through the mount as fast as they
+# go.  The mount's appends must not add blank lines (its repair of a
+# crashed writer's partial last line must not mistake pi's append in
+# progress for one).
+D=$STORE/--c2--/sd.jsonl
+{
+	header 3 cccccccc-0000-0000-0000-00000000000d
+	user_msg d1 null "session D"
+} >"$D"
+cp "$D" "$BASE/sd.jsonl"
+PHASE2=$((QUICK ? 3 : 15))
+assert_poll "session D shows" 3 test -f "$MNT/--c2--/sd/0001-user.d1.md"
+timeout -s KILL "$LIMIT" python3 "$STRESS_DIR/writer.py" --log "$LOGS_DIR/W7.log" --tag c-W7 \
+	--seconds "$PHASE2" --mode md --target "$MNT/--c2--/sd" >"$LOGS_DIR/W7.out" 2>&1 &
+PIDS+=($!)
+timeout -s KILL "$LIMIT" "$PI_NODE" "$STRESS_DIR/pi_tool.mjs" "$PI_SESSION_MANAGER" writer "$D" "$PHASE2" \
+	"$LOGS_DIR/PI2.log" c-PI2 2 12 >"$LOGS_DIR/PI2.out" 2>&1 &
+PIDS+=($!)
+for p in "${PIDS[@]}"; do
+	wait "$p" 2>/dev/null || fail "a phase-2 writer ended with status $? (see $LOGS_DIR)"
+done
+PIDS=()
+VERIFY_LOGS+=(--log "$D=$LOGS_DIR/W7.log" --log "$D=$LOGS_DIR/PI2.log")
+note "phase 2 (${PHASE2}s): $(grep -cE '"ev": ?"ack"' "$LOGS_DIR/W7.log" || true) .md files through the mount, $(grep -cE '"ev": ?"ack"' "$LOGS_DIR/PI2.log" || true) 12 KiB messages from pi"
+
 # Every writer: no error at all (nothing was refused or killed).
 for lg in "$LOGS_DIR"/*.log; do
 	w=$(basename "$lg" .log)
@@ -140,13 +170,14 @@ done
 # Let the mount catch up with pi's last appends, then check the files.
 sleep 1.5
 py_checks timeout -s KILL 300 python3 "$STRESS_DIR/verify.py" \
-	--session "$A=$BASE/sa.jsonl" --session "$B=$BASE/sb.jsonl" --session "$C=$BASE/sc.jsonl" "${VERIFY_LOGS[@]}"
+	--session "$A=$BASE/sa.jsonl" --session "$B=$BASE/sb.jsonl" --session "$C=$BASE/sc.jsonl" \
+	--session "$D=$BASE/sd.jsonl" "${VERIFY_LOGS[@]}"
 grep '^@figures' "$T_DIR/.py_checks" | sed 's/^@/# concurrency /' || true
 acked_pi=$(grep -cE '"ev": ?"ack"' "$LOGS_DIR/PI.log" || true)
-note "$((${#VERIFY_LOGS[@]} / 2)) concurrent writers (6 through the mount, pi outside) for ${t_run}s; pi appended $acked_pi entries"
+note "phase 1: 7 concurrent writers (6 through the mount, pi outside) for ${t_run}s; pi appended $acked_pi entries"
 
 mkdir -p "$T_DIR/pi"
-if pi_tool load "$T_DIR/pi" "$A" "$B" "$C" >"$T_DIR/pi.out" 2>"$T_DIR/pi.err"; then
+if pi_tool load "$T_DIR/pi" "$A" "$B" "$C" "$D" >"$T_DIR/pi.out" 2>"$T_DIR/pi.err"; then
 	bad=$(python3 -c '
 import json, sys
 bad = []
@@ -156,7 +187,7 @@ for l in open(sys.argv[1]):
         bad.append("%s: %s" % (r["file"], r.get("error") or "pi read %s entries of %s lines" % (r.get("entries"), r.get("lines"))))
 print("\n".join(bad))' "$T_DIR/pi.out")
 	if [[ -z $bad ]]; then
-		pass "pi's SessionManager loads the 3 files and reads every line"
+		pass "pi's SessionManager loads the 4 files and reads every line"
 	else
 		fail "pi's SessionManager: $bad"
 	fi
@@ -164,7 +195,7 @@ else
 	fail "pi_tool load failed: $(head -c 1000 "$T_DIR/pi.err")"
 fi
 
-if pi_tool expect "$STORE" "$T_DIR/expect.json" "$T_DIR/pi" "$A" "$B" "$C" 2>"$T_DIR/expect.err"; then
+if pi_tool expect "$STORE" "$T_DIR/expect.json" "$T_DIR/pi" "$A" "$B" "$C" "$D" 2>"$T_DIR/expect.err"; then
 	py_checks timeout -s KILL 300 python3 "$STRESS_DIR/check_tree.py" --mount "$MNT" --store "$STORE" \
 		--expect "$T_DIR/expect.json" --op-timeout "$TIMEOUT"
 else
