@@ -885,9 +885,11 @@ static int psfs_commit(struct psfs_file *f, int last)
 	default:
 		break;
 	}
-	/* A full disk or a failed write may pass: the next fsync or close
-	 * tries again instead of reporting success for text never written. */
-	if (res == -ENOSPC || res == -EIO || res == -EDQUOT)
+	/* A full disk (nothing was written: a partial write is taken back) may
+	 * pass: the next fsync or close tries again instead of reporting
+	 * success for text never written.  Other failures are not retried, as
+	 * the lines may already be in the file. */
+	if (res == -ENOSPC)
 		f->dirty = 1;
 	store_release(fs->store, &ref);
 out:

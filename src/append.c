@@ -406,9 +406,10 @@ static ps_err append_write(struct ps_session *s, const struct buf *lines, struct
 		goto out;
 	}
 	buf_free(&out);
+	/* The lines are in the file now: a failed fsync is reported, but it is
+	 * not a full disk to retry on, or the retry would append them twice. */
 	if (fsync(fd) != 0)
-		code = append_fail(err, errno == ENOSPC || errno == EDQUOT ? PS_ERR_NOSPACE : PS_ERR_IO,
-				   "fsync of the session file failed: %s", strerror(errno));
+		code = append_fail(err, PS_ERR_IO, "the entries were written but fsync failed: %s", strerror(errno));
 out:
 	if (close(fd) != 0 && !code)
 		code = append_fail(err, PS_ERR_IO, "closing the session file failed: %s", strerror(errno));

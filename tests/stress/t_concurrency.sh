@@ -25,7 +25,7 @@
 . "$(dirname "$0")/common.sh" "$@"
 
 SECONDS_RUN=${CONC_SECONDS:-$((QUICK ? 10 : 60))}
-PACE=${CONC_PACE:-$((QUICK ? 8 : 15))} # ms between one writer's writes
+PACE=${CONC_PACE:-$((QUICK ? 8 : 20))} # ms between one writer's writes
 need_pi
 
 mkdir -p "$STORE/--c1--" "$STORE/--c2--"
@@ -124,7 +124,7 @@ D=$STORE/--c2--/sd.jsonl
 	user_msg d1 null "session D"
 } >"$D"
 cp "$D" "$BASE/sd.jsonl"
-PHASE2=$((QUICK ? 3 : 15))
+PHASE2=$((QUICK ? 3 : 8))
 assert_poll "session D shows" 3 test -f "$MNT/--c2--/sd/0001-user.d1.md"
 timeout -s KILL "$LIMIT" python3 "$STRESS_DIR/writer.py" --log "$LOGS_DIR/W7.log" --tag c-W7 \
 	--seconds "$PHASE2" --mode md --target "$MNT/--c2--/sd" >"$LOGS_DIR/W7.out" 2>&1 &

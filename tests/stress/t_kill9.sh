@@ -3,7 +3,7 @@
 # (new .md files in a session's root and in a branch directory, raw lines
 # appended to session.jsonl, 3 at a time and 1 at a time, name changes, and
 # every round a first write to a fresh version-2 session, which the mount
-# migrates, and huge .md files of 2-8 MiB in a session of their own, timed
+# migrates, and huge .md files of 2-4 MiB in a session of their own, timed
 # to be under way at the kill) while the daemon is killed with SIGKILL at a
 # random moment, then mounted again on the same mountpoint.  Every 5th
 # (quick) or 10th round the kill is aimed instead: sniper.py kills the
@@ -94,7 +94,7 @@ STOP=$T_DIR/stop
 WRITER_LIMIT=$((ROUNDS * 8 + 120))
 # ms between one writer's writes, and how often A writes a big file: keeps
 # the files (and the checks) small over 100 rounds.
-WRITER_SLEEP=${KILL9_WRITER_SLEEP:-$((QUICK ? 5 : 4))}
+WRITER_SLEEP=${KILL9_WRITER_SLEEP:-$((QUICK ? 5 : 8))}
 BIG_EVERY=$((QUICK ? 7 : 25))
 declare -a WPIDS=()
 declare -a VERIFY_LOGS=()
@@ -141,7 +141,7 @@ huge_acks=0
 huge_tries=0
 snipes=0
 snipes_hit=0
-HUGE_KB=${KILL9_HUGE_KB:-$((QUICK ? 2048 : 8192))}
+HUGE_KB=${KILL9_HUGE_KB:-$((QUICK ? 2048 : 4096))}
 SNIPE_KB=${KILL9_SNIPE_KB:-32768}
 SNIPE_EVERY=${KILL9_SNIPE_EVERY:-$((QUICK ? 5 : 10))}
 declare -a MIGRATED=()
@@ -162,14 +162,14 @@ for ((round = 1; round <= ROUNDS; round++)); do
 	MIGRATED+=(--migrated "$v2")
 	stale=0
 	((round % STALE_EVERY == 0)) && stale=1
-	# The kill comes KILL_AT: the mount has 500 ms to come up, then the
+	# The kill comes KILL_AT: the mount has 300 ms to come up, then the
 	# writers run 120-820 ms.  Two writers are started before the mount, to
 	# begin at a set moment near the kill (python's start-up time under
 	# load is not predictable): a first write to this round's version-2
 	# session (a migration), and huge .md files (HUGE_KB each, so that the
 	# daemon's one write() of the entry takes milliseconds).
 	delay_ms=$((120 + RANDOM % 700))
-	kill_at=$(($(now_ms) + 500 + delay_ms))
+	kill_at=$(($(now_ms) + 300 + delay_ms))
 	mig_at=$((kill_at - 150 + RANDOM % 170))
 	# Every SNIPE_EVERY rounds, the kill is not timed but aimed: sniper.py
 	# kills the daemon the moment the file of the huge session grows, i.e.
@@ -367,12 +367,12 @@ else
 fi
 
 # A last, clean mount shows the sessions as pi reads them: the three that
-# were written all along and up to 4 of the version-2 ones that were
+# were written all along and up to 2 of the version-2 ones that were
 # migrated (1 in quick mode; reading every entry file of all of them would
 # take minutes).
 shown=("$STORE"/--k1--/s*.jsonl "$STORE/--k2--/s3.jsonl")
 migrated=0
-for ((round = 1; round <= ROUNDS && migrated < (QUICK ? 1 : 4); round++)); do
+for ((round = 1; round <= ROUNDS && migrated < (QUICK ? 1 : 2); round++)); do
 	v2=$STORE/--k2--/v2-$round.jsonl
 	if ! cmp -s "$v2" "$BASE/--k2--__v2-$round.jsonl"; then
 		shown+=("$v2")
