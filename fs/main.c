@@ -189,30 +189,33 @@ int main(int argc, char *argv[])
 	fs.fuse = fuse_new(&args, &psfs_ops, sizeof psfs_ops, &fs);
 	if (!fs.fuse)
 		goto out;
-	if (fuse_mount(fs.fuse, cmd.mountpoint) != 0)
-		goto out_destroy;
-	if (fuse_daemonize(cmd.foreground) != 0)
-		goto out_unmount;
+	/* Handlers first: a SIGTERM sent as soon as the mount shows (by a
+	 * script, or systemd stopping the unit) must stop the loop cleanly,
+	 * not kill the process.  fuse_daemonize's fork keeps them. */
 	if (fuse_set_signal_handlers(fuse_get_session(fs.fuse)) != 0)
+		goto out_destroy;
+	if (fuse_mount(fs.fuse, cmd.mountpoint) != 0)
+		goto out_signals;
+	if (fuse_daemonize(cmd.foreground) != 0)
 		goto out_unmount;
 	if (psfs_watch_start(&fs) != 0)
 		fprintf(stderr, "pisessionfs: note: inotify unavailable, changes show after the cache timeout\n");
 	loop = fuse_loop_cfg_create();
-	if (!loop)
-		goto out_signals;
-	fuse_loop_cfg_set_clone_fd(loop, cmd.clone_fd);
-	fuse_loop_cfg_set_max_threads(loop, cmd.max_threads);
-	/* libfuse returns the signal's number after SIGTERM, SIGINT or
-	 * SIGHUP (and resets its "exited" flag): a stop asked for is a clean
-	 * exit. */
-	ret = fuse_loop_mt(fs.fuse, loop);
-	ret = ret == 0 || ret == SIGTERM || ret == SIGINT || ret == SIGHUP ? 0 : 1;
-	fuse_loop_cfg_destroy(loop);
+	if (loop) {
+		fuse_loop_cfg_set_clone_fd(loop, cmd.clone_fd);
+		fuse_loop_cfg_set_max_threads(loop, cmd.max_threads);
+		/* libfuse returns the signal's number after SIGTERM, SIGINT or
+		 * SIGHUP (and resets its "exited" flag): a stop asked for is a
+		 * clean exit. */
+		ret = fuse_loop_mt(fs.fuse, loop);
+		ret = ret == 0 || ret == SIGTERM || ret == SIGINT || ret == SIGHUP ? 0 : 1;
+		fuse_loop_cfg_destroy(loop);
+	}
 	psfs_watch_stop();
-out_signals:
-	fuse_remove_signal_handlers(fuse_get_session(fs.fuse));
 out_unmount:
 	fuse_unmount(fs.fuse);
+out_signals:
+	fuse_remove_signal_handlers(fuse_get_session(fs.fuse));
 out_destroy:
 	fuse_destroy(fs.fuse);
 out:
