@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "catalog.h"
+#include "entrycache.h"
 #include "overlay.h"
 #include "pisessionfs.h"
 
@@ -221,6 +222,7 @@ out_destroy:
 out:
 	catalog_free(fs.catalog);
 	store_free(fs.store);
+	entrycache_clear();
 	overlay_destroy();
 	free(fs.mountpoint);
 	free(fs.cfg.store);

@@ -52,6 +52,7 @@ struct psfs_file {
 	uint64_t generation;
 	uint64_t raw_base;  /* size of session.jsonl when opened */
 	int growing;        /* a transcript: reads past the end look for more */
+	uint64_t changes;   /* growing: the session's change count the snapshot is from */
 	int append;         /* opened with O_APPEND: writes go to the end, whatever the offset */
 	int dirty;          /* written to since the last commit */
 	int truncated;      /* opened with O_TRUNC and not committed since */
@@ -629,6 +630,8 @@ static int psfs_open(const char *path, struct fuse_file_info *fi)
 			fi->keep_cache = view_immutable(&node);
 			fi->direct_io = !view_immutable(&node);
 			f->growing = node.kind == LAYOUT_TRANSCRIPT;
+			f->changes = s->changes;
+			f->generation = s->generation;
 			memcpy(f->project, p.project, sizeof f->project);
 			memcpy(f->session, p.session, sizeof f->session);
 		}
@@ -655,13 +658,23 @@ static void psfs_grow_snapshot(struct psfs_file *f)
 	struct layout_node node;
 	char *data = NULL;
 	size_t len = 0;
+	uint64_t changes, generation;
 	if (psfs_locate(f->path, &p, &ref, &node))
 		return;
-	ps_err err = view_content(ref.session, &node, &data, &len);
+	changes = ref.session->changes;
+	generation = ref.session->generation;
+	pthread_mutex_lock(&f->lock);
+	int same = f->changes == changes && f->generation == generation;
+	pthread_mutex_unlock(&f->lock);
+	/* A reader at the end (every read to EOF ends there) must not cost
+	 * a whole new transcript when nothing was added. */
+	ps_err err = same ? PS_ERR_NOENT : view_content(ref.session, &node, &data, &len);
 	store_release(psfs_self()->store, &ref);
 	if (err)
 		return;
 	pthread_mutex_lock(&f->lock);
+	f->changes = changes;
+	f->generation = generation;
 	if (len > f->len && memcmp(data, f->data, f->len) == 0) {
 		free(f->data);
 		f->data = data;

@@ -137,7 +137,7 @@ static ps_err images_load(const struct ps_session *s, uint32_t entry, json_t **o
 	*out = NULL;
 	if (entry >= s->n_entries)
 		return PS_ERR_NOENT;
-	ps_err err = session_load_entry(s, entry, out);
+	ps_err err = session_load_entry_shared(s, entry, out);
 	if (err == PS_ERR_INVALID) {
 		*out = NULL;
 		return PS_OK;

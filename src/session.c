@@ -6,11 +6,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "context.h"
+#include "entrycache.h"
 #include "jsonout.h"
 #include "jstext.h"
 #include "escape.h"
 #include "scan.h"
 #include "session.h"
+#include "usage.h"
 
 #define SESSION_READ_CHUNK (1u << 20)
 
@@ -468,6 +470,11 @@ static void session_reset(struct ps_session *s)
 		free(s->contexts[i].text);
 		s->contexts[i].text = NULL;
 	}
+	free(s->stash.text);
+	s->stash.text = NULL;
+	usage_memo_free(s->usage);
+	s->usage = NULL;
+	s->usage_upto = 0;
 	free(s->entries);
 	free(s->branches);
 	free(s->labeled);
@@ -590,6 +597,8 @@ ps_err session_open(const char *path, struct ps_session **out)
 	struct ps_session *s = calloc(1, sizeof *s);
 	if (!s)
 		return PS_ERR_NOMEM;
+	static uint64_t serials;
+	s->serial = __atomic_add_fetch(&serials, 1, __ATOMIC_RELAXED);
 	s->fd = -1;
 	s->path = strdup(path);
 	if (!s->path) {
@@ -821,6 +830,18 @@ ps_err session_load_entry(const struct ps_session *s, uint32_t idx, json_t **out
 	return PS_OK;
 }
 
+ps_err session_load_entry_shared(const struct ps_session *s, uint32_t idx, json_t **out)
+{
+	if (idx >= s->n_entries)
+		return PS_ERR_NOENT;
+	if ((*out = entrycache_get(s->serial, s->generation, idx)))
+		return PS_OK;
+	ps_err err = session_load_entry(s, idx, out);
+	if (!err)
+		entrycache_put(s->serial, s->generation, idx, *out, s->entries[idx].len);
+	return err;
+}
+
 void session_path_free(json_t **path, size_t n)
 {
 	if (!path)
@@ -844,7 +865,7 @@ ps_err session_load_path(const struct ps_session *s, uint32_t idx, json_t ***pat
 		return PS_ERR_NOMEM;
 	size_t i = depth;
 	for (uint32_t e = idx; e != PS_NIL && i > 0; e = s->entries[e].parent) {
-		ps_err err = session_load_entry(s, e, &p[--i]);
+		ps_err err = session_load_entry_shared(s, e, &p[--i]);
 		if (err == PS_ERR_INVALID) {
 			/* A line the scanner took but jansson cannot decode (a lone
 			 * surrogate escape): stand in an empty entry of its id so the
@@ -890,7 +911,7 @@ static size_t session_context_entries(const struct ps_session *s, const uint32_t
 	if (comp == n)
 		return 0;
 	json_t *c;
-	if (session_load_entry(s, path[comp], &c) != PS_OK)
+	if (session_load_entry_shared(s, path[comp], &c) != PS_OK)
 		return 0;
 	start = comp; /* firstKeptEntryId missing or not on the path: nothing before */
 	const char *first = json_string_value(json_object_get(c, "firstKeptEntryId"));
@@ -932,7 +953,7 @@ ps_err session_context_text(const struct ps_session *s, uint32_t idx, char **buf
 		if (k) {
 			path = calloc(k, sizeof *path);
 			for (size_t j = 0; path && j < k && !err; j++) {
-				err = session_load_entry(s, keep[j], &path[j]);
+				err = session_load_entry_shared(s, keep[j], &path[j]);
 				if (err == PS_ERR_INVALID) {
 					path[j] = json_pack("{s:s,s:s}", "type", "unreadable", "id", session_str(s, s->entries[keep[j]].id));
 					err = path[j] ? PS_OK : PS_ERR_NOMEM;

@@ -60,7 +60,10 @@ struct ps_problem {
 	const char *why;       /* static text */
 };
 
+struct usage_acc;
+
 struct ps_session {
+	uint64_t serial;       /* unique for the process's lifetime (entrycache.h) */
 	char *path;
 	int fd;
 	dev_t dev;
@@ -105,6 +108,23 @@ struct ps_session {
 	} contexts[8];
 	uint64_t context_clock;
 
+	/* The last text view_size generated for a node, kept for the open that
+	 * usually follows a stat (the kernel stats before it opens).  Owned by
+	 * view.c; valid while `changes` and `generation` are as recorded. */
+	struct ps_view_stash {
+		int kind;
+		uint32_t entry, branch, index;
+		int session_root;
+		uint64_t changes, generation;
+		char *text;
+		size_t len;
+	} stash;
+
+	/* usage.c's running totals over entries [0, usage_upto): usage only
+	 * adds up, so an append costs only the new entries. */
+	struct usage_acc *usage;
+	uint32_t usage_upto;
+
 	struct strpool pool;
 	struct strmap ids;     /* id -> latest entry index */
 	struct strmap kinds;   /* escaped kind -> its pool offset (interning) */
@@ -142,8 +162,14 @@ ps_err session_load_entry(const struct ps_session *s, uint32_t idx, json_t **out
  * bits become reals.  Returns a new reference or NULL. */
 json_t *session_parse_line(const char *line, size_t len);
 
+/* Like session_load_entry, but the tree may be shared with other readers
+ * through the entry cache (entrycache.h): *out is a new reference to a tree
+ * nobody may modify.  For everything that only reads entries. */
+ps_err session_load_entry_shared(const struct ps_session *s, uint32_t idx, json_t **out);
+
 /* Loads the entries from the root to idx (root first) into a new array of
- * new references; free with session_path_free. */
+ * new references to shared trees (never modify them); free with
+ * session_path_free. */
 ps_err session_load_path(const struct ps_session *s, uint32_t idx, json_t ***path, size_t *n);
 void session_path_free(json_t **path, size_t n);
 

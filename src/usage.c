@@ -163,12 +163,30 @@ static ps_err usage_entry(struct usage_acc *a, const json_t *e)
 	return PS_OK;
 }
 
-static ps_err usage_collect(const struct ps_session *s, struct usage_acc *a)
+void usage_memo_free(struct usage_acc *a)
 {
-	memset(a, 0, sizeof *a);
+	if (!a)
+		return;
+	usage_acc_free(a);
+	free(a);
+}
+
+/* Brings the session's running totals up to its last entry and lends
+ * them (valid while the session is held).  Sums are added in file order
+ * either way, so continuing from where the last call stopped gives the
+ * same doubles as a pass from the start. */
+static ps_err usage_collect(struct ps_session *s, const struct usage_acc **out)
+{
 	if (!s->have_header)
 		return PS_ERR_NOTSESSION;
-	for (uint32_t i = 0; i < s->n_entries; i++) {
+	if (!s->usage) {
+		s->usage = calloc(1, sizeof *s->usage);
+		if (!s->usage)
+			return PS_ERR_NOMEM;
+		s->usage_upto = 0;
+	}
+	struct usage_acc *a = s->usage;
+	for (uint32_t i = s->usage_upto; i < s->n_entries; i++) {
 		json_t *e = NULL;
 		ps_err err;
 		switch (usage_classify(session_str(s, s->entries[i].kind))) {
@@ -180,18 +198,22 @@ static ps_err usage_collect(const struct ps_session *s, struct usage_acc *a)
 		case USAGE_PARSE:
 			break;
 		}
-		err = session_load_entry(s, i, &e);
+		err = session_load_entry_shared(s, i, &e);
 		if (err == PS_ERR_INVALID)
 			continue; /* undecodable line (lone surrogate): nothing to read */
 		if (!err)
 			err = usage_entry(a, e);
 		json_decref(e);
 		if (err) {
-			usage_acc_free(a);
-			memset(a, 0, sizeof *a);
+			/* Half-added totals are unusable: start over next time. */
+			usage_memo_free(s->usage);
+			s->usage = NULL;
+			s->usage_upto = 0;
 			return err;
 		}
 	}
+	s->usage_upto = s->n_entries;
+	*out = a;
 	return PS_OK;
 }
 
@@ -213,9 +235,9 @@ static int usage_sum_json(json_t *obj, const struct usage_sum *u)
 	       json_object_set_new(obj, "cost", usage_number(u->cost)) ? -1 : 0;
 }
 
-ps_err usage_json(const struct ps_session *s, char **buf, size_t *len)
+ps_err usage_json(struct ps_session *s, char **buf, size_t *len)
 {
-	struct usage_acc a;
+	const struct usage_acc *a;
 	json_t *root = NULL, *total, *rows;
 	ps_err err = usage_collect(s, &a);
 
@@ -231,23 +253,22 @@ ps_err usage_json(const struct ps_session *s, char **buf, size_t *len)
 	 * (a NULL root included), so each of the two must run. */
 	if (json_object_set_new(root, "total", total) | json_object_set_new(root, "byModel", rows))
 		goto out;
-	if (usage_sum_json(total, &a.total))
+	if (usage_sum_json(total, &a->total))
 		goto out;
-	for (size_t i = 0; i < a.n_rows; i++) {
+	for (size_t i = 0; i < a->n_rows; i++) {
 		json_t *row = json_object();
 		if (json_array_append_new(rows, row) ||
-		    json_object_set_new(row, "provider", a.rows[i].provider ? json_incref(a.rows[i].provider) : json_null()) ||
-		    json_object_set_new(row, "model", a.rows[i].model ? json_incref(a.rows[i].model) : json_null()) ||
-		    usage_sum_json(row, &a.rows[i].sum))
+		    json_object_set_new(row, "provider", a->rows[i].provider ? json_incref(a->rows[i].provider) : json_null()) ||
+		    json_object_set_new(row, "model", a->rows[i].model ? json_incref(a->rows[i].model) : json_null()) ||
+		    usage_sum_json(row, &a->rows[i].sum))
 			goto out;
 	}
-	if (json_object_set_new(root, "messages", json_real((double)a.messages)) ||
-	    json_object_set_new(root, "assistantMessages", json_real((double)a.assistant)))
+	if (json_object_set_new(root, "messages", json_real((double)a->messages)) ||
+	    json_object_set_new(root, "assistantMessages", json_real((double)a->assistant)))
 		goto out;
 	err = jsonout_pretty(root, buf, len);
 out:
 	json_decref(root);
-	usage_acc_free(&a);
 	return err;
 }
 
@@ -320,10 +341,10 @@ static void usage_iso(int64_t ms, char *out, size_t size)
 		 tm.tm_hour, tm.tm_min, tm.tm_sec, (int)frac);
 }
 
-ps_err usage_csv_row(const struct ps_session *s, const char *project, const char *session_name_in_store,
+ps_err usage_csv_row(struct ps_session *s, const char *project, const char *session_name_in_store,
 		     struct buf *out)
 {
-	struct usage_acc a;
+	const struct usage_acc *a;
 	json_t *header = NULL;
 	char *line = NULL;
 	size_t line_len, start_len = out->len;
@@ -354,9 +375,9 @@ ps_err usage_csv_row(const struct ps_session *s, const char *project, const char
 	    usage_csv_str(out, s->name == PS_NIL ? NULL : session_str(s, s->name)) ||
 	    usage_csv_json(out, json_object_get(header, "cwd")) ||
 	    usage_csv_json(out, json_object_get(header, "timestamp")) || usage_csv_str(out, last) ||
-	    usage_csv_num(out, (double)a.messages, 0) || usage_csv_num(out, a.total.input, 0) ||
-	    usage_csv_num(out, a.total.output, 0) || usage_csv_num(out, a.total.cache_read, 0) ||
-	    usage_csv_num(out, a.total.cache_write, 0) || usage_csv_num(out, a.total.cost, 1))
+	    usage_csv_num(out, (double)a->messages, 0) || usage_csv_num(out, a->total.input, 0) ||
+	    usage_csv_num(out, a->total.output, 0) || usage_csv_num(out, a->total.cache_read, 0) ||
+	    usage_csv_num(out, a->total.cache_write, 0) || usage_csv_num(out, a->total.cost, 1))
 		goto out;
 	err = PS_OK;
 out:
@@ -364,6 +385,5 @@ out:
 		out->len = start_len; /* no half row */
 	json_decref(header);
 	free(line);
-	usage_acc_free(&a);
 	return err;
 }

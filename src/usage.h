@@ -1,5 +1,9 @@
 /* What a session spent: tokens and cost over every entry of the file.
  *
+ * The totals are kept in the session (s->usage) and extended by the
+ * entries appended since, so usage.csv over a project costs a pass over
+ * each session once, not on every read.  Hence the non-const sessions.
+ *
  * Ownership: this module (src/usage.c) is owned by the images/transcript/
  * usage work; the layout and the FUSE front end only call it.  Buffers
  * returned are new and belong to the caller; the session is borrowed.
@@ -39,7 +43,7 @@
  * "provider":null,"model":null, pi's "Tools/summaries" bucket.  messages
  * counts `message` entries, assistantMessages those with role assistant.
  * PS_ERR_NOTSESSION for a file without a header. */
-ps_err usage_json(const struct ps_session *s, char **buf, size_t *len);
+ps_err usage_json(struct ps_session *s, char **buf, size_t *len);
 
 /* The CSV header line matching usage_csv_row(), with its newline:
  * project,session,id,name,cwd,start,lastActivity,messages,input,output,
@@ -56,7 +60,11 @@ int usage_csv_header(struct buf *out);
  * quote, CR or LF (quotes doubled); lines end in LF, not CRLF, so awk and
  * cut work on them (RFC 4180 readers accept LF).  PS_ERR_NOTSESSION for a
  * file without a header; on any error out is left as it was. */
-ps_err usage_csv_row(const struct ps_session *s, const char *project, const char *session_name_in_store,
+ps_err usage_csv_row(struct ps_session *s, const char *project, const char *session_name_in_store,
 		     struct buf *out);
+
+/* Frees the running totals a session keeps (s->usage; NULL is fine).  The
+ * session calls it when it is reset. */
+void usage_memo_free(struct usage_acc *a);
 
 #endif

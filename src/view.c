@@ -9,6 +9,12 @@
 #include "usage.h"
 #include "view.h"
 
+/* Larger texts are regenerated at open rather than held between a stat
+ * and an open that may never come. */
+#define VIEW_STASH_MAX (4u << 20)
+
+static ps_err view_generate(struct ps_session *s, const struct layout_node *node, char **buf, size_t *len);
+
 int view_immutable(const struct layout_node *node)
 {
 	return node->kind == LAYOUT_ENTRY || node->kind == LAYOUT_ENTRY_JSON || node->kind == LAYOUT_IMAGE;
@@ -17,7 +23,7 @@ int view_immutable(const struct layout_node *node)
 static ps_err view_entry_md(struct ps_session *s, uint32_t idx, char **buf, size_t *len)
 {
 	json_t *entry;
-	ps_err err = session_load_entry(s, idx, &entry);
+	ps_err err = session_load_entry_shared(s, idx, &entry);
 	if (err == PS_ERR_INVALID) {
 		/* The scanner accepted the line but jansson cannot decode it (a
 		 * lone surrogate escape): say so instead of failing the read. */
@@ -97,7 +103,43 @@ static ps_err view_text(struct buf *b, char **buf, size_t *len, int bad)
 	return PS_OK;
 }
 
+static int view_stash_matches(const struct ps_session *s, const struct layout_node *node)
+{
+	const struct ps_view_stash *st = &s->stash;
+	return st->text && st->kind == (int)node->kind && st->entry == node->entry && st->branch == node->branch &&
+	       st->index == node->index && st->session_root == node->session_root && st->changes == s->changes &&
+	       st->generation == s->generation;
+}
+
+/* Keeps text (taken) for the open that usually follows a stat. */
+static void view_stash_keep(struct ps_session *s, const struct layout_node *node, char *text, size_t len)
+{
+	struct ps_view_stash *st = &s->stash;
+	free(st->text);
+	st->text = text;
+	st->len = len;
+	st->kind = (int)node->kind;
+	st->entry = node->entry;
+	st->branch = node->branch;
+	st->index = node->index;
+	st->session_root = node->session_root;
+	st->changes = s->changes;
+	st->generation = s->generation;
+}
+
 ps_err view_content(struct ps_session *s, const struct layout_node *node, char **buf, size_t *len)
+{
+	if (view_stash_matches(s, node)) {
+		*buf = s->stash.text;
+		*len = s->stash.len;
+		s->stash.text = NULL;
+		return PS_OK;
+	}
+	return view_generate(s, node, buf, len);
+}
+
+/* Generates a node's text anew. */
+static ps_err view_generate(struct ps_session *s, const struct layout_node *node, char **buf, size_t *len)
 {
 	struct buf b = BUF_INIT;
 	char *line;
@@ -206,8 +248,15 @@ ps_err view_size(struct ps_session *s, const struct layout_node *node, uint64_t 
 		}
 		break;
 	}
-	err = view_content(s, node, &buf, &len);
-	free(buf);
+	if (view_stash_matches(s, node)) {
+		*size = s->stash.len;
+		return PS_OK;
+	}
+	err = view_generate(s, node, &buf, &len);
+	if (!err && len <= VIEW_STASH_MAX)
+		view_stash_keep(s, node, buf, len);
+	else
+		free(buf);
 	*size = len;
 	return err;
 }

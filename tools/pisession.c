@@ -8,6 +8,7 @@
 #include "layout.h"
 #include "parse.h"
 #include "render.h"
+#include "entrycache.h"
 #include "session.h"
 
 static void usage(FILE *out)
@@ -249,5 +250,6 @@ int main(int argc, char **argv)
 		usage(stderr);
 	}
 	session_free(s);
+	entrycache_clear();
 	return rc;
 }

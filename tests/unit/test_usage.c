@@ -121,6 +121,35 @@ START_TEST(test_usage_every_kind)
 }
 END_TEST
 
+/* The totals kept in the session continue over appended entries and come
+ * out exactly as a pass over the whole file. */
+START_TEST(test_usage_continues_after_append)
+{
+	const char *cut = strstr(usage_session, "\"id\":\"e\"");
+	ck_assert_ptr_nonnull(cut);
+	while (cut > usage_session && cut[-1] != '\n')
+		cut--;
+	char *first = strndup(usage_session, (size_t)(cut - usage_session));
+	char *path = helper_write(first);
+	struct ps_session *s = helper_open(path);
+	char *buf;
+	size_t len;
+	ck_assert_int_eq(usage_json(s, &buf, &len), PS_OK);
+	ck_assert_str_ne(buf, usage_expected);
+	free(buf);
+	helper_append(path, cut);
+	ck_assert_int_eq(session_refresh(s, NULL), PS_OK);
+	ck_assert_int_eq(s->n_entries, 15);
+	ck_assert_int_eq(usage_json(s, &buf, &len), PS_OK);
+	ck_assert_str_eq(buf, usage_expected);
+	free(buf);
+	session_free(s);
+	unlink(path);
+	free(path);
+	free(first);
+}
+END_TEST
+
 START_TEST(test_usage_csv)
 {
 	char *path = helper_write(usage_session);
@@ -373,6 +402,7 @@ Suite *usage_suite(void)
 	TCase *tc = tcase_create("usage");
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_usage_every_kind);
+	tcase_add_test(tc, test_usage_continues_after_append);
 	tcase_add_test(tc, test_usage_csv);
 	tcase_add_test(tc, test_usage_empty_session);
 	tcase_add_test(tc, test_usage_not_session);
