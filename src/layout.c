@@ -13,23 +13,28 @@ int layout_is_dir(enum layout_kind kind)
 }
 
 /* How many images an entry has (0 for most: only lines that mention
- * "image" are parsed to find out). */
+ * "image" are parsed to find out), and with refs non-NULL their list
+ * (free with images_free). */
 static size_t layout_image_count(const struct ps_session *s, uint32_t idx, struct image_ref **refs)
 {
 	size_t n = 0;
 	uint32_t flags = s->entries[idx].flags;
-	*refs = NULL;
+	struct image_ref *list = NULL;
+	if (refs)
+		*refs = NULL;
 	if (!(flags & PS_ENTRY_MAY_HAVE_IMAGES))
 		return 0;
 	/* Most lookups only need to know whether there are any: the count is
-	 * kept in the entry (entries never change), the list is built only
-	 * when asked for. */
+	 * kept in the entry (entries never change), the list (which sizes
+	 * every image by decoding it) is built only when asked for. */
 	if ((flags & PS_ENTRY_IMAGES_COUNTED) && (!refs || !(flags >> PS_ENTRY_IMAGE_SHIFT)))
 		return flags >> PS_ENTRY_IMAGE_SHIFT;
-	if (images_list(s, idx, refs, &n) != PS_OK) {
-		*refs = NULL;
+	if (images_list(s, idx, &list, &n) != PS_OK)
 		return 0;
-	}
+	if (refs)
+		*refs = list;
+	else
+		images_free(list, n);
 	if (n < (1u << (32 - PS_ENTRY_IMAGE_SHIFT)))
 		((struct ps_session *)s)->entries[idx].flags =
 			(flags & ((1u << PS_ENTRY_IMAGE_SHIFT) - 1)) | PS_ENTRY_IMAGES_COUNTED | (uint32_t)n << PS_ENTRY_IMAGE_SHIFT;
@@ -471,10 +476,7 @@ static ps_err layout_find_images_dir(const struct ps_session *s, uint32_t dir, c
 	ps_err err = layout_find_entry(s, dir, md, out);
 	free(md);
 	if (!err) {
-		struct image_ref *refs;
-		size_t count = layout_image_count(s, *out, &refs);
-		images_free(refs, count);
-		if (!count)
+		if (!layout_image_count(s, *out, NULL))
 			err = PS_ERR_NOENT;
 	}
 	return err;
@@ -606,10 +608,7 @@ static ps_err layout_list_tree(const struct ps_session *s, const struct layout_n
 		node.entry = e;
 		if (layout_emit(fill, ctx, layout_entry_name(s, e), &node, &err))
 			return err;
-		struct image_ref *refs;
-		size_t images = layout_image_count(s, e, &refs);
-		images_free(refs, images);
-		if (images) {
+		if (layout_image_count(s, e, NULL)) {
 			node.kind = LAYOUT_IMAGES_DIR;
 			if (layout_emit(fill, ctx, layout_images_dir_name(s, e), &node, &err))
 				return err;
