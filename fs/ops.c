@@ -330,8 +330,11 @@ struct psfs_fill {
 static int psfs_fill_store(void *ctx, const char *name, const struct stat *st)
 {
 	struct psfs_fill *f = ctx;
+	/* Projects and sessions are directories in the mount: say so in the
+	 * entry's type, so ls --color or find need no stat to know it. */
+	struct stat dir = { .st_mode = S_IFDIR };
 	(void)st;
-	return f->filler(f->buf, name, NULL, 0, 0);
+	return f->filler(f->buf, name, &dir, 0, 0);
 }
 
 static int psfs_fill_layout(void *ctx, const char *name, const struct layout_node *node)
@@ -399,9 +402,9 @@ static int psfs_readdir(const char *path, void *buf, fuse_fill_dir_t filler, off
 		for (size_t i = 0; views_names[i]; i++)
 			filler(buf, views_names[i], NULL, 0, 0);
 		filler(buf, VIEWS_USAGE_CSV, NULL, 0, 0);
-		err = store_list_projects(fs->store, psfs_fill_store, &f);
+		err = store_list_project_names(fs->store, psfs_fill_store, &f);
 	} else if (p.depth == 1) {
-		err = store_list_sessions(fs->store, p.project, psfs_fill_store, &f);
+		err = store_list_session_names(fs->store, p.project, psfs_fill_store, &f);
 		if (!err)
 			filler(buf, VIEWS_USAGE_CSV, NULL, 0, 0);
 	} else {

@@ -33,6 +33,10 @@ const char *store_root(const struct ps_store *store);
 typedef int (*store_fill_fn)(void *ctx, const char *name, const struct stat *st);
 ps_err store_list_projects(struct ps_store *store, store_fill_fn fill, void *ctx);
 ps_err store_list_sessions(struct ps_store *store, const char *project, store_fill_fn fill, void *ctx);
+/* The same names, but st is NULL wherever the directory entry already
+ * told the type (no stat per file: for listings that need names only). */
+ps_err store_list_project_names(struct ps_store *store, store_fill_fn fill, void *ctx);
+ps_err store_list_session_names(struct ps_store *store, const char *project, store_fill_fn fill, void *ctx);
 
 /* lstat of a project directory or a session file, with the same filters. */
 ps_err store_stat_project(struct ps_store *store, const char *project, struct stat *st);
