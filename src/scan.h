@@ -32,6 +32,8 @@ struct scan_result {
 	struct scan_field role;      /* "message"."role" */
 	struct scan_field tool_name; /* "message"."toolName" */
 	int key_escaped;             /* a top-level key held an escape: fields may be missed */
+	int maybe_image;             /* a nested object has "type":"image" (or an escaped
+				      * type key or value that might decode to it) */
 };
 
 /* Scans line[0..len) (no newline).  Returns PS_OK and fills *out for a valid

@@ -435,7 +435,7 @@ static ps_err session_index_line(struct ps_session *s, const char *line, size_t 
 			goto out;
 	}
 	e.time_ms = session_time(&r, parsed);
-	if (memmem(line, len, "\"image\"", 7))
+	if (r.maybe_image)
 		e.flags |= PS_ENTRY_MAY_HAVE_IMAGES;
 	err = session_kind(s, &r, parsed, &e.kind);
 	if (err)

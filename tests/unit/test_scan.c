@@ -78,6 +78,31 @@ END_TEST
 
 /* Nesting as deep as jansson allows is accepted; one level more is not, and
  * 100,000 levels neither crash nor recurse. */
+/* Lines with an image block are flagged (only those are parsed to count
+ * images); the word alone, in text or a MIME type, is not a block. */
+START_TEST(test_scan_maybe_image)
+{
+	static const struct {
+		const char *line;
+		int flagged;
+	} cases[] = {
+		{ "{\"type\":\"message\",\"message\":{\"content\":[{\"type\":\"image\",\"data\":\"AA==\"}]}}", 1 },
+		{ "{\"type\":\"custom_message\",\"content\":[{\"data\":\"x\",\"type\" : \"image\"}]}", 1 },
+		{ "{\"type\":\"message\",\"message\":{\"content\":[{\"type\":\"text\",\"text\":\"\\\"image\\\" image\"}]}}", 0 },
+		{ "{\"type\":\"message\",\"message\":{\"content\":[{\"mimeType\":\"image/png\",\"type\":\"text\"}]}}", 0 },
+		{ "{\"type\":\"image\"}", 0 }, /* a top-level type is the entry's */
+		{ "{\"a\":[{\"type\":\"imag\\u0065\"}]}", 1 }, /* escaped: might be */
+		{ "{\"a\":[{\"typ\\u0065\":\"text\"}]}", 1 },
+		{ "{\"a\":[{\"type\":[\"image\"]}]}", 0 },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		struct scan_result r;
+		ck_assert_msg(scan_str(cases[i].line, &r) == PS_OK, "case %zu", i);
+		ck_assert_msg(r.maybe_image == cases[i].flagged, "case %zu: %s", i, cases[i].line);
+	}
+}
+END_TEST
+
 START_TEST(test_scan_depth)
 {
 	struct scan_result r;
@@ -115,6 +140,7 @@ Suite *scan_suite(void)
 	tcase_add_test(tc, test_scan_rejects_invalid);
 	tcase_add_test(tc, test_scan_accepts_valid);
 	tcase_add_test(tc, test_scan_depth);
+	tcase_add_test(tc, test_scan_maybe_image);
 	suite_add_tcase(s, tc);
 	return s;
 }
