@@ -21,12 +21,14 @@
  *     JSON.parse reads but jansson refuses (counted, see the report);
  *   - scanner accepts valid UTF-8, plain json_loadb must accept too (with
  *     JSON_ALLOW_NUL, big integers as reals), same exceptions;
- *   - the fields agree with jansson's parse of the same line. */
+ *   - the fields agree with jansson's parse of the same line;
+ *   - a line with an image block (images.h) has maybe_image set. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <jansson.h>
 #include "fuzz_common.h"
+#include "images.h"
 #include "scan.h"
 #include "session.h"
 
@@ -229,6 +231,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		goto out;
 	}
 	FZ_CHECK(json_is_object(parsed), "session_parse_line returned a non-object");
+
+	/* maybe_image may say yes for nothing, never no for an image block:
+	 * only flagged lines are searched for images. */
+	{
+		size_t i;
+		json_t *blk;
+		json_array_foreach(images_content(parsed), i, blk)
+			FZ_CHECK(!images_is_image(blk) || r.maybe_image, "image block not flagged by the scanner: %.*s",
+				 (int)(size > 300 ? 300 : size), line);
+	}
 
 	/* The fields, against jansson's reading of the same bytes (only when
 	 * nothing was replaced: replacement changes the strings). */
