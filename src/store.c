@@ -177,6 +177,13 @@ static ps_err store_list(struct ps_store *st, const char *dir, int sessions, int
 	return PS_OK;
 }
 
+static ps_err store_list_in(struct ps_store *st, const char *project, int need_stat, store_fill_fn fill, void *ctx)
+{
+	if (!store_name_ok(project))
+		return PS_ERR_NOENT;
+	return store_list(st, project, 1, need_stat, fill, ctx);
+}
+
 ps_err store_list_projects(struct ps_store *st, store_fill_fn fill, void *ctx)
 {
 	return store_list(st, ".", 0, 1, fill, ctx);
@@ -184,9 +191,7 @@ ps_err store_list_projects(struct ps_store *st, store_fill_fn fill, void *ctx)
 
 ps_err store_list_sessions(struct ps_store *st, const char *project, store_fill_fn fill, void *ctx)
 {
-	if (!store_name_ok(project))
-		return PS_ERR_NOENT;
-	return store_list(st, project, 1, 1, fill, ctx);
+	return store_list_in(st, project, 1, fill, ctx);
 }
 
 ps_err store_list_project_names(struct ps_store *st, store_fill_fn fill, void *ctx)
@@ -196,9 +201,7 @@ ps_err store_list_project_names(struct ps_store *st, store_fill_fn fill, void *c
 
 ps_err store_list_session_names(struct ps_store *st, const char *project, store_fill_fn fill, void *ctx)
 {
-	if (!store_name_ok(project))
-		return PS_ERR_NOENT;
-	return store_list(st, project, 1, 0, fill, ctx);
+	return store_list_in(st, project, 0, fill, ctx);
 }
 
 static size_t store_hash(const char *key)
