@@ -13,5 +13,6 @@ Suite *parse_suite(void);
 Suite *images_suite(void);
 Suite *usage_suite(void);
 Suite *transcript_suite(void);
+Suite *recover_suite(void);
 
 #endif
