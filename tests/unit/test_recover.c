@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include "append.h"
 #include "helpers.h"
 #include "recover.h"
 #include "suites.h"
@@ -512,6 +513,38 @@ START_TEST(test_recover_migration_temps)
 }
 END_TEST
 
+/* The append path: a dead writer's unfinished line goes before the new
+ * entry is written, and a normal append leaves no record behind. */
+START_TEST(test_recover_append_takes_back_first)
+{
+	struct fixture f;
+	struct append_error err;
+	size_t n;
+	fixture_make(&f, BASE);
+	char *line = big_line("b1", 20000);
+	dead_writer(f.path, line, strlen(line), 8192 - strlen(BASE), -1);
+	struct ps_session *s = helper_open(f.path);
+	json_t *e = json_pack("{s:s,s:{s:s,s:s}}", "type", "message", "message", "role", "user", "content", "after");
+	struct append_item item = { e, APPEND_PARENT_LEAF, PS_NIL, NULL, 0 };
+	ck_assert_int_eq(append_items(s, s->generation, &item, 1, &err), PS_OK);
+	char want[64];
+	snprintf(want, sizeof want, "took back the %zu bytes at offset %zu", 8192 - strlen(BASE), strlen(BASE));
+	ck_assert_ptr_nonnull(strstr(err.note, want));
+	char *now = slurp(f.path, &n);
+	ck_assert(strncmp(now, BASE, strlen(BASE)) == 0);
+	ck_assert_ptr_null(strstr(now, "b1"));
+	ck_assert_int_eq(now[n - 1], '\n');
+	ck_assert_ptr_nonnull(strstr(now + strlen(BASE), "\"parentId\":\"a\""));
+	ck_assert_int_eq(s->n_entries, 2);
+	ck_assert_int_eq(count_prefix(&f, RECOVER_INTENT_PREFIX), 0);
+	free(now);
+	json_decref(e);
+	session_free(s);
+	free(line);
+	fixture_free(&f);
+}
+END_TEST
+
 Suite *recover_suite(void)
 {
 	Suite *s = suite_create("recover");
@@ -531,6 +564,7 @@ Suite *recover_suite(void)
 	tcase_add_test(tc, test_recover_replaced_file_untouched);
 	tcase_add_test(tc, test_recover_garbage_records);
 	tcase_add_test(tc, test_recover_migration_temps);
+	tcase_add_test(tc, test_recover_append_takes_back_first);
 	suite_add_tcase(s, tc);
 	return s;
 }
