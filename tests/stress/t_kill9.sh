@@ -21,6 +21,10 @@
 # on the stale mountpoint must fail at once with the documented one-line
 # message naming `fusermount3 -u MOUNTPOINT`.
 #
+# At the end a second daemon on the same store is killed inside such a
+# write, and the first one, still running, must repair the line before its
+# own next append to that file.
+#
 # Every write is logged by its writer before it starts and acknowledged only
 # when close() returned 0 (tests/stress/writer.py).  Afterwards
 # (tests/stress/verify.py): every session file parses line by line, no line
@@ -415,6 +419,67 @@ acks=$(cat "$LOGS_DIR"/*.log | grep -cE '"ev": ?"ack"' || true)
 tries=$(cat "$LOGS_DIR"/*.log | grep -cE '"ev": ?"try"' || true)
 note "$ROUNDS rounds of kill -9 in ${t_rounds}s ($stale_seen on a stale mountpoint), daemon restarted $restarted times; writers tried $tries writes, $acks acknowledged"
 check "writers got writes acknowledged ($acks)" test "$acks" -gt "$ROUNDS"
+
+# --- two daemons -----------------------------------------------------------------
+# A second daemon on the same store is killed inside its write() of a 32 MiB
+# entry; the first one, still running, repairs that line before its own
+# next append to the file (not only at start-up).
+mkdir -p "$STORE/--k4--" "$T_DIR/mnt2"
+{
+	header 3 aaaaaaaa-0000-0000-0000-000000000005
+	user_msg t1 null "two daemons write here"
+} >"$STORE/--k4--/two.jsonl"
+cp "$STORE/--k4--/two.jsonl" "$T_DIR/two.base"
+two_base=$(stat -c %s "$T_DIR/two.base")
+mount_again "$STORE" "$MNT"
+mount_fs "$STORE" "$T_DIR/mnt2"
+timeout -s KILL 60 python3 "$STRESS_DIR/writer.py" --log "$LOGS_DIR/two.log" --tag k-T --seconds 20 --mode md \
+	--target "$T_DIR/mnt2/--k4--/two" --big-every 1 --big-kb "$SNIPE_KB" --stop-file "$T_DIR/two.done" >/dev/null 2>&1 &
+tpid=$!
+r=$(timeout -s KILL 40 python3 "$STRESS_DIR/sniper.py" "${PID_OF[$T_DIR/mnt2]}" "$STORE/--k4--/two.jsonl" 30 2>&1 || true)
+: >"$T_DIR/two.done"
+kill9 "$T_DIR/mnt2"
+wait "$tpid" 2>/dev/null || true
+wait_unmounted "$T_DIR/mnt2" 5 || timeout -s KILL 10 fusermount3 -uz "$T_DIR/mnt2" 2>/dev/null || true
+two_size=$(stat -c %s "$STORE/--k4--/two.jsonl")
+note "two daemons: sniper: $r; the file grew by $((two_size - two_base)) bytes"
+check "two daemons: the kill left a partial line in two.jsonl, or this part could not fail" \
+	test "$(tail -c 1 "$STORE/--k4--/two.jsonl" | od -An -tx1 | tr -d ' ')" != 0a
+fsx_out sh -c 'echo "after the other daemon died" > "$1/after.md"' _ "$MNT/--k4--/two"
+if ((RC == 0)); then
+	pass "two daemons: the first daemon appends after the second died"
+else
+	fail "two daemons: the append through the first daemon failed ($RC): $(show "$ERR")"
+fi
+py_checks python3 - "$STORE/--k4--/two.jsonl" "$T_DIR/two.base" <<'EOF'
+import json, os, sys
+path = sys.argv[1]
+data, base = open(path, "rb").read(), open(sys.argv[2], "rb").read()
+lines = data.split(b"\n")
+def obj(l):
+    try:
+        v = json.loads(l)
+    except ValueError:
+        return None
+    return v if isinstance(v, dict) else None
+bad = [i + 1 for i, l in enumerate(lines[:-1]) if obj(l) is None]
+good = data.endswith(b"\n") and not bad
+print(("ok" if good else "not ok") + " - two daemons: two.jsonl ends with a newline and every line is a JSON object (not: lines %s)" % bad)
+last = json.loads(lines[-2]) if good else {}
+ok = last.get("message", {}).get("content") == "after the other daemon died" and last.get("parentId") == "t1"
+print(("ok" if ok else "not ok") + " - two daemons: the new entry follows the last whole line (%r)" % (lines[-2][:160] if len(lines) > 1 else b""))
+ok = data.startswith(base) and len(lines) == base.count(b"\n") + 2
+print(("ok" if ok else "not ok") + " - two daemons: the file is what it was plus the new line, nothing of the killed write (%d lines)" % (len(lines) - 1))
+left = [n for n in os.listdir(os.path.dirname(path)) if n.startswith(".pisessionfs")]
+print(("ok" if not left else "not ok") + " - two daemons: no record left beside the session (%s)" % left)
+EOF
+if grep -q "^pisessionfs: before writing .*: first took back the $((two_size - two_base)) bytes at offset $two_base of an append whose writer died" "${LOG_OF[$MNT]}"; then
+	pass "two daemons: the first daemon logged the repair"
+else
+	fail "two daemons: no repair of $((two_size - two_base)) bytes at $two_base in the first daemon's log: $(grep -v '^pisessionfs: appended' "${LOG_OF[$MNT]}" | head -3)"
+fi
+umount_fs "$MNT"
+rm -rf "$STORE/--k4--"
 
 # --- the files ------------------------------------------------------------------
 t_verify=$(date +%s)
