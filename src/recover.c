@@ -415,7 +415,10 @@ static char *recover_dir_of(const char *session_path, const char **base)
 {
 	const char *slash = strrchr(session_path, '/');
 	*base = slash ? slash + 1 : session_path;
-	return slash ? strndup(session_path, (size_t)(slash - session_path ? slash - session_path : 1)) : strdup(".");
+	if (!slash)
+		return strdup(".");
+	/* "/s.jsonl": the root directory keeps its slash. */
+	return strndup(session_path, slash == session_path ? 1 : (size_t)(slash - session_path));
 }
 
 ps_err recover_intent_begin(const char *session_path, const struct stat *st, uint64_t start, const char *data,
