@@ -514,16 +514,19 @@ static void recover_scan_dir(int at, const char *dirpath, const char *prefix,
 	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
 	struct dirent *de;
 	size_t plen = prefix ? strlen(prefix) : 0;
-	if (!d) {
-		if (fd >= 0)
-			close(fd);
-		return;
-	}
+	/* A directory that cannot be read holds nothing this process could
+	 * repair. */
+	if (!d)
+		goto out;
 	while ((de = readdir(d))) {
 		if (prefix ? strncmp(de->d_name, prefix, plen) == 0 : want(de->d_name))
 			one(dirfd(d), dirpath, de->d_name, report, ctx);
 	}
-	closedir(d);
+out:
+	if (d)
+		closedir(d);
+	else if (fd >= 0)
+		close(fd);
 }
 
 ps_err recover_session(const char *session_path, recover_report_fn report, void *ctx)
