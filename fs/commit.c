@@ -66,6 +66,8 @@ static int commit_append(struct store_ref *ref, uint64_t generation, struct appe
 {
 	struct append_error err;
 	ps_err code = append_items(ref->session, generation, items, n, &err);
+	if (err.note[0])
+		journal_log("before writing %s: %s (in %s)", path, err.note, ref->session->path);
 	if (code)
 		return commit_refuse(path, text, len, code, err.why);
 	for (size_t i = 0; i < n; i++) {

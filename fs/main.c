@@ -1,6 +1,7 @@
 /* pisessionfs: mounts a pi session store.  Option parsing and start-up;
  * the operations are in ops.c, the change watcher in watch.c. */
 #include <errno.h>
+#include <inttypes.h>
 #include <signal.h>
 #include <dirent.h>
 #include <stddef.h>
@@ -11,8 +12,10 @@
 #include <unistd.h>
 #include "catalog.h"
 #include "entrycache.h"
+#include "journal.h"
 #include "overlay.h"
 #include "pisessionfs.h"
+#include "recover.h"
 
 #define PSFS_OPT(t, p) { t, offsetof(struct psfs_config, p), 1 }
 
@@ -83,6 +86,29 @@ static char *psfs_default_store(void)
 	if (asprintf(&out, "%s/.pi/agent/sessions", home) < 0)
 		return NULL;
 	return out;
+}
+
+/* What start-up recovery did: one line each on stderr and in the log. */
+static void psfs_note_recovery(void *ctx, const struct recover_event *ev)
+{
+	(void)ctx;
+	switch (ev->what) {
+	case RECOVER_TRUNCATED:
+		journal_log("repaired %s: took back its last %" PRIu64 " bytes (from offset %" PRIu64 "), the part "
+			    "of an append that a killed daemon had written and never acknowledged", ev->path, ev->bytes,
+			    ev->offset);
+		break;
+	case RECOVER_LEFT:
+		journal_log("left %s as it is: a killed daemon's append ends it, but %s", ev->path, ev->why);
+		break;
+	case RECOVER_UNFIXABLE:
+		journal_log("could not repair %s (%s): a killed daemon's append ends it; tried again at the next start",
+			    ev->path, ev->why);
+		break;
+	case RECOVER_TEMP_REMOVED:
+		journal_log("removed %s, the temporary file of a migration whose daemon was killed", ev->path);
+		break;
+	}
 }
 
 /* One line each, saying what to do: the errors people meet first. */
@@ -174,6 +200,9 @@ int main(int argc, char *argv[])
 		goto out;
 	}
 	fs.mountpoint = realpath(cmd.mountpoint, NULL);
+	/* Before anything is shown or written: what killed daemons left half
+	 * done (recover.h).  A store that cannot be changed is left as it is. */
+	recover_store(fs.cfg.store, psfs_note_recovery, NULL);
 	err = store_open(fs.cfg.store, fs.cfg.cache_sessions, &fs.store);
 	if (!err)
 		err = catalog_new(fs.store, &fs.catalog);

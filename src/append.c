@@ -1,4 +1,5 @@
 #include <errno.h>
+#include <inttypes.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -12,6 +13,7 @@
 #include "buf.h"
 #include "context.h"
 #include "jsonout.h"
+#include "recover.h"
 
 static ps_err append_fail(struct append_error *err, ps_err code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
@@ -24,6 +26,30 @@ static ps_err append_fail(struct append_error *err, ps_err code, const char *fmt
 	va_end(ap);
 	err->code = code;
 	return code;
+}
+
+/* What recovery did before the append, for the log line of the append. */
+static void append_note_recovery(void *ctx, const struct recover_event *ev)
+{
+	struct append_error *err = ctx;
+	size_t used = strlen(err->note);
+	const char *sep = used ? "; " : "";
+	switch (ev->what) {
+	case RECOVER_TRUNCATED:
+		snprintf(err->note + used, sizeof err->note - used,
+			 "%sfirst took back the %" PRIu64 " bytes at offset %" PRIu64 " of an append whose writer died",
+			 sep, ev->bytes, ev->offset);
+		break;
+	case RECOVER_LEFT:
+	case RECOVER_UNFIXABLE:
+		snprintf(err->note + used, sizeof err->note - used,
+			 "%sleft the unfinished line of an append whose writer died: %s", sep, ev->why);
+		break;
+	case RECOVER_TEMP_REMOVED:
+		snprintf(err->note + used, sizeof err->note - used,
+			 "%sremoved %s, left by a migration whose writer died", sep, ev->path);
+		break;
+	}
 }
 
 void append_now_iso(char *out)
@@ -299,7 +325,10 @@ static ps_err append_migrate(struct ps_session *s, struct append_error *err)
 		code = append_fail(err, PS_ERR_NOMEM, "out of memory");
 		goto out;
 	}
-	fd = mkostemp(tmp, O_CLOEXEC);
+	/* Temporary files of migrations killed half-way go first; ours is
+	 * locked until it is renamed, so that recovery leaves it alone. */
+	recover_migrations(s->path, append_note_recovery, err);
+	fd = recover_create_locked(tmp);
 	if (fd < 0) {
 		int e = errno;
 		code = append_fail(err, e == ENOSPC || e == EDQUOT ? PS_ERR_NOSPACE
@@ -326,14 +355,12 @@ static ps_err append_migrate(struct ps_session *s, struct append_error *err)
 		}
 		off += (size_t)w;
 	}
-	if (fsync(fd) != 0 || close(fd) != 0) {
+	if (fsync(fd) != 0) {
 		int e = errno;
-		fd = -1;
 		code = append_fail(err, e == ENOSPC || e == EDQUOT ? PS_ERR_NOSPACE : PS_ERR_IO,
 				   "syncing the migrated session failed: %s", strerror(e));
 		goto out;
 	}
-	fd = -1;
 	if (rename(tmp, s->path) != 0) {
 		code = append_fail(err, PS_ERR_IO, "replacing the session with its migrated form failed: %s", strerror(errno));
 		goto out;
@@ -344,10 +371,11 @@ static ps_err append_migrate(struct ps_session *s, struct append_error *err)
 	if (code)
 		append_fail(err, code, "re-reading the migrated session failed");
 out:
+	/* Unlinked before the lock goes with the descriptor. */
+	if (tmp && fd >= 0)
+		unlink(tmp);
 	if (fd >= 0)
 		close(fd);
-	if (tmp)
-		unlink(tmp);
 	free(tmp);
 	free(text);
 	free(line);
@@ -359,7 +387,10 @@ out:
 static ps_err append_write(struct ps_session *s, const struct buf *lines, struct append_error *err)
 {
 	struct stat st;
+	struct buf out = BUF_INIT;
+	struct recover_intent *intent = NULL;
 	char last = '\n';
+	int keep_intent = 0;
 	ps_err code = PS_OK;
 	int fd = open(s->path, O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0)
@@ -382,11 +413,22 @@ static ps_err append_write(struct ps_session *s, const struct buf *lines, struct
 		if (fstat(fd, &st) != 0 || (st.st_size > 0 && pread(s->fd, &last, 1, st.st_size - 1) != 1))
 			last = '\n';
 	}
-	/* A crashed writer's partial line gets its newline first, so neither
-	 * that line nor ours is lost; it is all one write. */
-	struct buf out = BUF_INIT;
+	/* A crashed writer's partial line (one that no record of ours
+	 * explains: recover_session ran first) gets its newline first, so
+	 * neither that line nor ours is lost; it is all one write. */
 	if ((last != '\n' && buf_putc(&out, '\n')) || buf_put(&out, lines->data, lines->len)) {
-		buf_free(&out);
+		code = append_fail(err, PS_ERR_NOMEM, "out of memory");
+		goto out;
+	}
+	/* A fatal signal can stop the write half-way: record where it starts
+	 * and what it holds, so that recovery can take back what is left of
+	 * it.  Where no record can be made (a read-only project directory, a
+	 * full disk) the write goes on without one, as it always did. */
+	if (fstat(fd, &st) != 0) {
+		code = append_fail(err, PS_ERR_IO, "cannot stat the session file: %s", strerror(errno));
+		goto out;
+	}
+	if (recover_intent_begin(s->path, &st, (uint64_t)st.st_size, out.data, out.len, &intent) == PS_ERR_NOMEM) {
 		code = append_fail(err, PS_ERR_NOMEM, "out of memory");
 		goto out;
 	}
@@ -396,21 +438,23 @@ static ps_err append_write(struct ps_session *s, const struct buf *lines, struct
 	while (w < 0 && errno == EINTR);
 	if (w != (ssize_t)out.len) {
 		int e = w < 0 ? errno : ENOSPC;
-		/* Take a partial line back if nobody appended after it. */
+		/* Take a partial line back if nobody appended after it; if it
+		 * stays, the record stays too, for recovery to judge later. */
 		struct stat now;
-		if (w > 0 && fstat(fd, &now) == 0 && now.st_size == st.st_size + w)
-			if (ftruncate(fd, st.st_size) != 0) { /* nothing more can be done */ }
-		buf_free(&out);
+		keep_intent = w > 0;
+		if (w > 0 && fstat(fd, &now) == 0 && now.st_size == st.st_size + w && ftruncate(fd, st.st_size) == 0)
+			keep_intent = 0;
 		code = append_fail(err, e == ENOSPC || e == EDQUOT ? PS_ERR_NOSPACE : e == EROFS || e == EACCES || e == EPERM ? PS_ERR_READONLY : PS_ERR_IO,
 				   "writing to the session file failed: %s", strerror(e));
 		goto out;
 	}
-	buf_free(&out);
 	/* The lines are in the file now: a failed fsync is reported, but it is
 	 * not a full disk to retry on, or the retry would append them twice. */
 	if (fsync(fd) != 0)
 		code = append_fail(err, PS_ERR_IO, "the entries were written but fsync failed: %s", strerror(errno));
 out:
+	recover_intent_end(intent, keep_intent);
+	buf_free(&out);
 	if (close(fd) != 0 && !code)
 		code = append_fail(err, PS_ERR_IO, "closing the session file failed: %s", strerror(errno));
 	return code;
@@ -450,6 +494,12 @@ ps_err append_items(struct ps_session *s, uint64_t generation, struct append_ite
 
 	err->code = PS_OK;
 	err->why[0] = '\0';
+	err->note[0] = '\0';
+	/* An unfinished line that a dead writer's record explains goes before
+	 * the file is read: the new entries must not hang under it. */
+	code = recover_session(s->path, append_note_recovery, err);
+	if (code)
+		return append_fail(err, code, "out of memory");
 	code = session_refresh(s, NULL);
 	if (code)
 		return append_fail(err, code, "re-reading the session file failed: %s", ps_strerror(code));

@@ -2,7 +2,8 @@
  * complete JSON line per entry (JSON.stringify form), written with a single
  * O_APPEND write and fsynced before success is reported.  Everything is
  * validated before anything is written, so a refused append leaves the file
- * byte-identical. */
+ * byte-identical.  Each write is recorded first (recover.h), so that what a
+ * kill leaves of it can be taken back. */
 #ifndef PS_APPEND_H
 #define PS_APPEND_H
 
@@ -33,6 +34,8 @@ struct append_item {
 struct append_error {
 	ps_err code;
 	char why[512];
+	char note[512];       /* what was repaired first (a dead writer's unfinished
+			       * line taken back), for the log; "" when nothing */
 };
 
 /* Re-reads the file (pi may have appended meanwhile), resolves parents,

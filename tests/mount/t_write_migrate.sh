@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Writes into version-1 and version-2 sessions migrate them to version 3
 # on the first write, as pi does (and never on read); a file whose last line
-# is partial gets its newline before the appended line.
+# is partial gets its newline before the appended line.  Temporary files of
+# migrations whose writer died go at start-up and before the next migration
+# of their session; one whose writer lives (holds its lock) stays.
 . "$(dirname "$0")/lib.sh" "$@"
 
 P=$STORE/--w--
@@ -19,9 +21,27 @@ chmod 644 "$P/v1.jsonl"
 	printf '{"type":"message","id":"p2","parentId":"p1","timest'
 } >"$P/partial.jsonl"
 
+# A killed migration's temporary file, and one whose writer is alive (it
+# holds flock(2) on it, as the daemon does while it migrates).
+dead_tmp=$P/v2.jsonl.pisessionfs-migrate-Dead01
+live_tmp=$P/v2.jsonl.pisessionfs-migrate-Live01
+cp "$P/v2.jsonl" "$dead_tmp"
+cp "$P/v2.jsonl" "$live_tmp"
+python3 -c 'import fcntl, sys, time
+f = open(sys.argv[1])
+fcntl.flock(f, fcntl.LOCK_EX)
+time.sleep(60)' "$live_tmp" &
+holder=$!
+poll_until 5 sh -c '! flock -xn "$1" true' _ "$live_tmp" || fail "the holder did not take the lock on $live_tmp"
+
 mount_fs "$STORE" "$MNT"
 S1=$MNT/--w--/v1
 S2=$MNT/--w--/v2
+assert_true "start-up: the dead migration's temporary file is removed" test ! -e "$dead_tmp"
+assert_true "start-up: the live one stays" test -e "$live_tmp"
+assert_true "start-up: the removal is logged" grep -q "^pisessionfs: removed $dead_tmp, the temporary file of a migration" "${LOG_OF[$MNT]}"
+kill "$holder" 2>/dev/null || true
+wait "$holder" 2>/dev/null || true
 
 # Reading changes nothing.
 before=$(sha256sum <"$P/v1.jsonl")
@@ -60,7 +80,7 @@ assert_eq "v1: the new message hangs under the old leaf" "after migration $leaf_
 names_after=$(fsx ls "$S1" | grep -c '\.md$')
 assert_eq "v1: the entry files stay (one more for the new message)" "$((names_before + 1))" "$names_after"
 assert_exists "$S1/$leaf_before"
-tmpfiles=$(find "$P" -name '*pisessionfs-migrate*' | wc -l)
+tmpfiles=$(find "$P" -name 'v1.jsonl.pisessionfs-*' | wc -l)
 assert_eq "v1: no temporary file left beside the session" 0 "$tmpfiles"
 
 # Version 2: hookMessage becomes custom in the rewritten file.
@@ -70,6 +90,9 @@ assert_eq "v2: hookMessage migrated to custom" custom "$role"
 ver=$(head -n 1 "$P/v2.jsonl" | python3 -c 'import json,sys; print(json.load(sys.stdin)["version"])')
 assert_eq "v2: header is version 3" 3 "$ver"
 assert_eq "v2: ids kept" "a1 h1" "$(sed -n '2,3p' "$P/v2.jsonl" | python3 -c 'import json,sys; print(" ".join(json.loads(l)["id"] for l in sys.stdin))')"
+assert_true "v2: the temporary file whose writer died meanwhile went before the migration" test ! -e "$live_tmp"
+tmpfiles=$(find "$P" -name '*pisessionfs-*' | wc -l)
+assert_eq "v2: no temporary file or record left beside the session" 0 "$tmpfiles"
 
 # A partial last line gets its newline first: both lines survive.
 fsx sh -c 'echo "after the crash" > "$1/x.md"' _ "$MNT/--w--/partial"

@@ -5,14 +5,25 @@
 # every round a first write to a fresh version-2 session, which the mount
 # migrates, and huge .md files of 2-4 MiB in a session of their own, timed
 # to be under way at the kill) while the daemon is killed with SIGKILL at a
-# random moment, then mounted again on the same mountpoint.  Every 5th
-# (quick) or 10th round the kill is aimed instead: sniper.py kills the
+# random moment, then mounted again on the same mountpoint.  Every 2nd
+# (quick) or 4th round the kill is aimed instead: sniper.py kills the
 # daemon the moment the file of a session receiving 32 MiB entries grows,
-# i.e. inside the daemon's write() of one line.  Most rounds mount with
+# i.e. inside the daemon's write() of one line, or the moment a migration's
+# temporary file appears.  Right after each kill, before any daemon runs
+# again, the store is looked at: files that end in a partial line (what
+# the kill cut short), the daemon's records of appends under way and
+# migrations' temporary files are counted; the next daemon must repair
+# them all when it starts (docs/layout.md, "Crashes").  The aimed kills
+# must have left a partial line at least once, or the test could not
+# fail.  Most rounds mount with
 # auto_unmount (the dead mount must go away by itself and the daemon must
 # come back cleanly); some rounds mount without it, and starting the daemon
 # on the stale mountpoint must fail at once with the documented one-line
 # message naming `fusermount3 -u MOUNTPOINT`.
+#
+# At the end a second daemon on the same store is killed inside such a
+# write, and the first one, still running, must repair the line before its
+# own next append to that file.
 #
 # Every write is logged by its writer before it starts and acknowledged only
 # when close() returned 0 (tests/stress/writer.py).  Afterwards
@@ -24,8 +35,9 @@
 # file (a copy) and reads every line; and a last clean mount shows the
 # sessions written all along and a few migrated ones exactly as pi reads
 # them (check_tree.py: tests/diff/check.py's per-session checks).  Each
-# round's huge session is checked the same way (verify.py) before the next
-# round makes it anew.
+# round's huge session (a file of its own per round) is checked the same
+# way (verify.py) once the next round's daemon has started, i.e. after
+# its repair, and then removed.
 #
 #   t_kill9.sh DAEMON [--quick]     rounds: 10 (quick), 100; KILL9_ROUNDS=N
 # shellcheck disable=SC2016,SC2317 # bash -c '...$1' on purpose; functions run by traps
@@ -143,21 +155,73 @@ snipes=0
 snipes_hit=0
 HUGE_KB=${KILL9_HUGE_KB:-$((QUICK ? 2048 : 4096))}
 SNIPE_KB=${KILL9_SNIPE_KB:-32768}
-SNIPE_EVERY=${KILL9_SNIPE_EVERY:-$((QUICK ? 5 : 10))}
+SNIPE_EVERY=${KILL9_SNIPE_EVERY:-$((QUICK ? 2 : 4))}
+snipes_partial=0
+partial_before=0
+partial_rounds=0
+records_before=0
+temps_before=0
+
+# crash_leftovers: what the last kill left in the store, before any daemon
+# starts again: "PARTIAL RECORDS TEMPS NAMES..." (files whose last line
+# has no newline, records of appends under way, migrations' temporary files).
+crash_leftovers() {
+	python3 - "$STORE" <<'EOF'
+import os, sys
+root = sys.argv[1]
+partial, records, temps = [], 0, 0
+for d in sorted(os.listdir(root)):
+    pd = os.path.join(root, d)
+    if not os.path.isdir(pd) or os.path.islink(pd):
+        continue
+    for n in sorted(os.listdir(pd)):
+        p = os.path.join(pd, n)
+        if n.startswith(".pisessionfs-intent."):
+            records += 1
+        elif ".jsonl.pisessionfs-migrate-" in n:
+            temps += 1
+        elif n.endswith(".jsonl") and os.path.getsize(p) > 0:
+            with open(p, "rb") as f:
+                f.seek(-1, 2)
+                if f.read(1) != b"\n":
+                    partial.append(d + "/" + n)
+print(len(partial), records, temps, " ".join(partial))
+EOF
+}
+
+# check_huge ROUND WHAT: verify.py on round ROUND's huge session (after the
+# repair by the daemon started since), then removes it.
+check_huge() {
+	local r=$1 what=$2 f=$STORE/--k3--/huge-$1.jsonl
+	huge_acks=$((huge_acks + $(grep -cE '"ev": ?"ack"' "$LOGS_DIR/huge-$r.log" || true)))
+	huge_tries=$((huge_tries + $(grep -cE '"ev": ?"try"' "$LOGS_DIR/huge-$r.log" || true)))
+	if ! timeout -s KILL 60 python3 "$STRESS_DIR/verify.py" --session "$f=$T_DIR/huge-$r.base" \
+		--log "$f=$LOGS_DIR/huge-$r.log" >"$T_DIR/huge.verify" 2>&1; then
+		fail "round $r ($what): the session of huge writes after the restart: $(grep '^not ok' "$T_DIR/huge.verify" | head -3 | tr '\n' ' ')"
+		cp "$f" "$T_DIR/huge.bad.$r"
+	else
+		huge_ok=$((huge_ok + 1))
+	fi
+	rm -f "$f" "$T_DIR/huge-$r.base"
+}
+declare -a HUGE_WHAT=()
 declare -a MIGRATED=()
 t_start=$(date +%s)
 for ((round = 1; round <= ROUNDS; round++)); do
 	v2=$STORE/--k2--/v2-$round.jsonl
 	v2_session "$v2" "$V2_ENTRIES"
 	# A session of its own for huge writes, made anew every round (checked
-	# after the round, so that the store stays small).
+	# once the next daemon has repaired it, then removed, so that the store
+	# stays small).
 	mkdir -p "$STORE/--k3--"
+	huge=$STORE/--k3--/huge-$round.jsonl
 	{
 		header 3 aaaaaaaa-0000-0000-0000-000000000004
 		user_msg h1 null "huge writes go here"
-	} >"$STORE/--k3--/huge.jsonl"
-	cp "$STORE/--k3--/huge.jsonl" "$T_DIR/huge.base"
-	: >"$LOGS_DIR/huge.log"
+	} >"$huge"
+	cp "$huge" "$T_DIR/huge-$round.base"
+	hlog=$LOGS_DIR/huge-$round.log
+	: >"$hlog"
 	cp "$v2" "$BASE/--k2--__v2-$round.jsonl"
 	MIGRATED+=(--migrated "$v2")
 	stale=0
@@ -188,13 +252,13 @@ for ((round = 1; round <= ROUNDS; round++)); do
 	WPIDS+=($!)
 	VERIFY_LOGS+=(--log "$v2=$LOGS_DIR/M$round.log")
 	if ((snipe && !snipe_mig)); then
-		timeout -s KILL 60 python3 "$STRESS_DIR/writer.py" --log "$LOGS_DIR/huge.log" --tag "k-H$round" \
-			--seconds 20 --mode md --target "$MNT/--k3--/huge" --big-every 1 --big-kb "$SNIPE_KB" \
+		timeout -s KILL 60 python3 "$STRESS_DIR/writer.py" --log "$hlog" --tag "k-H$round" \
+			--seconds 20 --mode md --target "$MNT/--k3--/huge-$round" --big-every 1 --big-kb "$SNIPE_KB" \
 			--stop-file "$T_DIR/snipe.done" >/dev/null 2>&1 &
 	else
-		timeout -s KILL 30 python3 "$STRESS_DIR/writer.py" --log "$LOGS_DIR/huge.log" --tag "k-H$round" \
+		timeout -s KILL 30 python3 "$STRESS_DIR/writer.py" --log "$hlog" --tag "k-H$round" \
 			--at "$((kill_at - 300 + RANDOM % 250))" --seconds 1 --mode md \
-			--target "$MNT/--k3--/huge" --big-every 1 --big-kb "$HUGE_KB" >/dev/null 2>&1 &
+			--target "$MNT/--k3--/huge-$round" --big-every 1 --big-kb "$HUGE_KB" >/dev/null 2>&1 &
 	fi
 	hpid=$!
 	rm -f "$T_DIR/snipe.done"
@@ -220,7 +284,7 @@ for ((round = 1; round <= ROUNDS; round++)); do
 			note "round $round: sniper (migration of v2-$round) did not fire: $r"
 		fi
 	elif ((snipe)); then
-		r=$(timeout -s KILL 40 python3 "$STRESS_DIR/sniper.py" "${PID_OF[$MNT]}" "$STORE/--k3--/huge.jsonl" 30 2>&1 || true)
+		r=$(timeout -s KILL 40 python3 "$STRESS_DIR/sniper.py" "${PID_OF[$MNT]}" "$huge" 30 2>&1 || true)
 		: >"$T_DIR/snipe.done"
 		snipes=$((snipes + 1))
 		if [[ $r == killed* ]]; then
@@ -269,30 +333,61 @@ for ((round = 1; round <= ROUNDS; round++)); do
 		fi
 	fi
 	wait "$hpid" 2>/dev/null || true
-	# The huge session: whole lines only, acknowledged writes there once.
-	huge_acks=$((huge_acks + $(grep -cE '"ev": ?"ack"' "$LOGS_DIR/huge.log" || true)))
-	huge_tries=$((huge_tries + $(grep -cE '"ev": ?"try"' "$LOGS_DIR/huge.log" || true)))
-	if ! timeout -s KILL 60 python3 "$STRESS_DIR/verify.py" --session "$STORE/--k3--/huge.jsonl=$T_DIR/huge.base" \
-		--log "$STORE/--k3--/huge.jsonl=$LOGS_DIR/huge.log" >"$T_DIR/huge.verify" 2>&1; then
-		fail "round $round ($( ((snipe && !snipe_mig)) && echo "killed inside the daemon's write() of a $SNIPE_KB KiB entry" || echo "timed kill")): the session of huge writes: $(grep '^not ok' "$T_DIR/huge.verify" | head -3 | tr '\n' ' ')"
-		cp "$STORE/--k3--/huge.jsonl" "$T_DIR/huge.bad.$round"
+	# What the kill left, before any daemon runs again.
+	read -r n_partial n_records n_temps names < <(crash_leftovers)
+	partial_before=$((partial_before + n_partial))
+	records_before=$((records_before + n_records))
+	temps_before=$((temps_before + n_temps))
+	((n_partial)) && partial_rounds=$((partial_rounds + 1))
+	if ((snipe && !snipe_mig)); then
+		HUGE_WHAT[round]="killed inside the daemon's write() of a $SNIPE_KB KiB entry"
+		if [[ " $names " == *" --k3--/huge-$round.jsonl "* ]]; then
+			snipes_partial=$((snipes_partial + 1))
+			note "round $round: the aimed kill left huge-$round.jsonl ending in a partial line of $(($(stat -c %s "$huge") - $(stat -c %s "$T_DIR/huge-$round.base"))) bytes"
+		fi
 	else
-		huge_ok=$((huge_ok + 1))
+		HUGE_WHAT[round]="timed kill"
 	fi
+	((n_partial + n_records + n_temps)) && note "round $round: left by the kill: $n_partial partial lines ($names), $n_records records of appends under way, $n_temps migration temporary files"
+	# This round's daemon repaired what the last kill left before it
+	# mounted (checked only now, to keep the kill where it was timed).
+	((round > 1)) && check_huge $((round - 1)) "${HUGE_WHAT[round - 1]}"
 	if [[ -n $(fsx ls -A "$MNT" 2>/dev/null) ]]; then
 		fail "round $round: the bare mountpoint is not empty: $(fsx ls -A "$MNT" | head -5)"
 		break
 	fi
 done
 t_rounds=$(($(date +%s) - t_start))
-note "huge writes ($HUGE_KB KiB each, $SNIPE_KB KiB in aimed rounds): $huge_tries tried, $huge_acks acknowledged; $snipes_hit of $snipes aimed kills fired; the session was whole and right after $huge_ok of $ROUNDS rounds"
-rm -f "$STORE/--k3--/huge.jsonl"
-rmdir "$STORE/--k3--" 2>/dev/null || true
 : >"$STOP"
 for p in "${WPIDS[@]}"; do
 	wait "$p" 2>/dev/null || true
 done
 WPIDS=()
+# One more start repairs what the last kill left.
+mount_again "$STORE" "$MNT"
+poll_until 5 test -d "$S1/0003~a4" || fail "the last remount does not serve $S1/0003~a4 within 5s"
+check_huge $((round - 1)) "${HUGE_WHAT[round - 1]}"
+umount_fs "$MNT"
+rmdir "$STORE/--k3--" 2>/dev/null || true
+note "huge writes ($HUGE_KB KiB each, $SNIPE_KB KiB in aimed rounds): $huge_tries tried, $huge_acks acknowledged; $snipes_hit of $snipes aimed kills fired; the session was whole and right after $huge_ok of $ROUNDS rounds"
+
+# --- the repairs ----------------------------------------------------------------
+# Every daemon's stderr (lib.sh's LOGS): one line per repair at start-up.
+repaired=$(cat "${LOGS[@]}" | grep -c '^pisessionfs: repaired ' || true)
+temps_removed=$(cat "${LOGS[@]}" | grep -c '^pisessionfs: removed .*pisessionfs-migrate-' || true)
+unrepaired=$(cat "${LOGS[@]}" | grep -E '^pisessionfs: (left|could not repair) ' | head -3 || true)
+partial_after=$(crash_leftovers)
+note "kill9 repairs: $partial_before partial lines left by kills in $partial_rounds of $ROUNDS rounds (the aimed kill left one in $snipes_partial rounds), $records_before records of appends under way, $temps_before migration temporary files; at start-up the daemons repaired $repaired files and removed $temps_removed temporary files; left partial after: ${partial_after%% *}"
+check "kills inside a write left partial lines to repair ($partial_before in $partial_rounds rounds; a test without any could not fail)" \
+	test "$partial_before" -gt 0
+check "an aimed kill landed inside the daemon's write() of a $SNIPE_KB KiB entry ($snipes_partial times)" \
+	test "$snipes_partial" -gt 0
+check "the daemons repaired every partial line at start-up ($repaired repairs for $partial_before partial lines)" \
+	test "$repaired" -ge "$partial_before"
+check "the daemons removed every migration temporary file at start-up ($temps_removed of $temps_before)" \
+	test "$temps_removed" -ge "$temps_before"
+check "no line left partial after the repairs (${partial_after%% *})" test "${partial_after%% *}" = 0
+check "no repair left undone (${unrepaired:-none})" test -z "$unrepaired"
 # The errors a writer may see from a killed daemon: the mount is gone
 # (ENOENT), dead (ENOTCONN) or aborted under it (ECONNABORTED); anything
 # else is the daemon refusing a valid write.
@@ -324,6 +419,67 @@ acks=$(cat "$LOGS_DIR"/*.log | grep -cE '"ev": ?"ack"' || true)
 tries=$(cat "$LOGS_DIR"/*.log | grep -cE '"ev": ?"try"' || true)
 note "$ROUNDS rounds of kill -9 in ${t_rounds}s ($stale_seen on a stale mountpoint), daemon restarted $restarted times; writers tried $tries writes, $acks acknowledged"
 check "writers got writes acknowledged ($acks)" test "$acks" -gt "$ROUNDS"
+
+# --- two daemons -----------------------------------------------------------------
+# A second daemon on the same store is killed inside its write() of a 32 MiB
+# entry; the first one, still running, repairs that line before its own
+# next append to the file (not only at start-up).
+mkdir -p "$STORE/--k4--" "$T_DIR/mnt2"
+{
+	header 3 aaaaaaaa-0000-0000-0000-000000000005
+	user_msg t1 null "two daemons write here"
+} >"$STORE/--k4--/two.jsonl"
+cp "$STORE/--k4--/two.jsonl" "$T_DIR/two.base"
+two_base=$(stat -c %s "$T_DIR/two.base")
+mount_again "$STORE" "$MNT"
+mount_fs "$STORE" "$T_DIR/mnt2"
+timeout -s KILL 60 python3 "$STRESS_DIR/writer.py" --log "$LOGS_DIR/two.log" --tag k-T --seconds 20 --mode md \
+	--target "$T_DIR/mnt2/--k4--/two" --big-every 1 --big-kb "$SNIPE_KB" --stop-file "$T_DIR/two.done" >/dev/null 2>&1 &
+tpid=$!
+r=$(timeout -s KILL 40 python3 "$STRESS_DIR/sniper.py" "${PID_OF[$T_DIR/mnt2]}" "$STORE/--k4--/two.jsonl" 30 2>&1 || true)
+: >"$T_DIR/two.done"
+kill9 "$T_DIR/mnt2"
+wait "$tpid" 2>/dev/null || true
+wait_unmounted "$T_DIR/mnt2" 5 || timeout -s KILL 10 fusermount3 -uz "$T_DIR/mnt2" 2>/dev/null || true
+two_size=$(stat -c %s "$STORE/--k4--/two.jsonl")
+note "two daemons: sniper: $r; the file grew by $((two_size - two_base)) bytes"
+check "two daemons: the kill left a partial line in two.jsonl, or this part could not fail" \
+	test "$(tail -c 1 "$STORE/--k4--/two.jsonl" | od -An -tx1 | tr -d ' ')" != 0a
+fsx_out sh -c 'echo "after the other daemon died" > "$1/after.md"' _ "$MNT/--k4--/two"
+if ((RC == 0)); then
+	pass "two daemons: the first daemon appends after the second died"
+else
+	fail "two daemons: the append through the first daemon failed ($RC): $(show "$ERR")"
+fi
+py_checks python3 - "$STORE/--k4--/two.jsonl" "$T_DIR/two.base" <<'EOF'
+import json, os, sys
+path = sys.argv[1]
+data, base = open(path, "rb").read(), open(sys.argv[2], "rb").read()
+lines = data.split(b"\n")
+def obj(l):
+    try:
+        v = json.loads(l)
+    except ValueError:
+        return None
+    return v if isinstance(v, dict) else None
+bad = [i + 1 for i, l in enumerate(lines[:-1]) if obj(l) is None]
+good = data.endswith(b"\n") and not bad
+print(("ok" if good else "not ok") + " - two daemons: two.jsonl ends with a newline and every line is a JSON object (not: lines %s)" % bad)
+last = json.loads(lines[-2]) if good else {}
+ok = last.get("message", {}).get("content") == "after the other daemon died" and last.get("parentId") == "t1"
+print(("ok" if ok else "not ok") + " - two daemons: the new entry follows the last whole line (%r)" % (lines[-2][:160] if len(lines) > 1 else b""))
+ok = data.startswith(base) and len(lines) == base.count(b"\n") + 2
+print(("ok" if ok else "not ok") + " - two daemons: the file is what it was plus the new line, nothing of the killed write (%d lines)" % (len(lines) - 1))
+left = [n for n in os.listdir(os.path.dirname(path)) if n.startswith(".pisessionfs")]
+print(("ok" if not left else "not ok") + " - two daemons: no record left beside the session (%s)" % left)
+EOF
+if grep -q "^pisessionfs: before writing .*: first took back the $((two_size - two_base)) bytes at offset $two_base of an append whose writer died" "${LOG_OF[$MNT]}"; then
+	pass "two daemons: the first daemon logged the repair"
+else
+	fail "two daemons: no repair of $((two_size - two_base)) bytes at $two_base in the first daemon's log: $(grep -v '^pisessionfs: appended' "${LOG_OF[$MNT]}" | head -3)"
+fi
+umount_fs "$MNT"
+rm -rf "$STORE/--k4--"
 
 # --- the files ------------------------------------------------------------------
 t_verify=$(date +%s)

@@ -14,5 +14,6 @@ Suite *images_suite(void);
 Suite *usage_suite(void);
 Suite *transcript_suite(void);
 Suite *entrycache_suite(void);
+Suite *recover_suite(void);
 
 #endif
