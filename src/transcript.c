@@ -174,28 +174,20 @@ static void transcript_note_number(struct transcript_ctx *c, const json_t *v)
 
 static void transcript_image(struct transcript_ctx *c, const json_t *blk, uint32_t idx, size_t n)
 {
-	char name[IMAGES_NAME_MAX];
 	const char *ext = images_ext(json_string_value(json_object_get(blk, "mimeType")));
-	/* The entry file's path from the session directory, less ".md": the
-	 * images directory beside it is NNNN-kind.id.images (layout.c). */
+	/* The entry file's path from the session directory: the images
+	 * directory beside it is NNNN-kind.id.images (layout.c). */
 	char *entry = layout_entry_path(c->s, idx);
-	size_t elen = entry ? strlen(entry) : 0;
+	char *link = entry ? images_link(c->link_prefix, entry, n, ext) : NULL;
 
-	if (!entry || elen < 3) {
-		free(entry);
+	if (!link) {
 		c->err = 1;
-		return;
+		goto out;
 	}
-	images_file_name(n, ext, name);
-	transcript_puts(c, "![image ");
-	/* "N.ext" starts with the number the link text shows. */
-	transcript_put(c, name, strcspn(name, "."));
-	transcript_puts(c, "](");
-	transcript_puts(c, c->link_prefix);
-	transcript_put(c, entry, elen - 3);
-	transcript_puts(c, ".images/");
-	transcript_puts(c, name);
-	transcript_puts(c, ")\n\n");
+	transcript_puts(c, link);
+	transcript_puts(c, "\n\n");
+out:
+	free(link);
 	free(entry);
 }
 

@@ -45,9 +45,10 @@
  *
  * `custom` entries (extension state, never sent to the model) and `usage`
  * entries (accounting, see usage.h) add nothing.  Images are links
- * `![image N](<entry file name>.images/N.<ext>)`, numbered as images.h
- * lists them; the link is relative to the directory holding the entry
- * file.  Fences are longer than any run of backticks in what they hold.
+ * `![image N](<entry file path>.images/N.<ext>)` (images_link(): the same
+ * link as in the entry file, %XX escapes of names written %25XX), numbered
+ * as images.h lists them; the path goes from the transcript's directory
+ * up to the session directory and down to the entry file.  Fences are longer than any run of backticks in what they hold.
  * Text is copied byte for byte, except that lone UTF-16 surrogates (kept by
  * the reader as stand-in code points, jstext.h) become U+FFFD, as Node
  * writes them; headings and notes fold control characters to spaces so
