@@ -209,4 +209,22 @@ log=$(fsx cat "$MNT/.pisessionfs/log")
 assert_contains "the log says why (marker)" "the link of image 2 has lost its image marker line" "$log"
 assert_contains "the log says why (foreign link)" "is not the link of one of this entry's images" "$log"
 
+# A label on the branch's first entry renames it in listings (0002~pics);
+# the transcripts' links go through the id name, which keeps resolving, so
+# no transcript byte changes and tail -f stays right.
+fsx cat "$BR/transcript.md" >"$T_DIR/br-before.md"
+fsx cat "$GS/transcript.md" >"$T_DIR/root-before.md"
+fsx_out ln -s ../0002~u%2F2/0002-user.u%2F2.md "$GS/labels/pics"
+assert_eq "a label on the branch's first entry is accepted" "0" "$RC$ERR"
+assert_poll "the branch is listed by its label" 3 test -d "$GS/0002~pics"
+assert_true "and keeps resolving by its id" test -d "$GS/0002~u%2F2"
+fsx cat "$GS/0002~pics/transcript.md" >"$T_DIR/br-after.md"
+assert_same_bytes "$T_DIR/br-before.md" "$T_DIR/br-after.md"
+fsx cat "$GS/transcript.md" >"$T_DIR/root-after.md"
+assert_eq "the session transcript only grew (by the label's note)" \
+	"$(cat "$T_DIR/root-before.md")" "$(head -c "$(stat -c %s "$T_DIR/root-before.md")" "$T_DIR/root-after.md")"
+fsx_out python3 "$T_DIR/links.py" "$G" "$GS"
+assert_eq "after the label every link still reaches its image" "0 entry-links 9 transcript-links 20" \
+	"$RC ${OUT%$'\n'}"
+
 finish
