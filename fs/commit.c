@@ -6,6 +6,7 @@
 #include "append.h"
 #include "journal.h"
 #include "jstext.h"
+#include "layout.h"
 #include "parse.h"
 #include "pisessionfs.h"
 #include "commit.h"
@@ -32,9 +33,10 @@ static int64_t commit_now_ms(void)
 }
 
 /* The entry a new file holds: a .json file is an entry (has "type") or an
- * AgentMessage (has "role"); a .md file is parsed as an entry file. */
+ * AgentMessage (has "role"); a .md file is parsed as an entry file (name:
+ * the edited entry's file name, which its image links are relative to). */
 static ps_err commit_parse(const char *path, const char *text, size_t len, const json_t *original,
-			   json_t **out, char *why, size_t why_len)
+			   const char *name, json_t **out, char *why, size_t why_len)
 {
 	size_t n = strlen(path);
 	if (!original && n > 5 && strcmp(path + n - 5, ".json") == 0) {
@@ -58,7 +60,7 @@ static ps_err commit_parse(const char *path, const char *text, size_t len, const
 		snprintf(why, why_len, "a .json file holds an entry (with \"type\") or a message (with \"role\")");
 		return PS_ERR_INVALID;
 	}
-	return parse_entry_md(text, len, original, out, why, why_len);
+	return parse_entry_md(text, len, original, name, out, why, why_len);
 }
 
 static int commit_append(struct store_ref *ref, uint64_t generation, struct append_item *items, size_t n,
@@ -99,7 +101,7 @@ int commit_edit(struct store_ref *ref, uint64_t generation, uint32_t entry, cons
 {
 	struct ps_session *s = ref->session;
 	json_t *original = NULL, *parsed = NULL;
-	char why[512];
+	char why[512], *name = NULL;
 	int res;
 
 	if (s->generation != generation || entry >= s->n_entries)
@@ -107,7 +109,12 @@ int commit_edit(struct store_ref *ref, uint64_t generation, uint32_t entry, cons
 	ps_err code = session_load_entry(s, entry, &original);
 	if (code)
 		return commit_refuse(path, text, len, code, "the original entry cannot be read");
-	code = commit_parse(path, text, len, original, &parsed, why, sizeof why);
+	/* The image links in the file are relative to the entry's name. */
+	if (!(name = layout_entry_name(s, entry))) {
+		res = commit_refuse(path, text, len, PS_ERR_NOMEM, "out of memory");
+		goto out;
+	}
+	code = commit_parse(path, text, len, original, name, &parsed, why, sizeof why);
 	if (code) {
 		res = commit_refuse(path, text, len, code, why);
 		goto out;
@@ -123,6 +130,7 @@ int commit_edit(struct store_ref *ref, uint64_t generation, uint32_t entry, cons
 	struct append_item item = { parsed, APPEND_PARENT_SIBLING, entry, NULL, 0 };
 	res = commit_append(ref, generation, &item, 1, path, text, len);
 out:
+	free(name);
 	json_decref(original);
 	json_decref(parsed);
 	return res;
@@ -133,7 +141,7 @@ int commit_new(struct store_ref *ref, uint64_t generation, uint32_t branch, cons
 {
 	json_t *parsed = NULL;
 	char why[512];
-	ps_err code = commit_parse(path, text, len, NULL, &parsed, why, sizeof why);
+	ps_err code = commit_parse(path, text, len, NULL, NULL, &parsed, why, sizeof why);
 	if (code)
 		return commit_refuse(path, text, len, code, why);
 	/* A .json entry that names its parent hangs there; otherwise under
@@ -156,7 +164,7 @@ int commit_branch(struct store_ref *ref, const char *fork_id, const char *label,
 
 	if (*fork_id && (fork = session_find(s, fork_id, strlen(fork_id))) == PS_NIL)
 		return commit_refuse(path, text, len, PS_ERR_NOENT, "the entry this branch starts after is gone");
-	ps_err code = commit_parse(path, text, len, NULL, &parsed, why, sizeof why);
+	ps_err code = commit_parse(path, text, len, NULL, NULL, &parsed, why, sizeof why);
 	if (code)
 		return commit_refuse(path, text, len, code, why);
 	append_fresh_id(s, id);

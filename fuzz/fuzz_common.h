@@ -25,6 +25,10 @@ const char *__ubsan_default_options(void)
 /* The clock parse_entry_md_at() is given, so runs are reproducible. */
 #define FZ_NOW 1767323045678LL
 
+/* The entry file name of the round trips: image links are relative to it,
+ * and its %XX escapes and shortened id must survive being a URL. */
+#define FZ_NAME "0012-toolResult-a%2Fb.x%25y~h0123456789abcdef.md"
+
 static void fz_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn, unused));
 static void fz_fail(const char *fmt, ...)
 {
@@ -147,14 +151,14 @@ static json_t *__attribute__((unused)) fz_expected_of(const json_t *v)
 	return want;
 }
 
-/* parse.h's promise: parse_entry_md(render_entry(E), E) equals E less id,
+/* parse.h's promise: parse_entry_md(render_entry(E, F), E, F) equals E less id,
  * parentId and timestamp; also when the file lost its final newline
  * (unless it ends with a blank line) and when it was saved with CRLF line
  * endings (both read as the original). */
 static void __attribute__((unused)) fz_roundtrip(const json_t *e, const char *what)
 {
 	size_t len = 0;
-	char *md = render_entry(e, &len);
+	char *md = render_entry(e, FZ_NAME, &len);
 	FZ_CHECK(md != NULL, "%s: render_entry returned NULL for %s", what, fz_dump(e));
 	FZ_CHECK(md[len] == '\0', "%s: render_entry result not NUL-terminated", what);
 	json_t *want = fz_expected_of(e);
@@ -186,17 +190,17 @@ static void __attribute__((unused)) fz_roundtrip(const json_t *e, const char *wh
 		}
 		char why[512];
 		json_t *got = NULL;
-		ps_err err = parse_entry_md_at(text, n, e, FZ_NOW, &got, why, sizeof why);
+		ps_err err = parse_entry_md_at(text, n, e, FZ_NAME, FZ_NOW, &got, why, sizeof why);
 		if (err != PS_OK) {
 			fprintf(stderr, "entry: %s\nmarkdown (%zu bytes):\n%.3000s\n", fz_dump(e), len, md);
-			fz_fail("%s: parse_entry_md(render_entry(E), E) refused the file %s: %s", what, names[v], why);
+			fz_fail("%s: parse_entry_md(render_entry(E, F), E, F) refused the file %s: %s", what, names[v], why);
 		}
 		if (!json_equal(got, want)) {
 			fprintf(stderr, "entry: %s\n", fz_dump(e));
 			fprintf(stderr, "want:  %s\n", fz_dump(want));
 			fprintf(stderr, "got:   %s\n", fz_dump(got));
 			fprintf(stderr, "markdown (%zu bytes):\n%.3000s\n", len, md);
-			fz_fail("%s: parse_entry_md(render_entry(E), E) != E less id/parentId/timestamp (file %s)",
+			fz_fail("%s: parse_entry_md(render_entry(E, F), E, F) != E less id/parentId/timestamp (file %s)",
 				what, names[v]);
 		}
 		json_decref(got);

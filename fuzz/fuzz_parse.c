@@ -33,7 +33,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	json_t *out = (json_t *)1;
 
 	memset(why, 'x', sizeof why);
-	ps_err err = parse_entry_md_at(text, size, NULL, FZ_NOW, &out, why, sizeof why);
+	ps_err err = parse_entry_md_at(text, size, NULL, NULL, FZ_NOW, &out, why, sizeof why);
 	FZ_CHECK(err == PS_OK || err == PS_ERR_INVALID, "parse_entry_md returned %d", (int)err);
 	fz_check_refusal(err, out, why, sizeof why);
 	int front = parse_is_front_matter(text, size);

@@ -4,11 +4,12 @@
  *   - The JSON (before the first NUL; JSON text never holds a raw NUL) is
  *     read as an entry E (jansson, JSON_DECODE_ANY | JSON_ALLOW_NUL; a line
  *     with invalid UTF-8 or huge integers as session_parse_line reads it).
- *     parse_entry_md(render_entry(E), E) must equal E less id, parentId and
+ *     parse_entry_md(render_entry(E, F), E, F) must equal E less id, parentId and
  *     timestamp (json_equal), also without the final newline and with CRLF
  *     line endings (parse.h); anything else aborts.
  *   - The Markdown (the bytes after the NUL, or the whole input when there
- *     is none) is parsed with original NULL and with original E: it must
+ *     is none) is parsed with original NULL and with original E (as the
+ *     file RENDER_DEFAULT_NAME, so image links read entry.images/N.ext): it must
  *     not crash, and a refusal must keep parse.h's contract (*out NULL, a
  *     one-line reason); an accepted new file must be an object with a
  *     string "type", and an accepted edit of E must keep E's identity
@@ -60,7 +61,7 @@ static void parse_raw(const char *md, size_t n, const json_t *orig)
 	char why[256];
 	json_t *out = (json_t *)1;
 	memset(why, 'x', sizeof why);
-	ps_err err = parse_entry_md_at(md, n, orig, FZ_NOW, &out, why, sizeof why);
+	ps_err err = parse_entry_md_at(md, n, orig, NULL, FZ_NOW, &out, why, sizeof why);
 	FZ_CHECK(err == PS_OK || err == PS_ERR_INVALID, "parse_entry_md returned %d", (int)err);
 	fz_check_refusal(err, out, why, sizeof why);
 	if (err != PS_OK)

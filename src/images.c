@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include "buf.h"
 #include "images.h"
 
 /* 0..63 for the base64 alphabet, -1 for anything else. */
@@ -110,24 +111,71 @@ void images_file_name(size_t index, const char *ext, char *out)
 	snprintf(out, IMAGES_NAME_MAX, "%zu.%s", index + 1, ext);
 }
 
+/* Compares with the string's real length: a line read with JSON_ALLOW_NUL
+ * may hold "image\0x", which the renderer does not take for an image, so
+ * neither may the numbering of the files its links point to. */
+static int images_str_is(const json_t *v, const char *lit)
+{
+	size_t n = strlen(lit);
+	return json_is_string(v) && json_string_length(v) == n && memcmp(json_string_value(v), lit, n) == 0;
+}
+
 const json_t *images_content(const json_t *entry)
 {
-	const char *type = json_string_value(json_object_get(entry, "type"));
+	const json_t *type = json_object_get(entry, "type");
 	const json_t *content = NULL;
 
-	if (!type)
-		return NULL;
-	if (strcmp(type, "message") == 0)
+	if (images_str_is(type, "message"))
 		content = json_object_get(json_object_get(entry, "message"), "content");
-	else if (strcmp(type, "custom_message") == 0)
+	else if (images_str_is(type, "custom_message"))
 		content = json_object_get(entry, "content");
 	return json_is_array(content) ? content : NULL;
 }
 
 int images_is_image(const json_t *block)
 {
-	const char *type = json_string_value(json_object_get(block, "type"));
-	return type && strcmp(type, "image") == 0 && json_is_string(json_object_get(block, "data"));
+	return images_str_is(json_object_get(block, "type"), "image") &&
+	       json_is_string(json_object_get(block, "data"));
+}
+
+/* RFC 3986's unreserved bytes, and '/' which separates the path. */
+static int images_url_plain(unsigned char c)
+{
+	return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' ||
+	       c == '.' || c == '_' || c == '~' || c == '/';
+}
+
+static int images_put_url(struct buf *b, const char *s, size_t n)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+		char esc[3] = { '%', hex[c >> 4], hex[c & 15] };
+		if (images_url_plain(c) ? buf_putc(b, (char)c) : buf_put(b, esc, 3))
+			return -1;
+	}
+	return 0;
+}
+
+char *images_link(const char *prefix, const char *entry_file, size_t index, const char *ext)
+{
+	struct buf b = BUF_INIT;
+	char name[IMAGES_NAME_MAX];
+	size_t n = strlen(entry_file);
+	char *out = NULL;
+
+	if (n < 3 || strcmp(entry_file + n - 3, ".md") != 0)
+		goto out;
+	images_file_name(index, ext, name);
+	if (buf_printf(&b, "![image %zu](", index + 1) || (prefix && images_put_url(&b, prefix, strlen(prefix))) ||
+	    images_put_url(&b, entry_file, n - 3) || buf_puts(&b, ".images/") ||
+	    images_put_url(&b, name, strlen(name)) || buf_putc(&b, ')') || buf_finish(&b))
+		goto out;
+	out = b.data;
+	b.data = NULL;
+out:
+	buf_free(&b);
+	return out;
 }
 
 /* Loads the entry; a line jansson cannot decode has no images rather than

@@ -10,7 +10,9 @@
  * blocks of the entry's content array (images_content()) in order, keeping
  * those with "type":"image" and a string "data".  That is also the order of
  * the `<!-- pi:image ... bytes=N -->` markers of the entry file
- * (docs/entry-format.md), so the N-th such marker is image file N. */
+ * (docs/entry-format.md), so the N-th such marker is image file N; the
+ * entry file, the transcripts and the parser of edited entry files all
+ * spell a link to it with images_link(). */
 #ifndef PS_IMAGES_H
 #define PS_IMAGES_H
 
@@ -44,6 +46,17 @@ ps_err images_data(const struct ps_session *s, uint32_t entry, size_t index, cha
  * with N = index + 1.  out holds IMAGES_NAME_MAX bytes. */
 #define IMAGES_NAME_MAX 32
 void images_file_name(size_t index, const char *ext, char *out);
+
+/* The Markdown image link to image `index` (0-based) of the entry whose
+ * file is entry_file (a path ending in ".md", relative to the document
+ * the link is in), behind prefix (NULL for none, else "../" per level):
+ *   ![image N](PREFIX<entry_file less ".md">.images/N.ext)
+ * N = index + 1.  The target is a URL: every byte but A-Z a-z 0-9 - . _ ~
+ * and '/' is written %XX, so the %XX escapes of file names (escape.h)
+ * come out as %25XX and a viewer decodes them back to the name.  A new
+ * string (caller frees), NULL when memory runs out or entry_file does not
+ * end in ".md". */
+char *images_link(const char *prefix, const char *entry_file, size_t index, const char *ext);
 
 /* The extension for a MIME type (case-insensitive, parameters ignored):
  * png, jpg (image/jpeg, image/jpg), gif, webp, svg (image/svg+xml), else

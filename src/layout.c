@@ -236,10 +236,15 @@ static ps_err layout_scan_branch(const struct ps_session *s, uint32_t dir, const
 {
 	for (uint32_t b = s->branches[dir].first_sub; b != PS_NIL; b = s->branches[b].next_sub) {
 		char *listed = layout_branch_name(s, b);
-		if (!listed)
+		/* A labelled branch keeps resolving by its id name too. */
+		char *by_id = listed ? layout_branch_id_name(s, b) : NULL;
+		if (!by_id) {
+			free(listed);
 			return PS_ERR_NOMEM;
-		int same = strcmp(listed, name) == 0;
+		}
+		int same = strcmp(listed, name) == 0 || strcmp(by_id, name) == 0;
 		free(listed);
+		free(by_id);
 		if (same) {
 			*out = b;
 			return PS_OK;
@@ -695,4 +700,24 @@ ps_err layout_list(const struct ps_session *s, const struct layout_node *dir, la
 	default:
 		return PS_ERR_NOTDIR;
 	}
+}
+
+char *layout_branch_id_name(const struct ps_session *s, uint32_t branch)
+{
+	const struct ps_entry *e = &s->entries[s->branches[branch].first];
+	const char *id = session_str(s, e->id);
+	char *esc = escape_name_max(id, strlen(id), LAYOUT_MAX_ID);
+	char *name = NULL;
+	int r;
+	if (!esc)
+		return NULL;
+	/* As layout_branch_name() names it when it has no label. */
+	if (layout_branch_shadowed(s, branch))
+		r = asprintf(&name, "%04u~%s~L%u", e->depth, esc, e->line);
+	else
+		r = asprintf(&name, "%04u~%s", e->depth, esc);
+	if (r < 0)
+		name = NULL;
+	free(esc);
+	return name;
 }

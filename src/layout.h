@@ -51,6 +51,10 @@ char *layout_entry_name(const struct ps_session *s, uint32_t idx);
 char *layout_branch_name(const struct ps_session *s, uint32_t branch);
 /* Path of the entry's file relative to the session directory. */
 char *layout_entry_path(const struct ps_session *s, uint32_t idx);
+/* The branch's name by its first entry's id (NNNN~<id>), whether or not a
+ * label names it in listings: it always resolves, and unlike the listed
+ * name it never changes when a label comes or goes. */
+char *layout_branch_id_name(const struct ps_session *s, uint32_t branch);
 /* Target of a symlink node (leaf, label), relative to the symlink. */
 char *layout_symlink_target(const struct ps_session *s, const struct layout_node *node);
 

@@ -12,16 +12,19 @@
  * stored per line, so a 100 MB file costs its own size plus the entry, and
  * no function recurses (jansson's decoder is depth-limited).
  *
- * Ownership: the text and the original entry are borrowed; the result is a
- * new reference that may share image data strings with the original. */
+ * Ownership: the text, the original entry and its file name are borrowed;
+ * the result is a new reference that may share image data strings with the
+ * original. */
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "images.h"
 #include "jstext.h"
 #include "parse.h"
+#include "render.h"
 
 /* The longest tag we accept: "pi" and 20 digits. */
 #define PARSE_TAG_MAX 24
@@ -109,6 +112,12 @@ struct parse_ctx {
 	const json_t *orig_slot; /* the original's content blocks, if an array */
 	size_t img_cursor[3];   /* per enum parse_img: where the next search starts */
 	size_t img_count[3];    /* ... and how many markers asked */
+	/* When the original's slot holds image files (images.h), its images
+	 * are found by their links instead of by counting. */
+	const char *name;       /* the entry file's name, which the links are relative to */
+	const json_t **files;   /* the original's image blocks with files, in order (owned array) */
+	size_t n_files;
+	unsigned char *linked;  /* per file: a marker's link named it (owned) */
 
 	size_t id_line[2][PARSE_NIDS]; /* where each identity field was: [entry|message] */
 	int id_json[2][PARSE_NIDS];    /* ... in a json block rather than the front matter */
@@ -963,6 +972,141 @@ static ps_err parse_image(struct parse_ctx *c, struct parse_marker *m)
 	return PS_OK;
 }
 
+/* The link of file image k as the renderer writes it (images_link()). */
+static ps_err parse_link_of(struct parse_ctx *c, size_t k, char **out)
+{
+	const char *mime = json_string_value(json_object_get(c->files[k], "mimeType"));
+
+	if (!(*out = images_link(NULL, c->name, k, images_ext(mime))))
+		return parse_nomem(c);
+	return PS_OK;
+}
+
+/* An image of a message or custom message is shown by the link to its
+ * file below its marker: the link, not the marker's place, says which of
+ * the original's images it is, so images can be moved and removed with
+ * their links but never added or made up (parse.h).  p[0..n) is the
+ * payload, line its first line. */
+/* Which file image s[0..n) is the exact link of: *k = 1..n_files, or 0
+ * for none.  "![image N](" says which link to compare with. */
+static ps_err parse_which_link(struct parse_ctx *c, const char *s, size_t n, size_t *k)
+{
+	char *link = NULL;
+	ps_err err;
+
+	*k = 0;
+	if (n > 8 && memcmp(s, "![image ", 8) == 0 && s[8] != '0')
+		for (size_t i = 8; i < n && parse_is_digit(s[i]) && *k <= c->n_files; i++)
+			*k = *k * 10 + (size_t)(s[i] - '0');
+	if (*k > c->n_files)
+		*k = 0;
+	if (!*k)
+		return PS_OK;
+	if ((err = parse_link_of(c, *k - 1, &link)))
+		return err;
+	if (!parse_eq(s, n, link))
+		*k = 0;
+	free(link);
+	return PS_OK;
+}
+
+static ps_err parse_lost_link(struct parse_ctx *c, size_t line, size_t k)
+{
+	return parse_fail(c, line, "the link of image %zu has lost its image marker line: put the marker back "
+			  "above it to keep the image, or delete the link too to remove the image", k);
+}
+
+/* An image of a message or custom message is shown by the link to its
+ * file below its marker: the link, not the marker's place, says which of
+ * the original's images it is, so images can be moved and removed with
+ * their links but never added or made up (parse.h).  p[0..n) is the
+ * payload, line its first line. */
+static ps_err parse_image_link(struct parse_ctx *c, struct parse_marker *m, const char *p, size_t n, size_t line)
+{
+	static const char added[] = "images cannot be added through the Markdown file; append a .json entry instead";
+	char show[PARSE_SHOW_MAX + 8], *link = NULL;
+	const char *nl;
+	size_t k, first;
+	ps_err err;
+
+	while (n > 0 && p[n - 1] == '\n')
+		n--;
+	if (!c->n_files)
+		return parse_fail(c, m->line, "%s", added);
+	first = (nl = memchr(p, '\n', n)) ? (size_t)(nl - p) : n;
+	if (first < n) {
+		/* more than the link: say where, and whose link it is if it
+		 * is one (its own marker was deleted) */
+		size_t at = first, extra = line;
+		while (p[at] == '\n') {
+			at++;
+			extra++;
+		}
+		nl = memchr(p + at, '\n', n - at);
+		if ((err = parse_which_link(c, p + at, nl ? (size_t)(nl - p) - at : n - at, &k)))
+			return err;
+		if (k)
+			return parse_lost_link(c, extra, k);
+		return parse_fail(c, extra, "only the image's link may follow an image marker (a text needs a "
+				  "marker line of its own)");
+	}
+	if ((err = parse_which_link(c, p, n, &k)))
+		return err;
+	if (!k) {
+		if ((err = parse_link_of(c, 0, &link)))
+			return err;
+		if (n == 0)
+			err = parse_fail(c, line, "an image marker needs its image's link on the line below it, "
+					 "as the file showed it (image 1 is %s)", link);
+		else
+			err = parse_fail(c, line, "\"%s\" is not the link of one of this entry's images (image 1 "
+					 "is %s); %s", parse_show(p, n, show, sizeof show), link, added);
+		free(link);
+		return err;
+	}
+	if (c->linked[k - 1]++)
+		return parse_fail(c, line, "image %zu is shown twice; %s", k, added);
+	json_t *data = json_object_get(c->files[k - 1], "data");
+	size_t size = parse_b64_size(json_string_value(data), json_string_length(data));
+	if ((uint64_t)m->bytes != (uint64_t)size)
+		return parse_fail(c, m->line, "the marker says bytes=%" JSON_INTEGER_FORMAT " but image %zu, linked "
+				  "below it, has %zu bytes: move or delete each image marker together with its link",
+				  m->bytes, k, size);
+	/* shared, not copied: an image may be megabytes */
+	if (json_object_set(m->blk, "data", data))
+		return parse_nomem(c);
+	return PS_OK;
+}
+
+/* A link whose marker line was deleted would read as text and the image
+ * would be gone without a word: refused.  A rendered file links every
+ * image below its marker, so this never refuses one that was not edited. */
+static ps_err parse_check_lost_links(struct parse_ctx *c)
+{
+	char *link = NULL;
+	ps_err err = PS_OK;
+
+	for (size_t k = 0; k < c->n_files && !err; k++) {
+		if (c->linked[k])
+			continue;
+		if ((err = parse_link_of(c, k, &link)))
+			break;
+		size_t n = strlen(link);
+		const char *from = c->text + c->body, *end = c->text + c->len, *hit;
+		while (from < end && (hit = memmem(from, (size_t)(end - from), link, n)) != NULL) {
+			size_t pos = (size_t)(hit - c->text);
+			if ((pos == c->body || hit[-1] == '\n') && pos + n < c->len && hit[n] == '\n') {
+				err = parse_lost_link(c, parse_line_of(c, pos), k + 1);
+				break;
+			}
+			from = hit + 1;
+		}
+		free(link);
+		link = NULL;
+	}
+	return err;
+}
+
 /* One body item: marker m (NULL for the leading text) and its payload
  * p[0..n) up to the next marker line; last: nothing follows. */
 static ps_err parse_item(struct parse_ctx *c, struct parse_marker *m, const char *p, size_t n, int last,
@@ -1017,10 +1161,12 @@ static ps_err parse_item(struct parse_ctx *c, struct parse_marker *m, const char
 	case PARSE_IMAGE:
 		if ((err = parse_need_blocks(c, m)))
 			return err;
-		if (!parse_all_newlines(p, n))
-			return parse_fail(c, pline, "an image marker has nothing below it (a text needs a "
-					  "marker line of its own)");
-		if ((err = parse_image(c, m)))
+		if (m->has_bytes && c->files)
+			err = parse_image_link(c, m, p, n, pline);
+		else if (!(err = parse_image(c, m)) && !parse_all_newlines(p, n))
+			err = parse_fail(c, pline, "an image marker has nothing below it (a text needs a "
+					 "marker line of its own)");
+		if (err)
 			return err;
 		break;
 	case PARSE_BLOCK:
@@ -1137,6 +1283,28 @@ static void parse_orig_slot(struct parse_ctx *c)
 	c->orig_slot = json_is_array(slot) ? slot : NULL;
 }
 
+/* The original's images that are files, when its slot is where they are
+ * (images.h: the renderer links exactly these). */
+static ps_err parse_orig_files(struct parse_ctx *c)
+{
+	size_t i, n = 0;
+	json_t *b;
+
+	if (!c->orig_slot || c->orig_slot != images_content(c->original))
+		return PS_OK;
+	json_array_foreach(c->orig_slot, i, b)
+		n += images_is_image(b) != 0;
+	/* one spare so that an entry without images still marks the mode */
+	c->files = calloc(n + 1, sizeof *c->files);
+	c->linked = calloc(n + 1, 1);
+	if (!c->files || !c->linked)
+		return parse_nomem(c);
+	json_array_foreach(c->orig_slot, i, b)
+		if (images_is_image(b))
+			c->files[c->n_files++] = b;
+	return PS_OK;
+}
+
 /* The refusal of an edit that changed identity field name from va to vb
  * (either may be NULL: absent). */
 static ps_err parse_id_fail(struct parse_ctx *c, size_t line, const char *what, const char *name,
@@ -1219,9 +1387,14 @@ static ps_err parse_file(struct parse_ctx *c)
 	if (!(c->entry = json_object()) || (c->two && !(c->msg = json_object())))
 		return parse_nomem(c);
 	c->dflt = c->two ? c->msg : c->entry;
-	if (c->original)
+	if (c->original) {
 		parse_orig_slot(c);
+		if ((err = parse_orig_files(c)))
+			return err;
+	}
 	if ((err = parse_front(c, 2)) || (err = parse_body(c, 2)))
+		return err;
+	if (c->files && (err = parse_check_lost_links(c)))
 		return err;
 
 	if (c->slot_obj) {
@@ -1261,8 +1434,8 @@ static ps_err parse_plain(struct parse_ctx *c, int64_t now_ms, json_t **out)
 	return entry ? PS_OK : parse_nomem(c);
 }
 
-ps_err parse_entry_md_at(const char *text, size_t len, const json_t *original, int64_t now_ms,
-			 json_t **out, char *why, size_t why_len)
+ps_err parse_entry_md_at(const char *text, size_t len, const json_t *original, const char *name,
+			 int64_t now_ms, json_t **out, char *why, size_t why_len)
 {
 	struct parse_ctx c;
 	json_t *res = NULL;
@@ -1273,6 +1446,7 @@ ps_err parse_entry_md_at(const char *text, size_t len, const json_t *original, i
 	c.why = why;
 	c.why_len = why_len;
 	c.original = original;
+	c.name = name ? name : RENDER_DEFAULT_NAME;
 	c.lc_line = 1;
 	if (why && why_len)
 		why[0] = '\0';
@@ -1332,18 +1506,20 @@ out:
 	json_decref(c.value);
 	json_decref(c.slot_text);
 	json_decref(c.blocks);
+	free(c.files);
+	free(c.linked);
 	free(c.owned);
 	return err;
 }
 
-ps_err parse_entry_md(const char *text, size_t len, const json_t *original, json_t **out, char *why,
-		      size_t why_len)
+ps_err parse_entry_md(const char *text, size_t len, const json_t *original, const char *name, json_t **out,
+		      char *why, size_t why_len)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_REALTIME, &ts);
-	return parse_entry_md_at(text, len, original, (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000, out, why,
-				 why_len);
+	return parse_entry_md_at(text, len, original, name, (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000, out,
+				 why, why_len);
 }
 
 int parse_is_front_matter(const char *text, size_t len)

@@ -1,7 +1,7 @@
 /* The write side of the entry files: turns the Markdown of an entry file
  * (docs/entry-format.md, written by render_entry()) back into an entry.
- * For every entry E, parse_entry_md(render_entry(E), E) equals E without
- * its "id", "parentId" and top-level "timestamp".
+ * For every entry E and file name F, parse_entry_md(render_entry(E, F), E,
+ * F) equals E without its "id", "parentId" and top-level "timestamp".
  *
  * What the parser accepts beyond the renderer's exact bytes, because
  * editors and people produce it:
@@ -28,16 +28,25 @@
  * of an entry of type "message" that has no "message" key.
  *
  * Images: the file does not hold image data, so every image marker needs
- * its counterpart in the original entry's content, counted in order and
- * separately for the three kinds the renderer writes: the k-th marker with
- * a bare bytes=N is the k-th image block with string data, takes its
- * "data" from there, and N must be that image's size (so a deleted or
- * moved image is refused rather than given another image's data); the
- * k-th marker with a data= attribute (data that is not a string) is the
- * k-th such block; the k-th marker with neither is the k-th image block
- * without data.  Other keys (mimeType, ...) are the marker's attributes.
- * An image marker without a counterpart, or with a string data=, is
- * refused: images cannot be added through a Markdown file. */
+ * its counterpart in the original entry's content.  In a message's or
+ * custom message's content (images_content(), the images that are files)
+ * a marker with a bare bytes=N has the link to its file on the next line,
+ * exactly as render_entry() wrote it for the same file name
+ * (images_link()): the link names image K of the original, which gives
+ * the block its "data"; N must be image K's size.  So an image moves or
+ * goes with its marker and link; a link that names no image of the entry
+ * (another entry's, a made-up one), an image shown twice, a marker
+ * without its link, or a link left as text without its marker (the image
+ * would silently go) are refused.  Elsewhere (a context_edit's
+ * replacement, unknown entries), markers are counted in order and
+ * separately for the three kinds the renderer writes: the k-th marker
+ * with a bare bytes=N is the k-th image block with string data, takes its
+ * "data" from there, and N must be that image's size; the k-th marker
+ * with a data= attribute (data that is not a string) is the k-th such
+ * block; the k-th marker with neither is the k-th image block without
+ * data.  Other keys (mimeType, ...) are the marker's attributes.  An image
+ * marker without a counterpart, or with a string data=, is refused:
+ * images cannot be added through a Markdown file. */
 #ifndef PS_PARSE_H
 #define PS_PARSE_H
 
@@ -55,6 +64,10 @@
  * original: the entry the file showed, when this is an edit of an existing
  * entry file (borrowed, never modified; *out may share its image data
  * strings), or NULL for a new file.
+ *
+ * name: the entry file's name the renderer was given (render.h; the image
+ * links are relative to it), borrowed; NULL stands for
+ * RENDER_DEFAULT_NAME.  Only an edit of an entry with images uses it.
  *   - Edit: type, id, parentId, top-level timestamp, role, toolCallId,
  *     toolName and customType (of the entry and of its message) cannot
  *     change, appear or disappear.  Any other field may change; a front
@@ -76,13 +89,13 @@
  *   line 3: front matter field "role" cannot change (was user, now assistant)
  * PS_ERR_NOMEM when memory runs out (why says so too).  *out is NULL on
  * any error. */
-ps_err parse_entry_md(const char *text, size_t len, const json_t *original, json_t **out, char *why,
-		      size_t why_len);
+ps_err parse_entry_md(const char *text, size_t len, const json_t *original, const char *name, json_t **out,
+		      char *why, size_t why_len);
 
 /* The same with the clock given: now_ms is the time (milliseconds since
  * the epoch) a new message gets.  For tests and reproducible tools. */
-ps_err parse_entry_md_at(const char *text, size_t len, const json_t *original, int64_t now_ms,
-			 json_t **out, char *why, size_t why_len);
+ps_err parse_entry_md_at(const char *text, size_t len, const json_t *original, const char *name,
+			 int64_t now_ms, json_t **out, char *why, size_t why_len);
 
 /* 1 when parse_entry_md() would read text as front matter plus body (it
  * starts with the line "---", after the line-ending rules above), 0 when

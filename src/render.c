@@ -13,13 +13,14 @@
  * return a new allocation per value; only jsonout_number() is shared, so
  * numbers look the same here as in context.json).
  *
- * Ownership: the entry is borrowed and never modified; the returned buffer
- * belongs to the caller. */
+ * Ownership: the entry and the file name are borrowed, the entry is never
+ * modified; the returned buffer belongs to the caller. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "buf.h"
+#include "images.h"
 #include "jsonout.h"
 #include "jstext.h"
 #include "render.h"
@@ -49,6 +50,9 @@ struct render_ctx {
 	const json_t *dflt;    /* the default scope: msg, or entry */
 	const json_t *slot;    /* string or array shown as the leading body, or NULL */
 	const char *slot_key;  /* "content" or "replacement" */
+	const char *name;      /* the entry file's name: image links are relative to it */
+	int slot_files;        /* the slot's images are files in NAME.images/ (images.h) */
+	size_t images;         /* images linked so far: the next one's index */
 	char tag[32];          /* marker tag: "pi", or "piN" when a text holds "<!-- pi:" */
 	size_t taglen;
 	uint64_t tag_used;     /* bit n: a text line starts with the marker of tag n */
@@ -458,6 +462,20 @@ static int render_is_plain_text(const json_t *blk)
 	       json_is_string(json_object_get(blk, "text"));
 }
 
+static void render_image_link(struct render_ctx *c, const json_t *blk)
+{
+	const char *mime = json_string_value(json_object_get(blk, "mimeType"));
+	char *link = images_link(NULL, c->name, c->images++, images_ext(mime));
+
+	if (!link) {
+		c->err = 1;
+		return;
+	}
+	render_puts(c, link);
+	render_putc(c, '\n');
+	free(link);
+}
+
 static void render_block(struct render_ctx *c, const json_t *blk)
 {
 	const json_t *type = json_object_get(blk, "type");
@@ -492,6 +510,11 @@ static void render_block(struct render_ctx *c, const json_t *blk)
 			render_puts(c, num);
 		}
 		render_marker_close(c);
+		/* The image itself is a file beside the entry file: the link
+		 * shows it in a Markdown viewer and tells the parser which
+		 * image this is (no text, so no tag scan). */
+		if (json_is_string(payload) && c->slot_files)
+			render_image_link(c, blk);
 		return;
 	}
 	/* Unknown kind, or a known kind whose payload has an unexpected type:
@@ -614,6 +637,7 @@ static void render_all(struct render_ctx *c)
 	const json_t *v;
 
 	c->items = 0;
+	c->images = 0;
 	render_puts(c, "---\n");
 	if (strcmp(c->tag, "pi")) {
 		render_puts(c, "pi.marker: ");
@@ -660,6 +684,10 @@ static void render_setup(struct render_ctx *c, const json_t *entry)
 	if (json_is_string(v) || json_is_array(v)) {
 		c->slot = v;
 		c->slot_key = "content";
+		/* Only messages and custom messages have image files (a
+		 * context_edit's replacement or an unknown entry's content
+		 * shows its images as markers only). */
+		c->slot_files = v == images_content(entry);
 		return;
 	}
 	/* context_edit: {"content": ...} and nothing else */
@@ -673,13 +701,14 @@ static void render_setup(struct render_ctx *c, const json_t *entry)
 	}
 }
 
-char *render_entry(const json_t *entry, size_t *len)
+char *render_entry(const json_t *entry, const char *name, size_t *len)
 {
 	struct render_ctx c;
 	char *ret = NULL;
 	json_t *empty = NULL;
 
 	memset(&c, 0, sizeof c);
+	c.name = name ? name : RENDER_DEFAULT_NAME;
 	strcpy(c.tag, "pi");
 	c.taglen = 2;
 	if (!json_is_object(entry)) {

@@ -172,30 +172,56 @@ static void transcript_note_number(struct transcript_ctx *c, const json_t *v)
 
 /* ---- content ----------------------------------------------------------- */
 
+/* The entry file's path from the session directory through the branches'
+ * id names: a label that comes later renames a branch in listings, and
+ * would change the bytes of a transcript already read (tail -f). */
+static char *transcript_entry_path(const struct ps_session *s, uint32_t idx)
+{
+	struct buf b = BUF_INIT;
+	char *out = NULL, *name = NULL;
+	uint32_t *chain = NULL;
+	size_t n = 0;
+
+	for (uint32_t br = s->entries[idx].branch; br != 0; br = s->branches[br].parent)
+		n++;
+	if (n && !(chain = malloc(n * sizeof *chain)))
+		goto out;
+	n = 0;
+	for (uint32_t br = s->entries[idx].branch; br != 0; br = s->branches[br].parent)
+		chain[n++] = br;
+	while (n--) {
+		if (!(name = layout_branch_id_name(s, chain[n])) || buf_puts(&b, name) || buf_putc(&b, '/'))
+			goto out;
+		free(name);
+		name = NULL;
+	}
+	if (!(name = layout_entry_name(s, idx)) || buf_puts(&b, name) || buf_finish(&b))
+		goto out;
+	out = b.data;
+	b.data = NULL;
+out:
+	free(name);
+	free(chain);
+	buf_free(&b);
+	return out;
+}
+
 static void transcript_image(struct transcript_ctx *c, const json_t *blk, uint32_t idx, size_t n)
 {
-	char name[IMAGES_NAME_MAX];
 	const char *ext = images_ext(json_string_value(json_object_get(blk, "mimeType")));
-	/* The entry file's path from the session directory, less ".md": the
-	 * images directory beside it is NNNN-kind.id.images (layout.c). */
-	char *entry = layout_entry_path(c->s, idx);
-	size_t elen = entry ? strlen(entry) : 0;
+	/* The images directory beside the entry file is NNNN-kind.id.images
+	 * (layout.c). */
+	char *entry = transcript_entry_path(c->s, idx);
+	char *link = entry ? images_link(c->link_prefix, entry, n, ext) : NULL;
 
-	if (!entry || elen < 3) {
-		free(entry);
+	if (!link) {
 		c->err = 1;
-		return;
+		goto out;
 	}
-	images_file_name(n, ext, name);
-	transcript_puts(c, "![image ");
-	/* "N.ext" starts with the number the link text shows. */
-	transcript_put(c, name, strcspn(name, "."));
-	transcript_puts(c, "](");
-	transcript_puts(c, c->link_prefix);
-	transcript_put(c, entry, elen - 3);
-	transcript_puts(c, ".images/");
-	transcript_puts(c, name);
-	transcript_puts(c, ")\n\n");
+	transcript_puts(c, link);
+	transcript_puts(c, "\n\n");
+out:
+	free(link);
 	free(entry);
 }
 

@@ -45,9 +45,12 @@
  *
  * `custom` entries (extension state, never sent to the model) and `usage`
  * entries (accounting, see usage.h) add nothing.  Images are links
- * `![image N](<entry file name>.images/N.<ext>)`, numbered as images.h
- * lists them; the link is relative to the directory holding the entry
- * file.  Fences are longer than any run of backticks in what they hold.
+ * `![image N](<entry file path>.images/N.<ext>)` (images_link(): the same
+ * link as in the entry file, %XX escapes of names written %25XX), numbered
+ * as images.h lists them; the path goes from the transcript's directory
+ * up to the session directory and down to the entry file through the
+ * branches' id names (layout_branch_id_name(): a label that comes later
+ * renames a branch in listings, never in a transcript).  Fences are longer than any run of backticks in what they hold.
  * Text is copied byte for byte, except that lone UTF-16 surrogates (kept by
  * the reader as stand-in code points, jstext.h) become U+FFFD, as Node
  * writes them; headings and notes fold control characters to spaces so
@@ -62,7 +65,8 @@
 
 /* Image links are link_prefix (NULL for none; "../" per directory level of
  * the transcript below the session directory) plus the entry file's path
- * from the session directory, less ".md", plus ".images/N.ext".
+ * from the session directory by id names, less ".md", plus
+ * ".images/N.ext".
  *
  * The transcript of the path from the root to tip (an index into
  * s->entries; PS_NIL gives the title alone).  *buf is new and

@@ -47,7 +47,10 @@ static ps_err view_entry_md(struct ps_session *s, uint32_t idx, char **buf, size
 	}
 	if (err)
 		return err;
-	*buf = render_entry(entry, len);
+	/* Image links are relative to the file's own name. */
+	char *name = layout_entry_name(s, idx);
+	*buf = name ? render_entry(entry, name, len) : NULL;
+	free(name);
 	json_decref(entry);
 	return *buf ? PS_OK : PS_ERR_NOMEM;
 }

@@ -18,10 +18,12 @@ static void usage(FILE *out)
 		"       pisession render SESSION.jsonl ID   an entry's Markdown file\n"
 		"       pisession context SESSION.jsonl [ID] context.json for the leaf or ID\n"
 		"       pisession problems SESSION.jsonl    lines skipped and why\n"
-		"       pisession render-json ENTRY.json    render one entry given as JSON\n"
-		"       pisession parse-md FILE.md [ORIGINAL.json]\n"
+		"       pisession render-json ENTRY.json [NAME.md]\n"
+		"                                           render one entry given as JSON, as the\n"
+		"                                           file NAME.md (default entry.md: image links)\n"
+		"       pisession parse-md FILE.md [ORIGINAL.json [NAME.md]]\n"
 		"                                           the entry an entry file holds (an edit of\n"
-		"                                           ORIGINAL, or a new file)\n");
+		"                                           ORIGINAL shown as NAME.md, or a new file)\n");
 }
 
 struct tree_walk {
@@ -72,10 +74,10 @@ static int cmd_tree(const struct ps_session *s)
 	return 0;
 }
 
-static int print_rendered(const json_t *entry)
+static int print_rendered(const json_t *entry, const char *name)
 {
 	size_t len;
-	char *md = render_entry(entry, &len);
+	char *md = render_entry(entry, name, &len);
 	if (!md) {
 		fprintf(stderr, "pisession: out of memory\n");
 		return 1;
@@ -98,7 +100,12 @@ static int cmd_render(const struct ps_session *s, const char *id)
 		fprintf(stderr, "pisession: %s\n", ps_strerror(err));
 		return 1;
 	}
-	int rc = print_rendered(entry);
+	/* as the mount shows it: image links relative to the file's name */
+	char *name = layout_entry_name(s, idx);
+	int rc = name ? print_rendered(entry, name) : 1;
+	if (!name)
+		fprintf(stderr, "pisession: out of memory\n");
+	free(name);
 	json_decref(entry);
 	return rc;
 }
@@ -122,7 +129,7 @@ static int cmd_context(const struct ps_session *s, const char *id)
 	return 0;
 }
 
-static int cmd_render_json(const char *file)
+static int cmd_render_json(const char *file, const char *name)
 {
 	json_error_t error;
 	json_t *entry = json_load_file(file, JSON_ALLOW_NUL, &error);
@@ -130,7 +137,7 @@ static int cmd_render_json(const char *file)
 		fprintf(stderr, "pisession: %s:%d: %s\n", file, error.line, error.text);
 		return 1;
 	}
-	int rc = print_rendered(entry);
+	int rc = print_rendered(entry, name);
 	json_decref(entry);
 	return rc;
 }
@@ -168,7 +175,7 @@ static char *read_all(const char *file, size_t *len)
 
 /* Prints the entry parse_entry_md() makes of FILE (pretty JSON), or
  * "refused: why" on stderr and exit status 1. */
-static int cmd_parse_md(const char *file, const char *orig_file)
+static int cmd_parse_md(const char *file, const char *orig_file, const char *name)
 {
 	json_t *original = NULL, *entry = NULL;
 	char why[512], *text, *out;
@@ -187,7 +194,7 @@ static int cmd_parse_md(const char *file, const char *orig_file)
 			goto out;
 		}
 	}
-	ps_err err = parse_entry_md(text, len, original, &entry, why, sizeof why);
+	ps_err err = parse_entry_md(text, len, original, name, &entry, why, sizeof why);
 	if (err == PS_ERR_INVALID) {
 		fprintf(stderr, "refused: %s\n", why);
 		goto out;
@@ -225,10 +232,10 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
-	if (!strcmp(argv[1], "render-json"))
-		return cmd_render_json(argv[2]);
-	if (!strcmp(argv[1], "parse-md") && argc <= 4)
-		return cmd_parse_md(argv[2], argc == 4 ? argv[3] : NULL);
+	if (!strcmp(argv[1], "render-json") && argc <= 4)
+		return cmd_render_json(argv[2], argc == 4 ? argv[3] : NULL);
+	if (!strcmp(argv[1], "parse-md") && argc <= 5)
+		return cmd_parse_md(argv[2], argc >= 4 ? argv[3] : NULL, argc == 5 ? argv[4] : NULL);
 	ps_err err = session_open(argv[2], &s);
 	if (err) {
 		fprintf(stderr, "pisession: %s: %s\n", argv[2], ps_strerror(err));

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # make install into a temporary prefix; the installed daemon mounts the way
 # fstab and mount(8) run it (mount.fuse3 passes STORE MOUNTPOINT -o ...), and
-# the man page renders.
+# the man page renders.  Then make install into /usr/local (removed again at
+# exit), where mount -t fuse.pisessionfs and the README's fstab line find it.
 . "$(dirname "$0")/lib.sh" "$@"
 
 REPO=$(cd "$(dirname "$0")/../.." && pwd)
@@ -37,5 +38,111 @@ assert_eq "it is a fuse.pisessionfs mount" "fuse.pisessionfs" \
 	"$(awk -v mp="$MNT" '$5 == mp { for (i = 7; i <= NF; i++) if ($i == "-") { print $(i + 1); exit } }' /proc/self/mountinfo)"
 fsx fusermount3 -u "$MNT"
 assert_true "fusermount3 -u unmounts it" bash -c "! grep -q ' $MNT ' /proc/self/mountinfo"
+
+# --- mount -t fuse.pisessionfs STORE MOUNTPOINT, and the README's fstab line --
+# mount(8) runs mount.fuse3 without any PATH in its environment; mount.fuse3
+# runs "pisessionfs STORE MOUNTPOINT -o OPTIONS" through /bin/sh, which then
+# searches its default path (/usr/local/sbin:/usr/local/bin:/usr/sbin:...).
+# So this part installs for real with the default PREFIX, /usr/local, and the
+# EXIT trap removes exactly what it installed.  It never touches an
+# installation it did not make: if a pisessionfs is already installed there
+# (or in a directory searched before it), the test fails and says so.
+SYS_FILES=(/usr/local/bin/pisessionfs /usr/local/bin/pisession /usr/local/share/man/man1/pisessionfs.1)
+SHADOWS=(/usr/local/sbin/pisessionfs /usr/sbin/pisessionfs /usr/bin/pisessionfs /sbin/pisessionfs /bin/pisessionfs)
+SYS_INSTALLED=()
+SYS_NEW_DIRS=()
+sys_uninstall() {
+	local f d
+	for f in "${SYS_INSTALLED[@]}"; do
+		rm -f -- "$f"
+	done
+	for d in "${SYS_NEW_DIRS[@]}"; do
+		rmdir -- "$d" 2>/dev/null || true
+	done
+}
+# cleanup (lib.sh) unmounts, checks the logs and exits with the verdict;
+# the uninstall runs first and keeps the status cleanup reads.
+trap 'keep_rc=$?; sys_uninstall; (exit $keep_rc); cleanup' EXIT
+
+# Two runs of this test (other checkouts) must not install over each other.
+lock=/run/lock/pisessionfs-install-test.lock
+[[ -d /run/lock ]] || lock=/tmp/pisessionfs-install-test.lock
+exec 9>"$lock"
+flock -w 60 9 || die "another run of t_install holds $lock for over 60s"
+for f in "${SYS_FILES[@]}" "${SHADOWS[@]}"; do
+	if [[ -e $f || -L $f ]]; then
+		die "$f exists and was not installed by this test; not replacing it (remove it to run this part)"
+	fi
+done
+for d in /usr/local/share/man/man1 /usr/local/share/man /usr/local/share /usr/local/bin; do
+	[[ -d $d ]] || SYS_NEW_DIRS+=("$d")
+done
+# Recorded before make runs, so a half-done install is removed too.
+SYS_INSTALLED=("${SYS_FILES[@]}")
+fsx_out make -s -C "$REPO" install PREFIX=/usr/local BUILD="${BUILD_DIR#"$REPO"/}"
+assert_eq "make install (PREFIX=/usr/local) succeeds" "0" "$RC$ERR"
+assert_same_bytes /usr/local/bin/pisessionfs "$DAEMON"
+
+# The daemon mount.fuse3 started: found by its arguments, which must be
+# STORE MOUNTPOINT -o OPTIONS (the form main.c takes from mount(8)).
+SYS_MNT=$T_DIR/sysmnt
+mkdir -p "$SYS_MNT"
+daemon_of() {
+	python3 - "$1" <<'PY'
+import os, sys
+mnt = sys.argv[1]
+for pid in filter(str.isdigit, os.listdir("/proc")):
+    try:
+        argv = open(f"/proc/{pid}/cmdline", "rb").read().split(b"\0")[:-1]
+        exe = os.readlink(f"/proc/{pid}/exe")
+    except OSError:
+        continue
+    if len(argv) >= 3 and argv[0] == b"pisessionfs" and argv[2] == mnt.encode():
+        print(pid, exe, *(a.decode() for a in argv[1:]))
+PY
+}
+daemon_gone() {
+	local pid=$1 i
+	for ((i = 0; i < 100; i++)); do
+		[[ -e /proc/$pid ]] || return 0
+		sleep 0.05
+	done
+	return 1
+}
+mount_log=$T_DIR/mount-t.log
+LOGS+=("$mount_log")
+MOUNTS+=("$SYS_MNT")
+RC=0
+timeout -s KILL 20 mount -t fuse.pisessionfs "$STORE" "$SYS_MNT" >"$mount_log" 2>&1 </dev/null || RC=$?
+assert_eq "mount -t fuse.pisessionfs STORE MOUNTPOINT succeeds" "0" "$RC$(head -c 500 "$mount_log")"
+if is_mounted "$SYS_MNT"; then pass; else fail "$SYS_MNT is not mounted"; fi
+assert_eq "the mount lists the store's sessions" "s" "$(fsx ls "$SYS_MNT/--w--" | grep -v '^usage.csv$')"
+assert_contains "an entry reads through it" "installed" "$(fsx cat "$SYS_MNT/--w--/s/0001-user.a1.md")"
+read -r pid exe a1 a2 a3 rest <<<"$(daemon_of "$SYS_MNT")" || true
+assert_eq "mount ran the installed daemon" "/usr/local/bin/pisessionfs" "${exe:-none}"
+assert_eq "with STORE MOUNTPOINT -o OPTIONS" "$STORE $SYS_MNT -o" "${a1:-} ${a2:-} ${a3:-}"
+fsx_out umount "$SYS_MNT"
+assert_eq "umount unmounts it" "0" "$RC$ERR"
+assert_true "it is no longer mounted" bash -c "! grep -q ' $SYS_MNT ' /proc/self/mountinfo"
+if [[ -n ${pid:-} ]] && daemon_gone "$pid"; then pass; else fail "the daemon (${pid:-not found}) did not exit after umount"; fi
+
+# The fstab line of the README, with this test's paths: mount -T reads it
+# from a file of its own instead of /etc/fstab.
+line=$(grep -E '^[^ #]+ +[^ ]+ +fuse\.pisessionfs +[^ ]+ +[0-9] +[0-9]$' "$REPO/README.md" || true)
+assert_eq "README.md shows one fstab line" 1 "$(grep -c . <<<"$line")"
+read -r _ _ fstype fsopts dump pass_no <<<"$line"
+printf '%s %s %s %s %s %s\n' "$STORE" "$SYS_MNT" "$fstype" "$fsopts" "$dump" "$pass_no" >"$T_DIR/fstab"
+mount_log=$T_DIR/mount-fstab.log
+LOGS+=("$mount_log")
+RC=0
+timeout -s KILL 20 mount -T "$T_DIR/fstab" "$SYS_MNT" >"$mount_log" 2>&1 </dev/null || RC=$?
+assert_eq "mount MOUNTPOINT with the README's fstab line ($fsopts) succeeds" "0" "$RC$(head -c 500 "$mount_log")"
+assert_eq "the fstab mount lists the store's sessions" "s" "$(fsx ls "$SYS_MNT/--w--" | grep -v '^usage.csv$')"
+read -r pid exe rest <<<"$(daemon_of "$SYS_MNT")" || true
+assert_eq "the fstab mount ran the installed daemon" "/usr/local/bin/pisessionfs" "${exe:-none}"
+fsx_out umount "$SYS_MNT"
+assert_eq "umount unmounts the fstab mount" "0" "$RC$ERR"
+assert_true "it is no longer mounted" bash -c "! grep -q ' $SYS_MNT ' /proc/self/mountinfo"
+if [[ -n ${pid:-} ]] && daemon_gone "$pid"; then pass; else fail "the daemon (${pid:-not found}) did not exit after umount"; fi
 
 finish

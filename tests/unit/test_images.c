@@ -195,6 +195,49 @@ START_TEST(test_images_ext)
 }
 END_TEST
 
+/* Links are URLs: a name's %XX escapes must reach the viewer as %XX. */
+START_TEST(test_images_link)
+{
+	char *l = images_link(NULL, "0002-user.u1.md", 0, "png");
+	ck_assert_str_eq(l, "![image 1](0002-user.u1.images/1.png)");
+	free(l);
+	l = images_link("../../", "0005~try%2F2/0006-toolResult-a%2Fb.x~h00ff.md", 41, "bin");
+	ck_assert_str_eq(l, "![image 42](../../0005~try%252F2/0006-toolResult-a%252Fb.x~h00ff.images/42.bin)");
+	free(l);
+	l = images_link(NULL, "a b(c)#\x01\xc3\xa9.md", 0, "gif");
+	ck_assert_str_eq(l, "![image 1](a%20b%28c%29%23%01%C3%A9.images/1.gif)");
+	free(l);
+	ck_assert_ptr_null(images_link(NULL, "entry.json", 0, "png"));
+	ck_assert_ptr_null(images_link(NULL, "md", 0, "png"));
+}
+END_TEST
+
+/* An image is a block whose type is exactly "image" (NUL counts) with
+ * string data; content is a message's or custom message's array only. */
+START_TEST(test_images_is_image)
+{
+	json_t *v = json_loads("[{\"type\":\"image\",\"data\":\"\"},{\"type\":\"image\\u0000x\",\"data\":\"\"},"
+			       "{\"type\":\"image\",\"data\":null},{\"type\":\"Image\",\"data\":\"\"},\"image\"]",
+			       JSON_ALLOW_NUL, NULL);
+	ck_assert_ptr_nonnull(v);
+	ck_assert_int_eq(images_is_image(json_array_get(v, 0)), 1);
+	for (size_t i = 1; i < json_array_size(v); i++)
+		ck_assert_int_eq(images_is_image(json_array_get(v, i)), 0);
+	json_decref(v);
+	v = json_loads("[{\"type\":\"message\",\"message\":{\"content\":[]}},{\"type\":\"custom_message\",\"content\":[]},"
+		       "{\"type\":\"message\\u0000\",\"message\":{\"content\":[]}},{\"type\":\"context_edit\","
+		       "\"replacement\":{\"content\":[]}},{\"type\":\"custom_message\",\"content\":\"x\"}]",
+		       JSON_ALLOW_NUL, NULL);
+	ck_assert_ptr_nonnull(v);
+	ck_assert_ptr_eq(images_content(json_array_get(v, 0)),
+			 json_object_get(json_object_get(json_array_get(v, 0), "message"), "content"));
+	ck_assert_ptr_eq(images_content(json_array_get(v, 1)), json_object_get(json_array_get(v, 1), "content"));
+	for (size_t i = 2; i < json_array_size(v); i++)
+		ck_assert_ptr_null(images_content(json_array_get(v, i)));
+	json_decref(v);
+}
+END_TEST
+
 #define IMG(mime, data) "{\"type\":\"image\",\"mimeType\":\"" mime "\",\"data\":\"" data "\"}"
 
 /* Images in a user message, a tool result, a custom message (role) and a
@@ -328,6 +371,8 @@ Suite *images_suite(void)
 	tcase_add_test(tc, test_base64_round_trip_random);
 	tcase_add_test(tc, test_base64_garbage);
 	tcase_add_test(tc, test_images_ext);
+	tcase_add_test(tc, test_images_link);
+	tcase_add_test(tc, test_images_is_image);
 	tcase_add_test(tc, test_images_session);
 	tcase_add_test(tc, test_images_unreadable_entry);
 	suite_add_tcase(s, tc);

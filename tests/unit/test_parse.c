@@ -25,7 +25,7 @@ static json_t *load(const char *json)
 
 static char *render(const json_t *e, size_t *len)
 {
-	char *md = render_entry(e, len);
+	char *md = render_entry(e, NULL, len);
 	ck_assert_ptr_nonnull(md);
 	return md;
 }
@@ -65,7 +65,7 @@ static void roundtrip(const json_t *e, const char *what)
 
 	int strips = len < 2 || md[len - 2] != '\n' ? 2 : 1;
 	for (int strip = 0; strip < strips; strip++) {
-		ps_err err = parse_entry_md_at(md, len - (size_t)strip, e, NOW, &got, why, sizeof why);
+		ps_err err = parse_entry_md_at(md, len - (size_t)strip, e, NULL, NOW, &got, why, sizeof why);
 		ck_assert_msg(err == PS_OK, "%s%s: refused: %s\n%.800s", what, strip ? " (no final newline)" : "",
 			      why, md);
 		assert_equal(got, want, what);
@@ -80,7 +80,7 @@ static void expect_ok(const char *md, const char *original_json, const char *wan
 {
 	json_t *orig = original_json ? load(original_json) : NULL, *want = load(want_json), *got = NULL;
 	char why[512] = "";
-	ps_err err = parse_entry_md_at(md, strlen(md), orig, NOW, &got, why, sizeof why);
+	ps_err err = parse_entry_md_at(md, strlen(md), orig, NULL, NOW, &got, why, sizeof why);
 	ck_assert_msg(err == PS_OK, "refused: %s\n%s", why, md);
 	assert_equal(got, want, md);
 	json_decref(got);
@@ -94,10 +94,21 @@ static void expect_refused_n(const char *md, size_t n, const json_t *orig, const
 	json_t *got = (json_t *)1;
 	char why[512];
 	memset(why, 'x', sizeof why);
-	ps_err err = parse_entry_md_at(md, n, orig, NOW, &got, why, sizeof why);
+	ps_err err = parse_entry_md_at(md, n, orig, NULL, NOW, &got, why, sizeof why);
 	ck_assert_msg(err == PS_ERR_INVALID, "accepted (%d): %.300s", (int)err, md);
 	ck_assert_ptr_null(got);
 	ck_assert_ptr_null(strchr(why, '\n'));
+	ck_assert_str_eq(why, want_why);
+}
+
+/* md, an edit of orig shown as the file name: refused with want_why. */
+static void expect_refused_named(const char *md, const json_t *orig, const char *name, const char *want_why)
+{
+	json_t *got = (json_t *)1;
+	char why[512];
+	ps_err err = parse_entry_md_at(md, strlen(md), orig, name, NOW, &got, why, sizeof why);
+	ck_assert_msg(err == PS_ERR_INVALID, "accepted (%d): %.300s", (int)err, md);
+	ck_assert_ptr_null(got);
 	ck_assert_str_eq(why, want_why);
 }
 
@@ -262,6 +273,10 @@ START_TEST(test_roundtrip_corners)
 		"{\"type\":\"x\",\"content\":\"\\r\\n\\r\\n\"}",
 		"{\"entry\":{\"a\":1},\"message\":\"m\",\"pi\":2,\"type\":\"message\"}",
 		"{\"type\":\"message\",\"message\":{\"role\":\"u\",\"entry\":1,\"pi\":2,\"message.x\":3,\"entry.y\":4}}",
+		"{\"type\":\"context_edit\",\"replacement\":{\"content\":[{\"type\":\"image\",\"data\":\"AAAA\"},"
+		"{\"type\":\"image\",\"data\":\"AA==\",\"mimeType\":\"image/png\"}]}}",
+		"{\"type\":\"message\",\"message\":{\"role\":\"user\",\"content\":[{\"type\":\"image\\u0000\","
+		"\"data\":\"AAAA\"},{\"type\":\"image\",\"data\":\"AA==\",\"x\":[1]},{\"type\":\"image\",\"data\":\"!\"}]}}",
 	};
 	char what[64];
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -377,7 +392,7 @@ START_TEST(test_new_plain)
 	/* NUL is text like any other character */
 	json_t *got = NULL;
 	char why[256];
-	ck_assert_int_eq(parse_entry_md_at("a\0b\n", 4, NULL, NOW, &got, why, sizeof why), PS_OK);
+	ck_assert_int_eq(parse_entry_md_at("a\0b\n", 4, NULL, NULL, NOW, &got, why, sizeof why), PS_OK);
 	const json_t *content = json_object_get(json_object_get(got, "message"), "content");
 	ck_assert_uint_eq(json_string_length(content), 3);
 	ck_assert_mem_eq(json_string_value(content), "a\0b", 3);
@@ -387,7 +402,7 @@ START_TEST(test_new_plain)
 	struct timespec ts;
 	clock_gettime(CLOCK_REALTIME, &ts);
 	long long before = (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-	ck_assert_int_eq(parse_entry_md("hi", 2, NULL, &got, why, sizeof why), PS_OK);
+	ck_assert_int_eq(parse_entry_md("hi", 2, NULL, NULL, &got, why, sizeof why), PS_OK);
 	clock_gettime(CLOCK_REALTIME, &ts);
 	long long after = (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 	json_int_t t = json_integer_value(json_object_get(json_object_get(got, "message"), "timestamp"));
@@ -551,39 +566,138 @@ START_TEST(test_edit_images)
 		"\"content\":[{\"type\":\"text\",\"text\":\"look\"},{\"type\":\"image\",\"data\":\"AAAAAA==\","
 		"\"mimeType\":\"image/png\"},{\"type\":\"image\",\"data\":\"R0lGODlhAQABAAAAACw=\",\"mimeType\":\"image/gif\"}],"
 		"\"timestamp\":1}}";
+	static const char png[] = "<!-- pi:image mimeType=\"image/png\" bytes=4 -->\n![image 1](entry.images/1.png)\n";
+	static const char gif[] = "<!-- pi:image mimeType=\"image/gif\" bytes=14 -->\n![image 2](entry.images/2.gif)\n";
+	static const char both[] =
+		"<!-- pi:image mimeType=\"image/png\" bytes=4 -->\n![image 1](entry.images/1.png)\n\n"
+		"<!-- pi:image mimeType=\"image/gif\" bytes=14 -->\n![image 2](entry.images/2.gif)\n";
+	char swapped[512];
+	snprintf(swapped, sizeof swapped, "%s\n%s", gif, png);
+
 	/* the text changes, the images keep their data */
 	edit_ok(img, "look\n", "look again\n",
 		"{\"type\":\"message\",\"message\":{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"look again\"},"
 		"{\"type\":\"image\",\"data\":\"AAAAAA==\",\"mimeType\":\"image/png\"},{\"type\":\"image\","
 		"\"data\":\"R0lGODlhAQABAAAAACw=\",\"mimeType\":\"image/gif\"}],\"timestamp\":1}}");
-	/* the last image removed */
-	edit_ok(img, "\n\n<!-- pi:image mimeType=\"image/gif\" bytes=14 -->\n", "\n",
+	/* an image goes with its marker and link: the last, or the first (the
+	 * link says which one stays) */
+	edit_ok(img, "\n\n<!-- pi:image mimeType=\"image/gif\" bytes=14 -->\n![image 2](entry.images/2.gif)\n", "\n",
 		"{\"type\":\"message\",\"message\":{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"look\"},"
 		"{\"type\":\"image\",\"data\":\"AAAAAA==\",\"mimeType\":\"image/png\"}],\"timestamp\":1}}");
-	/* the first removed: the second would get the first one's data */
-	edit_refused(img, "<!-- pi:image mimeType=\"image/png\" bytes=4 -->\n\n", "",
-		     "line 12: image 1 says bytes=14 but image 1 of the entry has 4 bytes: images cannot be removed "
-		     "or reordered through the Markdown file (except the last ones)");
-	/* one added */
-	edit_refused(img, "bytes=14 -->\n", "bytes=14 -->\n\n<!-- pi:image mimeType=\"image/gif\" bytes=14 -->\n",
-		     "line 16: images cannot be added through the Markdown file; append a .json entry instead");
-	edit_refused(img, "bytes=14 -->\n", "bytes=14 -->\n\n<!-- pi:image data=\"AAAA\" -->\n",
-		     "line 16: image data cannot be written in the Markdown file; append a .json entry instead");
-	edit_refused(img, "bytes=14 -->\n", "bytes=14 -->\n\n<!-- pi:image data={\"url\":\"x\"} -->\n",
-		     "line 16: images cannot be added through the Markdown file; append a .json entry instead");
-	edit_refused(img, "bytes=14 -->\n", "bytes=14 -->\n\n<!-- pi:image -->\n",
-		     "line 16: images cannot be added through the Markdown file; append a .json entry instead");
-	/* a changed mimeType is the marker's */
-	edit_ok(img, "image/gif", "image/webp",
+	edit_ok(img, "<!-- pi:image mimeType=\"image/png\" bytes=4 -->\n![image 1](entry.images/1.png)\n\n", "",
+		"{\"type\":\"message\",\"message\":{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"look\"},"
+		"{\"type\":\"image\",\"data\":\"R0lGODlhAQABAAAAACw=\",\"mimeType\":\"image/gif\"}],\"timestamp\":1}}");
+	/* moved with their links: reordered */
+	edit_ok(img, both, swapped,
+		"{\"type\":\"message\",\"message\":{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"look\"},"
+		"{\"type\":\"image\",\"data\":\"R0lGODlhAQABAAAAACw=\",\"mimeType\":\"image/gif\"},"
+		"{\"type\":\"image\",\"data\":\"AAAAAA==\",\"mimeType\":\"image/png\"}],\"timestamp\":1}}");
+	/* only the links swapped: the markers no longer match their images */
+	edit_refused(img, both,
+		     "<!-- pi:image mimeType=\"image/png\" bytes=4 -->\n![image 2](entry.images/2.gif)\n\n"
+		     "<!-- pi:image mimeType=\"image/gif\" bytes=14 -->\n![image 1](entry.images/1.png)\n",
+		     "line 12: the marker says bytes=4 but image 2, linked below it, has 14 bytes: move or delete "
+		     "each image marker together with its link");
+	/* a marker deleted, its link left as text: the image would be lost */
+	edit_refused(img, "<!-- pi:image mimeType=\"image/gif\" bytes=14 -->\n", "",
+		     "line 15: the link of image 2 has lost its image marker line: put the marker back above it "
+		     "to keep the image, or delete the link too to remove the image");
+	edit_refused(img, "<!-- pi:image mimeType=\"image/png\" bytes=4 -->\n", "",
+		     "line 12: the link of image 1 has lost its image marker line: put the marker back above it "
+		     "to keep the image, or delete the link too to remove the image");
+	/* a text may hold the link of an image that is still shown */
+	edit_ok(img, "look\n", "look\n![image 1](entry.images/1.png)\n",
+		"{\"type\":\"message\",\"message\":{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":"
+		"\"look\\n![image 1](entry.images/1.png)\"},{\"type\":\"image\",\"data\":\"AAAAAA==\",\"mimeType\":"
+		"\"image/png\"},{\"type\":\"image\",\"data\":\"R0lGODlhAQABAAAAACw=\",\"mimeType\":\"image/gif\"}],"
+		"\"timestamp\":1}}");
+	/* a link deleted, its marker left */
+	edit_refused(img, "![image 2](entry.images/2.gif)\n", "",
+		     "line 16: an image marker needs its image's link on the line below it, as the file showed it "
+		     "(image 1 is ![image 1](entry.images/1.png))");
+	/* links that name no image of this entry */
+	edit_refused(img, "![image 2](entry.images/2.gif)", "![image 2](entry.images/2.png)",
+		     "line 16: \"![image 2](entry.images/2.png)\" is not the link of one of this entry's images "
+		     "(image 1 is ![image 1](entry.images/1.png)); images cannot be added through the Markdown file; "
+		     "append a .json entry instead");
+	edit_refused(img, "![image 2](entry.images/2.gif)", "![image 2](other.images/2.gif)",
+		     "line 16: \"![image 2](other.images/2.gif)\" is not the link of one of this entry's images "
+		     "(image 1 is ![image 1](entry.images/1.png)); images cannot be added through the Markdown file; "
+		     "append a .json entry instead");
+	edit_refused(img, "![image 2](entry.images/2.gif)", "![image 02](entry.images/2.gif)",
+		     "line 16: \"![image 02](entry.images/2.gif)\" is not the link of one of this entry's images "
+		     "(image 1 is ![image 1](entry.images/1.png)); images cannot be added through the Markdown file; "
+		     "append a .json entry instead");
+	edit_refused(img, "![image 2](entry.images/2.gif)", "![image 99999999999999999999999](entry.images/2.gif)",
+		     "line 16: \"![image 99999999999999999999999](entry.images/2.gif)\" is not the link of one of "
+		     "this entry's images (image 1 is ![image 1](entry.images/1.png)); images cannot be added "
+		     "through the Markdown file; append a .json entry instead");
+	edit_refused(img, "![image 2](entry.images/2.gif)", "![image 3](entry.images/3.gif)",
+		     "line 16: \"![image 3](entry.images/3.gif)\" is not the link of one of this entry's images "
+		     "(image 1 is ![image 1](entry.images/1.png)); images cannot be added through the Markdown file; "
+		     "append a .json entry instead");
+	/* one shown twice, one added */
+	edit_refused(img, both, "<!-- pi:image mimeType=\"image/png\" bytes=4 -->\n![image 1](entry.images/1.png)\n\n"
+		     "<!-- pi:image mimeType=\"image/png\" bytes=4 -->\n![image 1](entry.images/1.png)\n",
+		     "line 16: image 1 is shown twice; images cannot be added through the Markdown file; append a "
+		     ".json entry instead");
+	edit_refused(img, "2.gif)\n", "2.gif)\n\n<!-- pi:image mimeType=\"image/gif\" bytes=14 -->\n",
+		     "line 19: an image marker needs its image's link on the line below it, as the file showed it "
+		     "(image 1 is ![image 1](entry.images/1.png))");
+	edit_refused(img, "2.gif)\n", "2.gif)\n\n<!-- pi:image data=\"AAAA\" -->\n",
+		     "line 18: image data cannot be written in the Markdown file; append a .json entry instead");
+	edit_refused(img, "2.gif)\n", "2.gif)\n\n<!-- pi:image data={\"url\":\"x\"} -->\n",
+		     "line 18: images cannot be added through the Markdown file; append a .json entry instead");
+	edit_refused(img, "2.gif)\n", "2.gif)\n\n<!-- pi:image -->\n",
+		     "line 18: images cannot be added through the Markdown file; append a .json entry instead");
+	/* a changed mimeType is the marker's (the link keeps the file's name) */
+	edit_ok(img, "mimeType=\"image/gif\"", "mimeType=\"image/webp\"",
 		"{\"type\":\"message\",\"message\":{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"look\"},"
 		"{\"type\":\"image\",\"data\":\"AAAAAA==\",\"mimeType\":\"image/png\"},{\"type\":\"image\","
 		"\"data\":\"R0lGODlhAQABAAAAACw=\",\"mimeType\":\"image/webp\"}],\"timestamp\":1}}");
 	edit_refused(img, "bytes=14", "bytes=14 data=1",
-		     "line 14: an image marker has bytes= (its data is in the entry) or data=, not both");
-	edit_refused(img, "bytes=14", "bytes=\"14\"", "line 14: bytes= must be a whole number, not \"14\"");
-	edit_refused(img, "bytes=14", "bytes=14 bytes=14", "line 14: duplicate marker attribute \"bytes\"");
-	edit_refused(img, "bytes=14 -->\n", "bytes=14 -->\ncaption\n",
-		     "line 15: an image marker has nothing below it (a text needs a marker line of its own)");
+		     "line 15: an image marker has bytes= (its data is in the entry) or data=, not both");
+	edit_refused(img, "bytes=14", "bytes=\"14\"", "line 15: bytes= must be a whole number, not \"14\"");
+	edit_refused(img, "bytes=14", "bytes=14 bytes=14", "line 15: duplicate marker attribute \"bytes\"");
+	edit_refused(img, "2.gif)\n", "2.gif)\ncaption\n",
+		     "line 17: only the image's link may follow an image marker (a text needs a marker line of its own)");
+	/* extra blank lines after the link are fine */
+	edit_ok(img, "1.png)\n", "1.png)\n\n\n", "{\"type\":\"message\",\"message\":{\"role\":\"user\",\"content\":["
+		"{\"type\":\"text\",\"text\":\"look\"},{\"type\":\"image\",\"data\":\"AAAAAA==\",\"mimeType\":\"image/png\"},"
+		"{\"type\":\"image\",\"data\":\"R0lGODlhAQABAAAAACw=\",\"mimeType\":\"image/gif\"}],\"timestamp\":1}}");
+}
+END_TEST
+
+/* The links are relative to the entry file's name: the parser must be
+ * given the name the file was rendered with, and refuses another's. */
+START_TEST(test_edit_images_named)
+{
+	static const char name[] = "0004-toolResult-read.a%2Fb.md";
+	json_t *orig = load("{\"type\":\"message\",\"id\":\"a/b\",\"message\":{\"role\":\"toolResult\",\"toolName\":\"read\","
+			    "\"content\":[{\"type\":\"image\",\"data\":\"AAAA\",\"mimeType\":\"image/png\"}]}}");
+	size_t len;
+	char *md = render_entry(orig, name, &len);
+	json_t *got = NULL, *want = expected_of(orig);
+	char why[512] = "";
+	ck_assert_ptr_nonnull(md);
+	ck_assert_ptr_nonnull(strstr(md, "\n![image 1](0004-toolResult-read.a%252Fb.images/1.png)\n"));
+	ck_assert_int_eq(parse_entry_md_at(md, len, orig, name, NOW, &got, why, sizeof why), PS_OK);
+	assert_equal(got, want, "named round trip");
+	json_decref(got);
+	got = NULL;
+	expect_refused_named(md, orig, "0005-toolResult-read.a%2Fb.md",
+			     "line 9: \"![image 1](0004-toolResult-read.a%252Fb.images/1.png)\" is not the link of one of "
+			     "this entry's images (image 1 is ![image 1](0005-toolResult-read.a%252Fb.images/1.png)); "
+			     "images cannot be added through the Markdown file; append a .json entry instead");
+	/* a text line equal to its own image's link is kept when the image is
+	 * shown too (the lost-link rule never refuses an unedited file) */
+	json_t *odd = load("{\"type\":\"custom_message\",\"content\":[{\"type\":\"text\",\"text\":"
+			   "\"![image 1](entry.images/1.png)\"},{\"type\":\"image\",\"data\":\"AAAA\"}]}");
+	roundtrip(odd, "a text that is its image's link");
+	json_decref(odd);
+	json_decref(want);
+	json_decref(orig);
+	free(md);
 }
 END_TEST
 
@@ -696,7 +810,7 @@ START_TEST(test_bad_bytes)
 			 "line 3: bad JSON value: control character 0x0 near '\"a'");
 	json_t *got = NULL;
 	char why[200];
-	ck_assert_int_eq(parse_entry_md_at("---\ntype: x\nv: a\0b\n---\n", 22, NULL, NOW, &got, why, sizeof why), PS_OK);
+	ck_assert_int_eq(parse_entry_md_at("---\ntype: x\nv: a\0b\n---\n", 22, NULL, NULL, NOW, &got, why, sizeof why), PS_OK);
 	ck_assert_uint_eq(json_string_length(json_object_get(got, "v")), 3);
 	json_decref(got);
 	/* 10000 levels of nesting: refused by jansson's depth limit, no crash */
@@ -710,7 +824,7 @@ START_TEST(test_bad_bytes)
 	n += depth;
 	memcpy(deep + n, "\n---\n", 5);
 	n += 5;
-	ck_assert_int_eq(parse_entry_md_at(deep, n, NULL, NOW, &got, why, sizeof why), PS_ERR_INVALID);
+	ck_assert_int_eq(parse_entry_md_at(deep, n, NULL, NULL, NOW, &got, why, sizeof why), PS_ERR_INVALID);
 	ck_assert_ptr_nonnull(strstr(why, "line 3: bad JSON value: maximum parsing depth reached"));
 	free(deep);
 }
@@ -742,7 +856,7 @@ START_TEST(test_no_crash)
 		for (size_t cut = 0; cut <= len; cut++) {
 			for (int with = 0; with < 2; with++) {
 				json_t *got = NULL;
-				ps_err err = parse_entry_md_at(text, cut, with ? orig : NULL, NOW, &got, why, sizeof why);
+				ps_err err = parse_entry_md_at(text, cut, with ? orig : NULL, NULL, NOW, &got, why, sizeof why);
 				ck_assert(err == PS_OK || err == PS_ERR_INVALID);
 				ck_assert((err == PS_OK) == (got != NULL));
 				ok += err == PS_OK;
@@ -755,7 +869,7 @@ START_TEST(test_no_crash)
 				json_t *got = NULL;
 				memcpy(copy, text, len);
 				copy[at] = subst[s];
-				ps_err err = parse_entry_md_at(copy, len, orig, NOW, &got, why, sizeof why);
+				ps_err err = parse_entry_md_at(copy, len, orig, NULL, NOW, &got, why, sizeof why);
 				ck_assert(err == PS_OK || err == PS_ERR_INVALID);
 				ok += err == PS_OK;
 				parses++;
@@ -777,14 +891,14 @@ START_TEST(test_why_buffer)
 	char why[8];
 	/* truncated but terminated */
 	memset(why, 'x', sizeof why);
-	ck_assert_int_eq(parse_entry_md_at("---\n", 4, NULL, NOW, &got, why, sizeof why), PS_ERR_INVALID);
+	ck_assert_int_eq(parse_entry_md_at("---\n", 4, NULL, NULL, NOW, &got, why, sizeof why), PS_ERR_INVALID);
 	ck_assert_str_eq(why, "line 1:");
-	ck_assert_int_eq(parse_entry_md_at("---\n", 4, NULL, NOW, &got, why, 1), PS_ERR_INVALID);
+	ck_assert_int_eq(parse_entry_md_at("---\n", 4, NULL, NULL, NOW, &got, why, 1), PS_ERR_INVALID);
 	ck_assert_str_eq(why, "");
-	ck_assert_int_eq(parse_entry_md_at("---\n", 4, NULL, NOW, &got, NULL, 0), PS_ERR_INVALID);
-	ck_assert_int_eq(parse_entry_md_at(NULL, 0, NULL, NOW, &got, NULL, 0), PS_ERR_INVALID);
-	ck_assert_int_eq(parse_entry_md_at(NULL, 3, NULL, NOW, &got, NULL, 0), PS_ERR_INVALID);
-	ck_assert_int_eq(parse_entry_md_at("x", 1, NULL, NOW, NULL, NULL, 0), PS_ERR_INVALID);
+	ck_assert_int_eq(parse_entry_md_at("---\n", 4, NULL, NULL, NOW, &got, NULL, 0), PS_ERR_INVALID);
+	ck_assert_int_eq(parse_entry_md_at(NULL, 0, NULL, NULL, NOW, &got, NULL, 0), PS_ERR_INVALID);
+	ck_assert_int_eq(parse_entry_md_at(NULL, 3, NULL, NULL, NOW, &got, NULL, 0), PS_ERR_INVALID);
+	ck_assert_int_eq(parse_entry_md_at("x", 1, NULL, NULL, NOW, NULL, NULL, 0), PS_ERR_INVALID);
 	/* a long value is cut (at a character boundary) and stays on one line */
 	char md[1200], want[256], key[512];
 	size_t k = (size_t)sprintf(key, "\"\\nk");
@@ -826,13 +940,13 @@ START_TEST(test_huge)
 		text[i] = (i % 80 == 79) ? '\n' : (char)('a' + i % 26);
 	text[n] = '\n';
 
-	ck_assert_int_eq(parse_entry_md_at(text, n, NULL, NOW, &got, why, sizeof why), PS_OK);
+	ck_assert_int_eq(parse_entry_md_at(text, n, NULL, NULL, NOW, &got, why, sizeof why), PS_OK);
 	const json_t *c = json_object_get(json_object_get(got, "message"), "content");
 	/* the file less its final newline */
 	ck_assert_uint_eq(json_string_length(c), text[n - 1] == '\n' ? n - 1 : n);
 	json_decref(got);
 
-	ck_assert_int_eq(parse_entry_md_at(big, sizeof head - 1 + n + 1, NULL, NOW, &got, why, sizeof why), PS_OK);
+	ck_assert_int_eq(parse_entry_md_at(big, sizeof head - 1 + n + 1, NULL, NULL, NOW, &got, why, sizeof why), PS_OK);
 	c = json_object_get(got, "content");
 	ck_assert_uint_eq(json_string_length(c), n);
 	ck_assert(memcmp(json_string_value(c), text, n) == 0);
@@ -857,6 +971,7 @@ Suite *parse_suite(void)
 	tcase_add_test(tc, test_edit_identity);
 	tcase_add_test(tc, test_edit_allowed);
 	tcase_add_test(tc, test_edit_images);
+	tcase_add_test(tc, test_edit_images_named);
 	tcase_add_test(tc, test_malformed);
 	tcase_add_test(tc, test_bad_bytes);
 	tcase_add_test(tc, test_no_crash);

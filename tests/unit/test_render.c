@@ -14,7 +14,7 @@ static void render_check(const char *json, const char *want)
 	json_t *v = json_loads(json, JSON_ALLOW_NUL, &jerr);
 	ck_assert_msg(v != NULL, "bad test JSON: %s", jerr.text);
 	size_t len = 0;
-	char *s = render_entry(v, &len);
+	char *s = render_entry(v, NULL, &len);
 	ck_assert_ptr_nonnull(s);
 	ck_assert_uint_eq(len, strlen(s));
 	ck_assert_str_eq(s, want);
@@ -25,13 +25,13 @@ static void render_check(const char *json, const char *want)
 START_TEST(test_null_entry)
 {
 	size_t len = 99;
-	char *s = render_entry(NULL, &len);
+	char *s = render_entry(NULL, NULL, &len);
 	ck_assert_ptr_nonnull(s);
 	ck_assert_uint_eq(len, 8);
 	ck_assert_str_eq(s, "---\n---\n");
 	free(s);
 	/* len may be NULL too */
-	s = render_entry(NULL, NULL);
+	s = render_entry(NULL, NULL, NULL);
 	ck_assert_ptr_nonnull(s);
 	free(s);
 }
@@ -115,7 +115,7 @@ START_TEST(test_nul_byte)
 			      "message", "role", "user", "content", "a\0b", (size_t)3);
 	ck_assert_ptr_nonnull(e);
 	size_t len = 0;
-	char *s = render_entry(e, &len);
+	char *s = render_entry(e, NULL, &len);
 	ck_assert_ptr_nonnull(s);
 	static const char want[] = "---\ntype: message\nrole: user\ncontent: string\n"
 				   "entry.note: \"n\\u0000m\"\n---\na\0b\n";
@@ -138,7 +138,7 @@ START_TEST(test_huge_text)
 	json_t *e = json_pack("{s:s, s:s%}", "type", "custom_message", "content", big, n);
 	ck_assert_ptr_nonnull(e);
 	size_t len = 0;
-	char *s = render_entry(e, &len);
+	char *s = render_entry(e, NULL, &len);
 	ck_assert_ptr_nonnull(s);
 	static const char head[] = "---\ntype: custom_message\ncontent: string\n---\n";
 	ck_assert_uint_eq(len, sizeof head - 1 + n + 1);
@@ -178,7 +178,7 @@ START_TEST(test_all_tags_taken)
 	n += (size_t)sprintf(text + n, "<!-- pi70:x\n");
 	json_t *e = json_pack("{s:s%}", "summary", text, n);
 	ck_assert_ptr_nonnull(e);
-	char *s = render_entry(e, NULL);
+	char *s = render_entry(e, NULL, NULL);
 	ck_assert_ptr_nonnull(s);
 	ck_assert_ptr_nonnull(strstr(s, "pi.marker: pi71\n"));
 	ck_assert_ptr_nonnull(strstr(s, "\n<!-- pi71:summary -->\n"));
@@ -225,11 +225,42 @@ START_TEST(test_images)
 		     "{\"type\":\"image\",\"data\":\"\"},"
 		     "{\"type\":\"image\",\"data\":5}]}",
 		     "---\ntype: custom_message\ncontent: blocks\n---\n"
-		     "<!-- pi:image mimeType=\"image/png\" bytes=3 -->\n\n"
-		     "<!-- pi:image mimeType=\"image/png\" \"bytes\"=1 bytes=2 -->\n\n"
-		     "<!-- pi:image bytes=1 -->\n\n"
-		     "<!-- pi:image bytes=0 -->\n\n"
+		     "<!-- pi:image mimeType=\"image/png\" bytes=3 -->\n![image 1](entry.images/1.png)\n\n"
+		     "<!-- pi:image mimeType=\"image/png\" \"bytes\"=1 bytes=2 -->\n![image 2](entry.images/2.png)\n\n"
+		     "<!-- pi:image bytes=1 -->\n![image 3](entry.images/3.bin)\n\n"
+		     "<!-- pi:image bytes=0 -->\n![image 4](entry.images/4.bin)\n\n"
 		     "<!-- pi:image data=5 -->\n");
+	/* Only messages and custom messages have image files: elsewhere an
+	 * image is its marker alone. */
+	render_check("{\"type\":\"context_edit\",\"replacement\":{\"content\":["
+		     "{\"type\":\"image\",\"data\":\"AAAA\",\"mimeType\":\"image/png\"}]}}",
+		     "---\ntype: context_edit\nreplacement: blocks\n---\n"
+		     "<!-- pi:image mimeType=\"image/png\" bytes=3 -->\n");
+	render_check("{\"type\":\"future\",\"content\":[{\"type\":\"image\",\"data\":\"AAAA\"}]}",
+		     "---\ntype: future\ncontent: blocks\n---\n<!-- pi:image bytes=3 -->\n");
+	/* "image\0x" is no image (nor numbered as one); the next one is 1 */
+	render_check("{\"type\":\"message\",\"message\":{\"role\":\"user\",\"content\":["
+		     "{\"type\":\"image\\u0000x\",\"data\":\"AAAA\"},{\"type\":\"image\",\"data\":\"AAAA\","
+		     "\"mimeType\":\"image/jpeg\"}]}}",
+		     "---\ntype: message\nrole: user\ncontent: blocks\n---\n<!-- pi:block -->\n```json\n{\n"
+		     "  \"type\": \"image\\u0000x\",\n  \"data\": \"AAAA\"\n}\n```\n\n"
+		     "<!-- pi:image mimeType=\"image/jpeg\" bytes=3 -->\n![image 1](entry.images/1.jpg)\n");
+}
+END_TEST
+
+/* The links are relative to the file name given, written as a URL: the
+ * %XX escapes of a name come out as %25XX. */
+START_TEST(test_image_links_named)
+{
+	json_t *v = json_loads("{\"type\":\"custom_message\",\"content\":[{\"type\":\"image\",\"data\":\"AAAA\","
+			       "\"mimeType\":\"image/gif\"}]}", 0, NULL);
+	ck_assert_ptr_nonnull(v);
+	char *s = render_entry(v, "0003-custom_message.a%2Fb~h0123456789abcdef.md", NULL);
+	ck_assert_ptr_nonnull(s);
+	ck_assert_str_eq(s, "---\ntype: custom_message\ncontent: blocks\n---\n<!-- pi:image mimeType=\"image/gif\" "
+			 "bytes=3 -->\n![image 1](0003-custom_message.a%252Fb~h0123456789abcdef.images/1.gif)\n");
+	free(s);
+	json_decref(v);
 }
 END_TEST
 
@@ -261,6 +292,7 @@ Suite *render_suite(void)
 	tcase_add_test(tc, test_all_tags_taken);
 	tcase_add_test(tc, test_front_values);
 	tcase_add_test(tc, test_images);
+	tcase_add_test(tc, test_image_links_named);
 	tcase_add_test(tc, test_sections_and_fields);
 	suite_add_tcase(s, tc);
 	return s;

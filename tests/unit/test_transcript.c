@@ -8,6 +8,7 @@
 #include <string.h>
 #include <glob.h>
 #include "helpers.h"
+#include "layout.h"
 #include "suites.h"
 #include "transcript.h"
 
@@ -382,6 +383,60 @@ START_TEST(test_transcript_growth)
 }
 END_TEST
 
+/* An image in a branch is linked through the branch's id name: a label
+ * that comes later renames the branch in listings but changes no byte of
+ * a transcript (tail -f would see a rewritten file), and the link keeps
+ * resolving -- also for an id too long for a name (shortened with a hash),
+ * which is only found by comparing names. */
+START_TEST(test_transcript_label_keeps_links)
+{
+	char long_id[200];
+	memset(long_id, 'b', sizeof long_id - 1);
+	long_id[sizeof long_id - 1] = '\0';
+	char text[2048];
+	snprintf(text, sizeof text,
+		 HDR MSG("u1", "null", "user", "q") MSG("u2", "\"u1\"", "user", "main")
+		 "{\"type\":\"message\",\"id\":\"%s\",\"parentId\":\"u1\",\"timestamp\":\"t\",\"message\":"
+		 "{\"role\":\"user\",\"content\":[{\"type\":\"image\",\"data\":\"AAAA\",\"mimeType\":\"image/png\"}],"
+		 "\"timestamp\":1}}\n", long_id);
+	char *path = helper_write(text);
+	struct ps_session *s = helper_open(path);
+	uint32_t img = find(s, long_id);
+	char *before = text_of(s, img, NULL);
+	char *link = strstr(before, "![image 1](");
+	ck_assert_ptr_nonnull(link);
+	char target[512];
+	ck_assert_int_eq(sscanf(link, "![image 1](%511[^)])", target), 1);
+
+	snprintf(text, sizeof text, "{\"type\":\"label\",\"id\":\"l1\",\"parentId\":\"%s\",\"timestamp\":\"t\","
+		 "\"targetId\":\"%s\",\"label\":\"pics\"}\n", long_id, long_id);
+	helper_append(path, text);
+	ck_assert_int_eq(session_refresh(s, NULL), PS_OK);
+	char *after = text_of(s, img, NULL);
+	ck_assert_str_eq(after, before);
+	/* listed by its label now, and still reached by the link's path */
+	char *listed = layout_branch_name(s, s->entries[img].branch);
+	ck_assert_str_eq(listed, "0002~pics");
+	free(listed);
+	char *dir = strndup(target, strcspn(target, "/"));
+	struct layout_node node;
+	ck_assert_int_eq(layout_resolve(s, dir, &node), PS_OK);
+	ck_assert_int_eq(node.kind, LAYOUT_TREE_DIR);
+	ck_assert_uint_eq(node.branch, s->entries[img].branch);
+	/* the link's target less its URL escapes is the image itself */
+	ck_assert_ptr_null(strchr(target, '%'));
+	ck_assert_int_eq(layout_resolve(s, target, &node), PS_OK);
+	ck_assert_int_eq(node.kind, LAYOUT_IMAGE);
+	ck_assert_uint_eq(node.entry, img);
+	free(dir);
+	free(before);
+	free(after);
+	session_free(s);
+	unlink(path);
+	free(path);
+}
+END_TEST
+
 Suite *transcript_suite(void)
 {
 	Suite *s = suite_create("transcript");
@@ -393,6 +448,7 @@ Suite *transcript_suite(void)
 	tcase_add_test(tc, test_transcript_prefix_handmade);
 	tcase_add_test(tc, test_transcript_prefix_fixtures);
 	tcase_add_test(tc, test_transcript_growth);
+	tcase_add_test(tc, test_transcript_label_keeps_links);
 	suite_add_tcase(s, tc);
 	return s;
 }
