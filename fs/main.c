@@ -45,6 +45,7 @@ static const struct fuse_opt psfs_opts[] = {
 	PSFS_OPT("--store %s", store),
 	PSFS_OPT("store=%s", store),
 	PSFS_OPT("cache_sessions=%u", cache_sessions),
+	PSFS_OPT("entry_cache=%d", entry_cache_mib),
 	PSFS_OPT("timeout=%lf", timeout),
 	PSFS_OPT("-h", show_help),
 	PSFS_OPT("--help", show_help),
@@ -66,6 +67,8 @@ static void psfs_usage(const char *prog)
 	       "  -d                     foreground, with FUSE debug output\n"
 	       "  -o store=DIR           the store, as a mount option (for fstab)\n"
 	       "  -o cache_sessions=N    indexed sessions kept in memory (default 256)\n"
+	       "  -o entry_cache=MIB     parsed entries kept, in MiB of their lines\n"
+	       "                         (default 8; 0 turns the cache off)\n"
 	       "  -o timeout=SECONDS     kernel cache timeout for names and attributes\n"
 	       "                         (default 1; changes are also pushed at once)\n"
 	       "  -o auto_unmount        unmount when the daemon exits\n"
@@ -158,6 +161,7 @@ int main(int argc, char *argv[])
 	int ret = 1;
 
 	fs.cfg.timeout = 1.0;
+	fs.cfg.entry_cache_mib = -1;
 	if (fuse_opt_parse(&args, &fs.cfg, psfs_opts, psfs_opt_proc) != 0)
 		goto out;
 	if (fs.cfg.show_help) {
@@ -203,6 +207,12 @@ int main(int argc, char *argv[])
 	/* Before anything is shown or written: what killed daemons left half
 	 * done (recover.h).  A store that cannot be changed is left as it is. */
 	recover_store(fs.cfg.store, psfs_note_recovery, NULL);
+	if (fs.cfg.entry_cache_mib < -1 || fs.cfg.entry_cache_mib > 4096) {
+		fprintf(stderr, "pisessionfs: -o entry_cache=%d: give 0 to 4096 (MiB)\n", fs.cfg.entry_cache_mib);
+		goto out;
+	}
+	if (fs.cfg.entry_cache_mib >= 0)
+		entrycache_set_limit((size_t)fs.cfg.entry_cache_mib << 20);
 	err = store_open(fs.cfg.store, fs.cfg.cache_sessions, &fs.store);
 	if (!err)
 		err = catalog_new(fs.store, &fs.catalog);

@@ -173,6 +173,15 @@ one_line_error "a missing default store" "$T_DIR/nohome/.pi/agent/sessions" "$MN
 # -o store= and -o timeout= are accepted.
 mount_fs "$STORE" "$MNT" -o timeout=0.5
 assert_true "-o timeout=0.5 mounts" test -f "$MNT/--proj--/s/0001-user.a.md"
+with_cache=$(cat "$MNT/--proj--/s/context.json" "$MNT/--proj--/s/transcript.md" "$MNT/--proj--/s/0001-user.a.md")
 umount_fs "$MNT"
+
+# -o entry_cache: off gives the same files; out of range is refused.
+mount_fs "$STORE" "$MNT" -o entry_cache=0
+assert_eq "-o entry_cache=0: the same context, transcript and entry" "$with_cache" \
+	"$(cat "$MNT/--proj--/s/context.json" "$MNT/--proj--/s/transcript.md" "$MNT/--proj--/s/0001-user.a.md")"
+umount_fs "$MNT"
+run_daemon --store "$STORE" -f -o entry_cache=5000 "$MNT"
+one_line_error "-o entry_cache=5000" "entry_cache" "$MNT"
 
 finish
