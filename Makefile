@@ -45,6 +45,9 @@ LIBCORE  := $(BUILD)/libpisession.a
 DAEMON   := $(BUILD)/pisessionfs
 TOOL     := $(BUILD)/pisession
 UNIT     := $(BUILD)/unit-tests
+# A passthrough FUSE file system for the mount tests: a store on it gets no
+# inotify events for changes made underneath (tests/mount/t_nonotify.sh).
+HELPER   := $(BUILD)/tests/passthrough-store
 
 .PHONY: all check check-unit check-golden check-mount check-diff check-interop clean install bench
 
@@ -74,7 +77,10 @@ $(BUILD)/tools/pisession.o: tools/pisession.c $(wildcard src/*.h) | $(BUILD)/too
 $(UNIT): $(UNIT_OBJ) $(LIBCORE)
 	$(CC) $(SANFLAGS) $(LDFLAGS) -o $@ $(UNIT_OBJ) $(LIBCORE) $(CHECK_LIBS) $(LIBS_CORE)
 
-$(BUILD)/src $(BUILD)/fs $(BUILD)/tests/unit $(BUILD)/tools:
+$(HELPER): tests/helpers/passthrough_store.c | $(BUILD)/tests
+	$(CC) $(CSTD) $(WARN) $(OPT) $(SANFLAGS) $(FUSE_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(FUSE_LIBS)
+
+$(BUILD)/src $(BUILD)/fs $(BUILD)/tests $(BUILD)/tests/unit $(BUILD)/tools:
 	mkdir -p $@
 
 check: all $(UNIT)
@@ -86,8 +92,8 @@ check-unit: $(UNIT)
 check-golden: $(TOOL)
 	tests/golden/run.sh $(TOOL)
 
-check-mount: $(DAEMON) $(TOOL)
-	tests/mount/run.sh $(DAEMON)
+check-mount: $(DAEMON) $(TOOL) $(HELPER)
+	PSFS_PASSTHROUGH=$(abspath $(HELPER)) tests/mount/run.sh $(DAEMON)
 
 check-diff: $(DAEMON)
 	tests/diff/run.sh $(DAEMON)
@@ -129,8 +135,8 @@ fuzz: $(FUZZ_BINS)
 	fuzz/run.sh $(FUZZ_SECONDS)
 fuzz-smoke: $(FUZZ_BINS)
 	fuzz/run.sh 10
-check-valgrind: $(UNIT) $(TOOL) $(DAEMON)
-	fuzz/check-valgrind.sh $(UNIT) $(TOOL) $(DAEMON)
+check-valgrind: $(UNIT) $(TOOL) $(DAEMON) $(HELPER)
+	PSFS_PASSTHROUGH=$(abspath $(HELPER)) fuzz/check-valgrind.sh $(UNIT) $(TOOL) $(DAEMON)
 
 # ---- reliability tests (tests/stress/run.sh) -------------------------------
 # make stress: kill -9, concurrency, disk full, store gone, escapes (< 10 min);
