@@ -2,8 +2,10 @@
  * listing or a cat right after pi appends shows the new state instead of
  * what the kernel cached.  Runs in its own thread: invalidating from inside
  * a handler can deadlock (libfuse's doc/README.notifications).  Without
- * inotify the mount still updates: every access re-checks the file, and the
- * kernel's caches expire after the timeout. */
+ * inotify, or where it is silent (a store on NFS or a FUSE mount changed
+ * by someone else: the watches are set up and never fire), the mount still
+ * updates: every access re-checks the file, and the kernel's caches expire
+ * after the timeout (tests/mount/t_nonotify.sh). */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
