@@ -32,7 +32,12 @@ LIMIT_READ=120
 LIMIT_APPEND=30
 # The daemon's peak RSS must stay below this (MiB): it holds the index and,
 # during the listing, libfuse's copy of every name with its attributes.
+# AddressSanitizer's shadow memory and quarantine take about three times
+# as much.
 RSS_LIMIT_MB=$((ENTRIES / 1000 + 256))
+if grep -qa __asan_init "$DAEMON"; then
+	RSS_LIMIT_MB=$((RSS_LIMIT_MB * 4))
+fi
 
 P=--million--
 F=$STORE/$P/big.jsonl
