@@ -34,7 +34,7 @@ LIMIT_APPEND=30
 # during the listing, libfuse's copy of every name with its attributes.
 # AddressSanitizer's shadow memory and quarantine take about three times
 # as much.
-RSS_LIMIT_MB=$((ENTRIES / 1000 + 256))
+RSS_LIMIT_MB=$((ENTRIES / 2000 + 256))
 if grep -qa __asan_init "$DAEMON"; then
 	RSS_LIMIT_MB=$((RSS_LIMIT_MB * 4))
 fi
