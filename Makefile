@@ -140,7 +140,7 @@ check-valgrind: $(UNIT) $(TOOL) $(DAEMON) $(HELPER)
 
 # ---- reliability tests (tests/stress/run.sh) -------------------------------
 # make stress: kill -9, concurrency, disk full, store gone, escapes, a
-# million-entry session (< 15 min); make stress-quick: the CI sizes (< 2 min).
+# million-entry session (< 10 min); make stress-quick: the CI sizes (< 2 min).
 # SANITIZE=1 runs the ASan build.
 .PHONY: stress stress-quick
 stress: $(DAEMON)

@@ -12,16 +12,18 @@
 #
 # Every access to the mount goes through `fsx` (timeout -s KILL), so a hung
 # daemon fails the test instead of hanging it.  TIME_SCALE (default 1)
-# multiplies every time limit: the per-access TIMEOUT, MOUNT_WAIT, and the
-# limit of every poll_until and assert_poll, so a daemon that runs 20 times
-# slower (under valgrind) is given 20 times as long; TIMEOUT and MOUNT_WAIT
-# set explicitly win.  The EXIT trap always
-# unmounts what the test mounted, kills its daemons and removes the scratch
-# directory, and fails the test if a daemon's stderr says error, warning,
-# sanitizer or runtime error, or if a daemon died while it was expected to
-# run.  `finish` prints "checks: N" on success; run.sh counts a test as
-# passed only when that line is there (a test that stopped early, or skipped
-# itself, never passes).
+# multiplies every time limit: the per-access TIMEOUT, MOUNT_WAIT, the wait
+# for a daemon to exit and the limit of every poll_until and assert_poll,
+# so a daemon that runs 20 times slower (under valgrind) is given 20 times
+# as long; TIMEOUT and MOUNT_WAIT set explicitly win.
+#
+# The EXIT trap always unmounts what the test mounted (the last mount
+# first), kills its daemons and removes the scratch directory, and fails
+# the test if a daemon's stderr says error, warning, sanitizer or runtime
+# error, or if a daemon died while it was expected to run.  `finish` prints
+# "checks: N" on success; run.sh counts a test as passed only when that
+# line is there (a test that stopped early, or skipped itself, never
+# passes).
 
 set -euo pipefail
 shopt -s nullglob
@@ -38,9 +40,9 @@ if ! awk -v k="$TIME_SCALE" 'BEGIN { exit !(k + 0 > 0 && k ~ /^[0-9]*\.?[0-9]+$/
 	echo "TIME_SCALE must be a positive number, not '$TIME_SCALE'" >&2
 	exit 1
 fi
-# scaled SECONDS: SECONDS times TIME_SCALE, rounded up to a whole second
-# when scaled (timeout(1) and sleep take fractions, bash arithmetic does not:
-# scaled_int).
+# scaled SECONDS: SECONDS times TIME_SCALE, for timeout(1) and sleep; as
+# given when TIME_SCALE is 1 (0.5 stays 0.5), else rounded up to a whole
+# second.  scaled_int always rounds up, for bash arithmetic.
 scaled() {
 	awk -v s="$1" -v k="$TIME_SCALE" 'BEGIN { v = s * k; if (k != 1 && v != int(v)) v = int(v) + 1; print v }'
 }

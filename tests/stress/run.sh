@@ -9,7 +9,7 @@
 #   t_million      a session of a million entries (--quick: 100,000)
 #
 # --quick: CI sizes (all six in under 2 minutes); without it, `make stress`
-# sizes (under 15 minutes).  Each test runs in a fresh bash with a scratch
+# sizes (under 10 minutes).  Each test runs in a fresh bash with a scratch
 # TMPDIR of its own, prints one line per check and ends with
 # "N passed, M failed"; it passes when it exits 0 with M = 0.  A test that
 # leaves a mount behind fails too (and the mount is removed).  This script
