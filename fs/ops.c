@@ -629,8 +629,12 @@ static int psfs_open(const char *path, struct fuse_file_info *fi)
 			/* Entry files and stored lines never change: the kernel
 			 * may keep their pages.  The rest (context.json, name...)
 			 * bypasses the page cache, so a reader keeps the version it
-			 * opened even when another reader opens a newer one. */
-			fi->keep_cache = view_immutable(&node);
+			 * opened even when another reader opens a newer one.
+			 * Once the file was rewritten and indexed anew
+			 * (generation past 1), the kernel's pages of a path may
+			 * hold the text it had before, with a size and mtime
+			 * that tell it nothing: drop them at each open. */
+			fi->keep_cache = view_immutable(&node) && s->generation == 1;
 			fi->direct_io = !view_immutable(&node);
 			f->growing = node.kind == LAYOUT_TRANSCRIPT;
 			f->changes = s->changes;

@@ -2,8 +2,10 @@
  * listing or a cat right after pi appends shows the new state instead of
  * what the kernel cached.  Runs in its own thread: invalidating from inside
  * a handler can deadlock (libfuse's doc/README.notifications).  Without
- * inotify the mount still updates: every access re-checks the file, and the
- * kernel's caches expire after the timeout. */
+ * inotify, or where it is silent (a store on NFS or a FUSE mount changed
+ * by someone else: the watches are set up and never fire), the mount still
+ * updates: every access re-checks the file, and the kernel's caches expire
+ * after the timeout (tests/mount/t_nonotify.sh). */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -131,7 +133,9 @@ static void watch_invalidate(const char *fmt, const char *a, const char *b, cons
 }
 
 /* What an append changes: the session directory's generated files, and the
- * context.json of every branch that grew. */
+ * context.json of every branch that grew.  One path per branch, not per
+ * entry: a session first seen (or rebuilt) may have a million new entries,
+ * nearly all in one branch. */
 static void watch_session_changed(const char *project, const char *session)
 {
 	static const char *const roots[] = {
@@ -139,6 +143,7 @@ static void watch_session_changed(const char *project, const char *session)
 	};
 	struct store_ref ref;
 	char **dirs = NULL;
+	unsigned char *grew = NULL;
 	size_t n_dirs = 0;
 
 	watch_invalidate("/%s/%s%s", project, session, "");
@@ -147,10 +152,13 @@ static void watch_session_changed(const char *project, const char *session)
 		uint32_t *seen = store_notified_count(&ref);
 		if (*seen > s->n_entries)
 			*seen = 0; /* rebuilt */
-		dirs = calloc(s->n_entries - *seen + 1, sizeof *dirs);
-		for (uint32_t e = *seen; dirs && e < s->n_entries; e++) {
-			if (s->entries[e].branch == 0)
+		grew = calloc(s->n_branches ? s->n_branches : 1, 1);
+		dirs = calloc(s->n_branches ? s->n_branches : 1, sizeof *dirs);
+		for (uint32_t e = *seen; grew && dirs && e < s->n_entries; e++) {
+			uint32_t br = s->entries[e].branch;
+			if (br == 0 || grew[br])
 				continue;
+			grew[br] = 1;
 			char *path = layout_entry_path(s, e);
 			char *slash = path ? strrchr(path, '/') : NULL;
 			if (slash) {
@@ -166,16 +174,14 @@ static void watch_session_changed(const char *project, const char *session)
 	for (size_t i = 0; i < sizeof roots / sizeof roots[0]; i++)
 		watch_invalidate("/%s/%s/%s", project, session, roots[i]);
 	for (size_t i = 0; i < n_dirs; i++) {
-		if (i == 0 || strcmp(dirs[i], dirs[i - 1]) != 0) {
-			char path[PATH_MAX];
-			snprintf(path, sizeof path, "%s/context.json", dirs[i]);
-			watch_invalidate("/%s/%s/%s", project, session, dirs[i]);
-			watch_invalidate("/%s/%s/%s", project, session, path);
-		}
-	}
-	for (size_t i = 0; i < n_dirs; i++)
+		char path[PATH_MAX];
+		snprintf(path, sizeof path, "%s/context.json", dirs[i]);
+		watch_invalidate("/%s/%s/%s", project, session, dirs[i]);
+		watch_invalidate("/%s/%s/%s", project, session, path);
 		free(dirs[i]);
+	}
 	free(dirs);
+	free(grew);
 }
 
 static void watch_event(const struct inotify_event *ev)

@@ -11,13 +11,19 @@
 # does not come up) is fatal: `die`.
 #
 # Every access to the mount goes through `fsx` (timeout -s KILL), so a hung
-# daemon fails the test instead of hanging it.  The EXIT trap always
-# unmounts what the test mounted, kills its daemons and removes the scratch
-# directory, and fails the test if a daemon's stderr says error, warning,
-# sanitizer or runtime error, or if a daemon died while it was expected to
-# run.  `finish` prints "checks: N" on success; run.sh counts a test as
-# passed only when that line is there (a test that stopped early, or skipped
-# itself, never passes).
+# daemon fails the test instead of hanging it.  TIME_SCALE (default 1)
+# multiplies every time limit: the per-access TIMEOUT, MOUNT_WAIT, the wait
+# for a daemon to exit and the limit of every poll_until and assert_poll,
+# so a daemon that runs 20 times slower (under valgrind) is given 20 times
+# as long; TIMEOUT and MOUNT_WAIT set explicitly win.
+#
+# The EXIT trap always unmounts what the test mounted (the last mount
+# first), kills its daemons and removes the scratch directory, and fails
+# the test if a daemon's stderr says error, warning, sanitizer or runtime
+# error, or if a daemon died while it was expected to run.  `finish` prints
+# "checks: N" on success; run.sh counts a test as passed only when that
+# line is there (a test that stopped early, or skipped itself, never
+# passes).
 
 set -euo pipefail
 shopt -s nullglob
@@ -29,8 +35,22 @@ case $DAEMON in
 esac
 TEST_NAME=$(basename "$0" .sh)
 export LC_ALL=C
-TIMEOUT=${TIMEOUT:-10}           # per file access, seconds
-MOUNT_WAIT=${MOUNT_WAIT:-10}     # for a mount to show up, seconds
+TIME_SCALE=${TIME_SCALE:-1}
+if ! awk -v k="$TIME_SCALE" 'BEGIN { exit !(k + 0 > 0 && k ~ /^[0-9]*\.?[0-9]+$/) }'; then
+	echo "TIME_SCALE must be a positive number, not '$TIME_SCALE'" >&2
+	exit 1
+fi
+# scaled SECONDS: SECONDS times TIME_SCALE, for timeout(1) and sleep; as
+# given when TIME_SCALE is 1 (0.5 stays 0.5), else rounded up to a whole
+# second.  scaled_int always rounds up, for bash arithmetic.
+scaled() {
+	awk -v s="$1" -v k="$TIME_SCALE" 'BEGIN { v = s * k; if (k != 1 && v != int(v)) v = int(v) + 1; print v }'
+}
+scaled_int() {
+	awk -v s="$1" -v k="$TIME_SCALE" 'BEGIN { v = s * k; if (v != int(v)) v = int(v) + 1; print v }'
+}
+TIMEOUT=${TIMEOUT:-$(scaled 10)}           # per file access, seconds
+MOUNT_WAIT=${MOUNT_WAIT:-$(scaled_int 10)} # for a mount to show up, whole seconds
 
 T_DIR=$(mktemp -d "${TMPDIR:-/tmp}/psfs-$TEST_NAME.XXXXXX")
 STORE=$T_DIR/store
@@ -108,13 +128,13 @@ fsx_out() {
 }
 
 # poll_until SECONDS CMD...: retries CMD (each try under fsx) every 50 ms
-# until it succeeds (status 0) or SECONDS (may be fractional) have passed
-# since the call (status 1).
+# until it succeeds (status 0) or SECONDS (may be fractional; times
+# TIME_SCALE) have passed since the call (status 1).
 poll_until() {
 	local limit=$1
 	shift
 	local end
-	end=$(($(date +%s%N) / 1000000 + $(awk -v s="$limit" 'BEGIN { printf "%d", s * 1000 }')))
+	end=$(($(date +%s%N) / 1000000 + $(awk -v s="$limit" -v k="$TIME_SCALE" 'BEGIN { printf "%d", s * k * 1000 }')))
 	while :; do
 		if timeout -s KILL "$TIMEOUT" "$@" >/dev/null 2>&1; then
 			return 0
@@ -147,11 +167,20 @@ mount_fs() {
 	fi
 	local store=$1 mp=$2
 	shift 2
+	mount_with "$mp" "$DAEMON" --store "$store" -f "${auto[@]}" "$@" "$mp"
+}
+
+# mount_with MOUNTPOINT CMD...: mount_fs for any FUSE daemon that CMD starts
+# in the foreground (a test helper file system): the same log check, wait,
+# unmount and exit status check.  Sets DAEMON_PID.
+mount_with() {
+	local mp=$1
+	shift
 	local log
 	log=$T_DIR/daemon.$((${#LOGS[@]} + 1)).log
 	: >"$log"
 	LOGS+=("$log")
-	"$DAEMON" --store "$store" -f "${auto[@]}" "$@" "$mp" 2>"$log" &
+	"$@" 2>"$log" &
 	DAEMON_PID=$!
 	MOUNTS+=("$mp")
 	PID_OF[$mp]=$DAEMON_PID
@@ -194,12 +223,14 @@ umount_fs() {
 		fi
 	fi
 	if [[ -n $pid ]]; then
-		for ((i = 0; i < 100; i++)); do
+		local exit_wait
+		exit_wait=$(scaled_int 5)
+		for ((i = 0; i < exit_wait * 20; i++)); do
 			daemon_alive "$pid" || break
 			sleep 0.05
 		done
 		if daemon_alive "$pid"; then
-			fail "the daemon for $mp did not exit within 5s of the unmount"
+			fail "the daemon for $mp did not exit within ${exit_wait}s of the unmount"
 			kill -KILL "$pid" 2>/dev/null || true
 		fi
 		wait "$pid" 2>/dev/null || rc=$?
@@ -227,10 +258,12 @@ check_logs() {
 }
 
 cleanup() {
-	local rc=$? mp
+	local rc=$? mp i
 	trap - EXIT
 	set +e
-	for mp in "${MOUNTS[@]}"; do
+	# Last mounted first: a mount may live on an earlier one.
+	for ((i = ${#MOUNTS[@]} - 1; i >= 0; i--)); do
+		mp=${MOUNTS[i]}
 		if [[ -n ${PID_OF[$mp]:-} ]] || is_mounted "$mp"; then
 			umount_fs "$mp"
 		fi
@@ -421,7 +454,7 @@ assert_poll() {
 	if poll_until "$limit" "$@"; then
 		pass
 	else
-		fail "$what: not within ${limit}s ($*)"
+		fail "$what: not within $(scaled "$limit")s ($*)"
 	fi
 }
 

@@ -7,6 +7,10 @@
 # 77) or one that stopped early counts as failed.  A test that leaves a mount
 # behind fails too (and the mount is removed).  The last line is exactly
 # "N passed, M failed"; the exit status is 1 when anything failed.
+#
+# Each test has TEST_TIMEOUT seconds (default 100 times TIME_SCALE); lib.sh
+# stretches every limit inside the tests by TIME_SCALE too (a slow daemon:
+# valgrind, a loaded machine).
 set -uo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -16,7 +20,7 @@ case $daemon in
 /*) ;;
 *) daemon=$PWD/$daemon ;;
 esac
-per_test=${TEST_TIMEOUT:-100}
+per_test=${TEST_TIMEOUT:-$(awk -v k="${TIME_SCALE:-1}" 'BEGIN { v = 100 * k; if (v != int(v)) v = int(v) + 1; print v }')}
 
 tests=()
 if (($# > 0)); then

@@ -10,6 +10,7 @@
 
 FIXDIR=$(cd "$(dirname "$0")/../data/fixtures" && pwd)
 DURATION=${CONCURRENCY_SECONDS:-3}
+RUN_LIMIT=$(scaled 20) # one reader's run over the whole mount, seconds
 for p in --a-- --b--; do
 	mkdir -p "$STORE/$p"
 	cp "$FIXDIR/pi-1.6.0-v3-branched.jsonl" "$STORE/$p/v3.jsonl"
@@ -41,7 +42,7 @@ loop() {
 	local deadline=$(($(date +%s) + DURATION))
 	while (($(date +%s) < deadline)); do
 		rc=0
-		timeout -s KILL 20 bash -c "$cmd \"\$1\"" _ "$MNT" >"$T_DIR/$name.out" 2>"$T_DIR/$name.err" || rc=$?
+		timeout -s KILL "$RUN_LIMIT" bash -c "$cmd \"\$1\"" _ "$MNT" >"$T_DIR/$name.out" 2>"$T_DIR/$name.err" || rc=$?
 		runs=$((runs + 1))
 		if ((rc != 0)) || [[ -s $T_DIR/$name.err ]] || ! cmp -s "$T_DIR/$name.out" "$T_DIR/$cmd.base"; then
 			bad=$((bad + 1))

@@ -40,7 +40,7 @@ assert_eq "start: two entries" "0001-user.a.md
 # background process, which reads the rest once end_reader is called.
 start_reader() {
 	rm -f "$T_DIR/opened" "$T_DIR/go" "$T_DIR/ctx.fd3"
-	timeout -s KILL 20 python3 - "$1" "$T_DIR/opened" "$T_DIR/go" "$T_DIR/ctx.fd3" <<'EOF' &
+	timeout -s KILL "$(scaled 20)" python3 - "$1" "$T_DIR/opened" "$T_DIR/go" "$T_DIR/ctx.fd3" <<'EOF' &
 import os, sys, time
 f = open(sys.argv[1], "rb", buffering=0)
 head = f.read(4096)

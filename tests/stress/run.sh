@@ -6,8 +6,9 @@
 #   t_diskfull     ENOSPC on a full tmpfs store, read-only stores
 #   t_storegone    the store removed, truncated, replaced while mounted
 #   t_escape       no path in the mount leads outside the store
+#   t_million      a session of a million entries (--quick: 100,000)
 #
-# --quick: CI sizes (all five in under 2 minutes); without it, `make stress`
+# --quick: CI sizes (all six in under 2 minutes); without it, `make stress`
 # sizes (under 10 minutes).  Each test runs in a fresh bash with a scratch
 # TMPDIR of its own, prints one line per check and ends with
 # "N passed, M failed"; it passes when it exits 0 with M = 0.  A test that
@@ -45,7 +46,7 @@ if ((${#names[@]})); then
 		tests+=("$here/${n##*/}.sh")
 	done
 else
-	for n in t_kill9 t_concurrency t_diskfull t_storegone t_escape; do
+	for n in t_kill9 t_concurrency t_diskfull t_storegone t_escape t_million; do
 		tests+=("$here/$n.sh")
 	done
 fi
