@@ -369,8 +369,8 @@ static void psfs_fill_overlay(void *ctx, const char *name, const struct overlay_
 	f->filler(f->buf, name, &st, 0, 0);
 }
 
-static int psfs_readdir(const char *path, void *buf, fuse_fill_dir_t filler, off_t offset,
-			struct fuse_file_info *fi, enum fuse_readdir_flags flags)
+/* Every name of a directory, through filler. */
+static int psfs_readdir_all(const char *path, void *buf, fuse_fill_dir_t filler, enum fuse_readdir_flags flags)
 {
 	struct psfs *fs = psfs_self();
 	struct psfs_fill f = { buf, filler, path, (flags & FUSE_READDIR_PLUS) != 0, NULL, { 0 } };
@@ -380,8 +380,6 @@ static int psfs_readdir(const char *path, void *buf, fuse_fill_dir_t filler, off
 	ps_err err = PS_OK;
 	int res, pending;
 
-	(void)offset;
-	(void)fi;
 	if ((res = psfs_split(path, &p)))
 		return res;
 	overlay_lock();
@@ -423,6 +421,112 @@ static int psfs_readdir(const char *path, void *buf, fuse_fill_dir_t filler, off
 	overlay_lock();
 	overlay_list(path, psfs_fill_overlay, &f);
 	overlay_unlock();
+	return 0;
+}
+
+/* An open directory: the listing taken when reading starts (or restarts
+ * at offset 0), handed out by offset.  libfuse 3.14, given names without
+ * offsets, walks its own list from the start for every chunk the kernel
+ * asks for, so a directory of a million entry files took minutes; with
+ * offsets each chunk costs its own size.  The kernel never reads one open
+ * directory from two threads at once (getdents holds the file position
+ * lock), so the listing needs no lock of its own. */
+struct psfs_dirlist {
+	struct psfs_dirent {
+		char *name;
+		struct stat *st;                 /* NULL: the name only */
+		enum fuse_fill_dir_flags flags;
+	} *ents;
+	size_t n, cap;
+	int nomem;                               /* the listing is incomplete */
+};
+
+static void psfs_dirlist_clear(struct psfs_dirlist *dl)
+{
+	for (size_t i = 0; i < dl->n; i++) {
+		free(dl->ents[i].name);
+		free(dl->ents[i].st);
+	}
+	dl->n = 0;
+	dl->nomem = 0;
+}
+
+/* A fuse_fill_dir_t that keeps what it is given; 1 (stop) when out of memory. */
+static int psfs_dirlist_add(void *buf, const char *name, const struct stat *st, off_t off,
+			    enum fuse_fill_dir_flags flags)
+{
+	struct psfs_dirlist *dl = buf;
+	(void)off;
+	if (dl->n == dl->cap) {
+		size_t cap = dl->cap ? dl->cap * 2 : 64;
+		struct psfs_dirent *ents = realloc(dl->ents, cap * sizeof *ents);
+		if (!ents) {
+			dl->nomem = 1;
+			return 1;
+		}
+		dl->ents = ents;
+		dl->cap = cap;
+	}
+	struct psfs_dirent *e = &dl->ents[dl->n];
+	e->name = strdup(name);
+	e->st = st ? malloc(sizeof *st) : NULL;
+	e->flags = flags;
+	if (!e->name || (st && !e->st)) {
+		free(e->name);
+		free(e->st);
+		dl->nomem = 1;
+		return 1;
+	}
+	if (st)
+		*e->st = *st;
+	dl->n++;
+	return 0;
+}
+
+static int psfs_opendir(const char *path, struct fuse_file_info *fi)
+{
+	(void)path;
+	struct psfs_dirlist *dl = calloc(1, sizeof *dl);
+	if (!dl)
+		return -ENOMEM;
+	fi->fh = (uint64_t)(uintptr_t)dl;
+	return 0;
+}
+
+static int psfs_releasedir(const char *path, struct fuse_file_info *fi)
+{
+	struct psfs_dirlist *dl = (struct psfs_dirlist *)(uintptr_t)fi->fh;
+	(void)path;
+	if (dl) {
+		psfs_dirlist_clear(dl);
+		free(dl->ents);
+		free(dl);
+	}
+	return 0;
+}
+
+static int psfs_readdir(const char *path, void *buf, fuse_fill_dir_t filler, off_t offset,
+			struct fuse_file_info *fi, enum fuse_readdir_flags flags)
+{
+	struct psfs_dirlist *dl = fi ? (struct psfs_dirlist *)(uintptr_t)fi->fh : NULL;
+	if (!dl)
+		return psfs_readdir_all(path, buf, filler, flags);
+	if (offset == 0) {
+		/* A new listing (or rewinddir): what the directory holds now. */
+		psfs_dirlist_clear(dl);
+		int res = psfs_readdir_all(path, dl, psfs_dirlist_add, flags);
+		if (res)
+			return res;
+		if (dl->nomem) {
+			psfs_dirlist_clear(dl);
+			return -ENOMEM; /* never a listing that silently lacks names */
+		}
+	}
+	for (size_t i = offset > 0 ? (size_t)offset : 0; i < dl->n; i++) {
+		const struct psfs_dirent *e = &dl->ents[i];
+		if (filler(buf, e->name, e->st, (off_t)i + 1, e->flags))
+			break;
+	}
 	return 0;
 }
 
@@ -1535,7 +1639,9 @@ static void *psfs_init(struct fuse_conn_info *conn, struct fuse_config *cfg)
 const struct fuse_operations psfs_ops = {
 	.init = psfs_init,
 	.getattr = psfs_getattr,
+	.opendir = psfs_opendir,
 	.readdir = psfs_readdir,
+	.releasedir = psfs_releasedir,
 	.readlink = psfs_readlink,
 	.open = psfs_open,
 	.create = psfs_create,

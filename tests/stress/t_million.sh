@@ -22,12 +22,11 @@ else
 fi
 # Time limits of the steps, seconds, for a million entries (times
 # TIME_SCALE); a smaller session gets the same limits.  The listing of the
-# fork's directory is the slow one: libfuse 3.14's high-level readdir walks
-# its list of names from the start for every chunk the kernel asks for, so
-# it grows with the square of the directory's size (about 160 s for a
-# million names here).
+# fork's directory was the slow one (minutes) until readdir handed libfuse
+# offsets: without them libfuse 3.14 walks its list of names from the start
+# for every chunk the kernel asks for.  Now about a second.
 LIMIT_INDEX=120
-LIMIT_LIST=420
+LIMIT_LIST=60
 LIMIT_READ=120
 LIMIT_APPEND=30
 # The daemon's peak RSS must stay below this (MiB): it holds the index and,
