@@ -115,10 +115,11 @@ static int layout_branch_shadowed(const struct ps_session *s, uint32_t branch)
 	return 0;
 }
 
-char *layout_branch_name(const struct ps_session *s, uint32_t branch)
+/* A branch directory's name: NNNN~<label> when its label wins, else
+ * NNNN~<id>, with ~L<line> for the earlier of two same-id branches. */
+static char *layout_branch_name_as(const struct ps_session *s, uint32_t branch, int by_label)
 {
 	const struct ps_entry *e = &s->entries[s->branches[branch].first];
-	int by_label = layout_branch_label_wins(s, branch);
 	const char *raw = by_label ? session_str(s, e->label) : session_str(s, e->id);
 	char *esc = escape_name_max(raw, strlen(raw), by_label ? LAYOUT_MAX_LABEL : LAYOUT_MAX_ID);
 	char *name = NULL;
@@ -134,6 +135,16 @@ char *layout_branch_name(const struct ps_session *s, uint32_t branch)
 		name = NULL;
 	free(esc);
 	return name;
+}
+
+char *layout_branch_name(const struct ps_session *s, uint32_t branch)
+{
+	return layout_branch_name_as(s, branch, layout_branch_label_wins(s, branch));
+}
+
+char *layout_branch_id_name(const struct ps_session *s, uint32_t branch)
+{
+	return layout_branch_name_as(s, branch, 0);
 }
 
 char *layout_entry_path(const struct ps_session *s, uint32_t idx)
@@ -702,22 +713,3 @@ ps_err layout_list(const struct ps_session *s, const struct layout_node *dir, la
 	}
 }
 
-char *layout_branch_id_name(const struct ps_session *s, uint32_t branch)
-{
-	const struct ps_entry *e = &s->entries[s->branches[branch].first];
-	const char *id = session_str(s, e->id);
-	char *esc = escape_name_max(id, strlen(id), LAYOUT_MAX_ID);
-	char *name = NULL;
-	int r;
-	if (!esc)
-		return NULL;
-	/* As layout_branch_name() names it when it has no label. */
-	if (layout_branch_shadowed(s, branch))
-		r = asprintf(&name, "%04u~%s~L%u", e->depth, esc, e->line);
-	else
-		r = asprintf(&name, "%04u~%s", e->depth, esc);
-	if (r < 0)
-		name = NULL;
-	free(esc);
-	return name;
-}
