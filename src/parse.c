@@ -420,9 +420,15 @@ static ps_err parse_value(struct parse_ctx *c, const char *s, size_t n, size_t l
 	if (parse_eq(s, n, "true") || parse_eq(s, n, "false") || parse_eq(s, n, "null") ||
 	    jstext_is_json_number(s, n)) {
 		/* 1e999 or an integer past 64 bits does not decode: a string,
-		 * as the format says */
-		if ((*out = parse_json(s, n, NULL)) != NULL)
+		 * as the format says; out of memory is no reason to change a
+		 * number into a string. */
+		if ((*out = parse_json(s, n, &err)) != NULL)
 			return PS_OK;
+		/* The text is a valid literal or number, so anything but an
+		 * overflow is jansson running out of memory (it does not always
+		 * say so). */
+		if (json_error_code(&err) != json_error_numeric_overflow)
+			return parse_nomem(c);
 	}
 	*out = json_stringn(s, n);
 	return *out ? PS_OK : parse_nomem(c);
