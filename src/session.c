@@ -121,13 +121,20 @@ static ps_err session_kind(struct ps_session *s, const struct scan_result *r, co
 		type = t ? strdup(t) : NULL;
 		role = ro ? strdup(ro) : NULL;
 		tool = tn ? strdup(tn) : NULL;
+		if ((t && !type) || (ro && !role) || (tn && !tool)) {
+			err = PS_ERR_NOMEM;
+			goto out;
+		}
 		type_len = type ? strlen(type) : 0;
 		role_len = role ? strlen(role) : 0;
 		tool_len = tool ? strlen(tool) : 0;
-	} else {
-		session_field_string(&r->type, &type, &type_len);
-		session_field_string(&r->role, &role, &role_len);
-		session_field_string(&r->tool_name, &tool, &tool_len);
+	} else if (session_field_string(&r->type, &type, &type_len) == PS_ERR_NOMEM ||
+		   session_field_string(&r->role, &role, &role_len) == PS_ERR_NOMEM ||
+		   session_field_string(&r->tool_name, &tool, &tool_len) == PS_ERR_NOMEM) {
+		/* Out of memory is an error; a field that is not a string
+		 * (PS_ERR_INVALID) is only absent. */
+		err = PS_ERR_NOMEM;
+		goto out;
 	}
 	if (!type) {
 		err = session_intern_kind(s, "entry", 5, off);
@@ -412,11 +419,16 @@ static ps_err session_index_line(struct ps_session *s, const char *line, size_t 
 				parent_len = json_string_length(jp);
 				parent_id = strndup(json_string_value(jp), parent_len);
 			}
-		} else {
-			if (r.id.kind == SCAN_STRING)
-				session_field_string(&r.id, &id, &id_len);
-			if (r.parent_id.kind == SCAN_STRING)
-				session_field_string(&r.parent_id, &parent_id, &parent_len);
+			if ((json_is_string(jid) && !id) || (json_is_string(jp) && !parent_id)) {
+				err = PS_ERR_NOMEM;
+				goto out;
+			}
+		} else if ((r.id.kind == SCAN_STRING &&
+			    session_field_string(&r.id, &id, &id_len) == PS_ERR_NOMEM) ||
+			   (r.parent_id.kind == SCAN_STRING &&
+			    session_field_string(&r.parent_id, &parent_id, &parent_len) == PS_ERR_NOMEM)) {
+			err = PS_ERR_NOMEM;
+			goto out;
 		}
 		if (!id || id_len == 0 || strlen(id) != id_len) {
 			err = session_problem(s, lineno, "entry without a usable string id (empty, or holds NUL), skipped");
@@ -425,11 +437,13 @@ static ps_err session_index_line(struct ps_session *s, const char *line, size_t 
 		/* Only an earlier entry can be a parent: no cycles, stable paths. */
 		if (parent_id && strlen(parent_id) == parent_len)
 			e.parent = session_find(s, parent_id, parent_len);
-		if (parent_id && e.parent == PS_NIL)
-			session_problem(s, lineno, "parentId names no earlier entry: shown as an extra root");
+		if (parent_id && e.parent == PS_NIL &&
+		    (err = session_problem(s, lineno, "parentId names no earlier entry: shown as an extra root")))
+			goto out;
 		e.prev_same_id = session_find(s, id, id_len);
-		if (e.prev_same_id != PS_NIL)
-			session_problem(s, lineno, "duplicate id: both lines are shown; later children, labels and entries/<id>.json take this one");
+		if (e.prev_same_id != PS_NIL &&
+		    (err = session_problem(s, lineno, "duplicate id: both lines are shown; later children, labels and entries/<id>.json take this one")))
+			goto out;
 		err = strpool_add(&s->pool, id, id_len, &e.id);
 		if (err)
 			goto out;
