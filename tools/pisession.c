@@ -47,7 +47,11 @@ static int tree_print(void *ctx, const char *name, const struct layout_node *nod
 	size_t plen = strlen(w->prefix);
 	if (node->kind == LAYOUT_LEAF || node->kind == LAYOUT_LABEL) {
 		char *target = layout_symlink_target(w->s, node);
-		printf("%s%s -> %s\n", w->prefix, name, target ? target : "?");
+		if (!target) {
+			w->err = PS_ERR_NOMEM;
+			return 1;
+		}
+		printf("%s%s -> %s\n", w->prefix, name, target);
 		free(target);
 	} else {
 		printf("%s%s%s\n", w->prefix, name, layout_is_dir(node->kind) ? "/" : "");
@@ -57,7 +61,7 @@ static int tree_print(void *ctx, const char *name, const struct layout_node *nod
 		tree_dir(w, node);
 		w->prefix[plen] = '\0';
 	}
-	return 0;
+	return w->err != PS_OK;
 }
 
 static int cmd_tree(const struct ps_session *s)
