@@ -49,7 +49,7 @@ UNIT     := $(BUILD)/unit-tests
 # inotify events for changes made underneath (tests/mount/t_nonotify.sh).
 HELPER   := $(BUILD)/tests/passthrough-store
 
-.PHONY: all check check-unit check-golden check-mount check-diff check-interop clean install bench
+.PHONY: all check check-unit check-golden check-alloc check-mount check-diff check-interop clean install bench
 
 all: $(DAEMON) $(TOOL)
 
@@ -91,6 +91,20 @@ check-unit: $(UNIT)
 
 check-golden: $(TOOL)
 	tests/golden/run.sh $(TOOL)
+
+# Every golden case again with one allocation failing at a time
+# (tests/alloc/run.py).  Its malloc shim and AddressSanitizer both replace
+# malloc, so it runs on the plain build only.
+FAILMALLOC := $(BUILD)/tests/failmalloc.so
+$(FAILMALLOC): tests/alloc/failmalloc.c | $(BUILD)/tests
+	$(CC) $(CSTD) $(WARN) $(OPT) -fPIC -shared $(CFLAGS) -o $@ $< -ldl
+ifeq ($(SANITIZE),1)
+check-alloc:
+	@echo "check-alloc: runs without SANITIZE=1 (the shim and ASan both replace malloc)" >&2; exit 2
+else
+check-alloc: $(TOOL) $(FAILMALLOC)
+	tests/alloc/run.py $(TOOL) $(FAILMALLOC)
+endif
 
 check-mount: $(DAEMON) $(TOOL) $(HELPER)
 	PSFS_PASSTHROUGH=$(abspath $(HELPER)) tests/mount/run.sh $(DAEMON)

@@ -47,6 +47,10 @@ stage() {
 
 stage unit make -s check-unit
 stage golden make -s check-golden
+# Not in the sanitized pass: its malloc shim cannot sit beside ASan's.
+if [ "${SANITIZE:-}" != 1 ]; then
+	stage alloc make -s check-alloc
+fi
 stage mount make -s check-mount
 stage differential make -s check-diff
 stage interop make -s check-interop
