@@ -202,7 +202,8 @@ void images_free(struct image_ref *refs, size_t n)
 	free(refs);
 }
 
-ps_err images_list(const struct ps_session *s, uint32_t entry, struct image_ref **out, size_t *n)
+static ps_err images_collect(const struct ps_session *s, uint32_t entry, int sized, struct image_ref **out,
+			     size_t *n)
 {
 	json_t *e = NULL;
 	struct image_ref *refs = NULL;
@@ -239,6 +240,8 @@ ps_err images_list(const struct ps_session *s, uint32_t entry, struct image_ref 
 			goto out;
 		}
 		r->ext = images_ext(mime);
+		if (!sized)
+			continue;
 		/* A dry run sizes the file without holding the decoded bytes. */
 		r->valid = images_base64_decode(json_string_value(data), json_string_length(data), NULL,
 						&r->size) == PS_OK;
@@ -252,6 +255,16 @@ out:
 	images_free(refs, count);
 	json_decref(e);
 	return err;
+}
+
+ps_err images_list(const struct ps_session *s, uint32_t entry, struct image_ref **out, size_t *n)
+{
+	return images_collect(s, entry, 1, out, n);
+}
+
+ps_err images_list_names(const struct ps_session *s, uint32_t entry, struct image_ref **out, size_t *n)
+{
+	return images_collect(s, entry, 0, out, n);
 }
 
 ps_err images_data(const struct ps_session *s, uint32_t entry, size_t index, char **buf, size_t *len)

@@ -34,6 +34,10 @@ struct image_ref {
  * entry without images, or whose line cannot be decoded, has none.
  * Invalid base64 is listed too (valid = 0), so numbering never shifts. */
 ps_err images_list(const struct ps_session *s, uint32_t entry, struct image_ref **out, size_t *n);
+/* The same list without sizing the images (size 0, valid 0): enough for
+ * their file names, and it does not decode every image to list a
+ * directory. */
+ps_err images_list_names(const struct ps_session *s, uint32_t entry, struct image_ref **out, size_t *n);
 void images_free(struct image_ref *refs, size_t n);
 
 /* The decoded bytes of image `index` (0-based, as listed) of entry.  *buf is

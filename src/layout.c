@@ -29,7 +29,7 @@ static size_t layout_image_count(const struct ps_session *s, uint32_t idx, struc
 	 * every image by decoding it) is built only when asked for. */
 	if ((flags & PS_ENTRY_IMAGES_COUNTED) && (!refs || !(flags >> PS_ENTRY_IMAGE_SHIFT)))
 		return flags >> PS_ENTRY_IMAGE_SHIFT;
-	if (images_list(s, idx, &list, &n) != PS_OK)
+	if (images_list_names(s, idx, &list, &n) != PS_OK)
 		return 0;
 	if (refs)
 		*refs = list;
