@@ -677,7 +677,9 @@ ps_err session_refresh(struct ps_session *s, int *changed)
 	}
 	if (size > s->scanned)
 		err = session_scan_from(s, size);
-	if (!err)
+	/* The ends of what is indexed move only when something was indexed
+	 * (a stat with nothing new, the common case, reads nothing). */
+	if (!err && (gen != s->generation || scanned != s->scanned))
 		session_remember_bytes(s);
 	s->size = size;
 	s->mtime_ns = mtime_ns;
