@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "buf.h"
+#include "fileio.h"
 #include "recover.h"
 
 #define RECOVER_MAGIC "PSFSINT1"
@@ -88,18 +89,6 @@ static int recover_put64(struct buf *b, uint64_t v)
 	return buf_put(b, le, sizeof le);
 }
 
-static int recover_pread(int fd, void *dst, size_t n, uint64_t off)
-{
-	for (size_t have = 0; have < n;) {
-		ssize_t got = pread(fd, (char *)dst + have, n - have, (off_t)(off + have));
-		if (got < 0 && errno == EINTR)
-			continue;
-		if (got <= 0)
-			return -1;
-		have += (size_t)got;
-	}
-	return 0;
-}
 
 static int recover_write(int fd, const char *src, size_t n)
 {
@@ -231,7 +220,7 @@ static int recover_prefix_matches(const struct recover_record *r, int fd, uint64
 			next = size;
 		size_t n = (size_t)(next - pos);
 		uint64_t doff = pos - at;
-		if (recover_pread(fd, block, n, pos) != 0)
+		if (fileio_pread_full(fd, block, n, pos) != 0)
 			return 0;
 		if (doff < r->head_len) {
 			size_t m = r->head_len - doff < n ? (size_t)(r->head_len - doff) : n;
@@ -263,7 +252,7 @@ static enum recover_verdict recover_judge(const struct recover_record *r, int fd
 	size_t n_cands = 0;
 	unsigned char block[RECOVER_CHUNK], last;
 
-	if (size <= r->start || recover_pread(fd, &last, 1, size - 1) != 0)
+	if (size <= r->start || fileio_pread_full(fd, &last, 1, size - 1) != 0)
 		return RECOVER_NOTHING;
 	/* Checked even when the file ends with a newline: a batch of lines
 	 * cut after one of them is taken back whole. */
@@ -277,7 +266,7 @@ static enum recover_verdict recover_judge(const struct recover_record *r, int fd
 	uint64_t low = size - r->start >= r->length ? size - r->length + 1 : r->start + 1;
 	for (uint64_t pos = low - 1; pos < size - 1 && n_cands < RECOVER_MAX_CANDIDATES;) {
 		size_t n = size - 1 - pos < sizeof block ? (size_t)(size - 1 - pos) : sizeof block;
-		if (recover_pread(fd, block, n, pos) != 0)
+		if (fileio_pread_full(fd, block, n, pos) != 0)
 			break;
 		for (const unsigned char *q = block; n_cands < RECOVER_MAX_CANDIDATES &&
 		     (q = memchr(q, '\n', n - (size_t)(q - block))); q++)
@@ -326,7 +315,7 @@ static void recover_one(int dfd, const char *dirpath, const char *entry, recover
 	 * whole is a writer's that died before it wrote anything. */
 	remove = 1;
 	if (!S_ISREG(st.st_mode) || (uint64_t)st.st_size > RECOVER_MAX_RECORD ||
-	    !(raw = malloc((size_t)st.st_size + 1)) || recover_pread(fd, raw, (size_t)st.st_size, 0) != 0 ||
+	    !(raw = malloc((size_t)st.st_size + 1)) || fileio_pread_full(fd, raw, (size_t)st.st_size, 0) != 0 ||
 	    recover_record_parse(raw, (size_t)st.st_size, &r) != 0)
 		goto out;
 	snprintf(path, sizeof path, "%s/%s", dirpath, r.name);
@@ -540,7 +529,7 @@ ps_err recover_session(const char *session_path, recover_report_fn report, void 
 
 	/* A file that cannot be read is the append's to report. */
 	if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size == 0 ||
-	    recover_pread(fd, &last, 1, (uint64_t)st.st_size - 1) != 0 || last == '\n')
+	    fileio_pread_full(fd, &last, 1, (uint64_t)st.st_size - 1) != 0 || last == '\n')
 		goto out;
 	dir = recover_dir_of(session_path, &base);
 	if (!dir) {

@@ -7,6 +7,7 @@
 #include <unistd.h>
 #include "context.h"
 #include "entrycache.h"
+#include "fileio.h"
 #include "jsonout.h"
 #include "jstext.h"
 #include "escape.h"
@@ -573,16 +574,7 @@ out:
 
 static int session_read_at(const struct ps_session *s, unsigned char *buf, uint32_t n, uint64_t off)
 {
-	size_t have = 0;
-	while (have < n) {
-		ssize_t got = pread(s->fd, buf + have, n - have, (off_t)(off + have));
-		if (got < 0 && errno == EINTR)
-			continue;
-		if (got <= 0)
-			return -1;
-		have += (size_t)got;
-	}
-	return 0;
+	return fileio_pread_full(s->fd, buf, n, off);
 }
 
 /* Notes the first and last bytes of what was indexed. */
