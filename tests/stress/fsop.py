@@ -30,6 +30,15 @@ def res(stage, ex):
     return "%s %s %s" % (stage, errno.errorcode.get(ex.errno, str(ex.errno)), os.strerror(ex.errno))
 
 
+def attempt(out, what, call, fd):
+    """Calls call(fd) and notes what=ok or what=ERRNO-NAME in out."""
+    try:
+        call(fd)
+        out.append("%s=ok" % what)
+    except OSError as ex:
+        out.append("%s=%s" % (what, errno.errorcode.get(ex.errno)))
+
+
 def main():
     mode, path, datafile = sys.argv[1:4]
     if mode == "refused-then-valid":
@@ -38,16 +47,8 @@ def main():
         for what, f in (("first", datafile), ("second", sys.argv[4])):
             with open(f, "rb") as fh:
                 os.write(fd, fh.read())
-            try:
-                os.fsync(fd)
-                out.append("%s=ok" % what)
-            except OSError as ex:
-                out.append("%s=%s" % (what, errno.errorcode.get(ex.errno)))
-        try:
-            os.close(fd)
-            out.append("close=ok")
-        except OSError as ex:
-            out.append("close=%s" % errno.errorcode.get(ex.errno))
+            attempt(out, what, os.fsync, fd)
+        attempt(out, "close", os.close, fd)
         print(" ".join(out))
         return 0
     with open(datafile, "rb") as f:
@@ -70,16 +71,8 @@ def main():
         for i, what in enumerate(("first", "second")):
             if i == 1:
                 subprocess.run(sys.argv[4], shell=True, check=False)
-            try:
-                os.fsync(fd)
-                out.append("%s=ok" % what)
-            except OSError as ex:
-                out.append("%s=%s" % (what, errno.errorcode.get(ex.errno)))
-        try:
-            os.close(fd)
-            out.append("close=ok")
-        except OSError as ex:
-            out.append("close=%s" % errno.errorcode.get(ex.errno))
+            attempt(out, what, os.fsync, fd)
+        attempt(out, "close", os.close, fd)
         print(" ".join(out))
         return 0
     stage = "write"
