@@ -164,9 +164,34 @@ pi_tool() {
 	timeout -s KILL "${PI_TIMEOUT:-120}" "$PI_NODE" "$STRESS_DIR/pi_tool.mjs" "$PI_SESSION_MANAGER" "$@"
 }
 
+# assert_pi_loads WHAT FILE...: pi's SessionManager loads copies of the
+# files (in $T_DIR/pi) and reads every line after the header as an entry.
+assert_pi_loads() {
+	local what=$1 bad
+	shift
+	mkdir -p "$T_DIR/pi"
+	if ! pi_tool load "$T_DIR/pi" "$@" >"$T_DIR/pi.out" 2>"$T_DIR/pi.err"; then
+		fail "pi_tool load failed: $(head -c 1000 "$T_DIR/pi.err")"
+		return
+	fi
+	bad=$(python3 -c '
+import json, sys
+bad = []
+for l in open(sys.argv[1]):
+    r = json.loads(l)
+    if not r["ok"] or r["entries"] != r["lines"] - 1:
+        bad.append("%s: %s" % (r["file"], r.get("error") or "pi read %s entries of %s lines" % (r.get("entries"), r.get("lines"))))
+print("\n".join(bad))' "$T_DIR/pi.out")
+	if [[ -z $bad ]]; then
+		pass "pi's SessionManager loads $what and reads every line"
+	else
+		fail "pi's SessionManager: $bad"
+	fi
+}
+
 # --- helpers ------------------------------------------------------------------
 
-# remount_ready MOUNTPOINT SECONDS: waits until MOUNTPOINT is no longer a
+# wait_unmounted MOUNTPOINT SECONDS: waits until MOUNTPOINT is no longer a
 # mount (after a killed daemon's auto_unmount); status 1 if it still is.
 wait_unmounted() {
 	local mp=$1 limit=$2 i

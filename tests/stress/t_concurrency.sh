@@ -176,24 +176,7 @@ grep '^@figures' "$T_DIR/.py_checks" | sed 's/^@/# concurrency /' || true
 acked_pi=$(grep -cE '"ev": ?"ack"' "$LOGS_DIR/PI.log" || true)
 note "phase 1: 7 concurrent writers (6 through the mount, pi outside) for ${t_run}s; pi appended $acked_pi entries"
 
-mkdir -p "$T_DIR/pi"
-if pi_tool load "$T_DIR/pi" "$A" "$B" "$C" "$D" >"$T_DIR/pi.out" 2>"$T_DIR/pi.err"; then
-	bad=$(python3 -c '
-import json, sys
-bad = []
-for l in open(sys.argv[1]):
-    r = json.loads(l)
-    if not r["ok"] or r["entries"] != r["lines"] - 1:
-        bad.append("%s: %s" % (r["file"], r.get("error") or "pi read %s entries of %s lines" % (r.get("entries"), r.get("lines"))))
-print("\n".join(bad))' "$T_DIR/pi.out")
-	if [[ -z $bad ]]; then
-		pass "pi's SessionManager loads the 4 files and reads every line"
-	else
-		fail "pi's SessionManager: $bad"
-	fi
-else
-	fail "pi_tool load failed: $(head -c 1000 "$T_DIR/pi.err")"
-fi
+assert_pi_loads "the 4 files" "$A" "$B" "$C" "$D"
 
 if pi_tool expect "$STORE" "$T_DIR/expect.json" "$T_DIR/pi" "$A" "$B" "$C" "$D" 2>"$T_DIR/expect.err"; then
 	py_checks timeout -s KILL 300 python3 "$STRESS_DIR/check_tree.py" --mount "$MNT" --store "$STORE" \

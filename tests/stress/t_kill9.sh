@@ -503,24 +503,7 @@ note "version-2 sessions: $n_mig migrated, $n_untouched untouched (the kill came
 
 # pi reads every file (a copy), every line.
 files=("$STORE"/--k1--/*.jsonl "$STORE"/--k2--/*.jsonl)
-mkdir -p "$T_DIR/pi"
-if pi_tool load "$T_DIR/pi" "${files[@]}" >"$T_DIR/pi.out" 2>"$T_DIR/pi.err"; then
-	bad=$(python3 -c '
-import json, sys
-bad = []
-for l in open(sys.argv[1]):
-    r = json.loads(l)
-    if not r["ok"] or r["entries"] != r["lines"] - 1:
-        bad.append("%s: %s" % (r["file"], r.get("error") or "pi read %s entries of %s lines" % (r.get("entries"), r.get("lines"))))
-print("\n".join(bad))' "$T_DIR/pi.out")
-	if [[ -z $bad ]]; then
-		pass "pi's SessionManager loads all ${#files[@]} files and reads every line"
-	else
-		fail "pi's SessionManager: $bad"
-	fi
-else
-	fail "pi_tool load failed: $(head -c 1000 "$T_DIR/pi.err")"
-fi
+assert_pi_loads "all ${#files[@]} files" "${files[@]}"
 
 # A last, clean mount shows the sessions as pi reads them: the three that
 # were written all along and up to 2 of the version-2 ones that were
