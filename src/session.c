@@ -487,6 +487,9 @@ static void session_reset(struct ps_session *s)
 	}
 	free(s->stash.text);
 	s->stash.text = NULL;
+	free(s->sizes);
+	s->sizes = NULL;
+	s->n_sizes = 0;
 	usage_memo_free(s->usage);
 	s->usage = NULL;
 	s->usage_upto = 0;
@@ -988,4 +991,18 @@ out:
 	free(order);
 	free(keep);
 	return err;
+}
+
+uint64_t session_labels_digest(const struct ps_session *s)
+{
+	/* FNV-1a over (entry, label's pool offset) pairs. */
+	uint64_t h = 1469598103934665603ull;
+	for (uint32_t i = 0; i < s->n_labeled; i++) {
+		uint32_t e = s->labeled[i];
+		uint32_t words[2] = { e, s->entries[e].label };
+		const unsigned char *p = (const unsigned char *)words;
+		for (size_t k = 0; k < sizeof words; k++)
+			h = (h ^ p[k]) * 1099511628211ull;
+	}
+	return h;
 }

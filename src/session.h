@@ -120,6 +120,17 @@ struct ps_session {
 		size_t len;
 	} stash;
 
+	/* Sizes of generated files (context.json, transcript.md, usage.json)
+	 * by node, so a stat does not build the text again: `ls -l` asks
+	 * each time.  A context's size holds while its tip is the same; the
+	 * others while `changes` is.  Owned by view.c. */
+	struct ps_view_size {
+		uint64_t changes;
+		uint64_t size;     /* size + 1; 0 while unknown */
+		uint32_t tip;
+	} *sizes;
+	uint32_t n_sizes;
+
 	/* usage.c's running totals over entries [0, usage_upto): usage only
 	 * adds up, so an append costs only the new entries. */
 	struct usage_acc *usage;
@@ -129,6 +140,10 @@ struct ps_session {
 	struct strmap ids;     /* id -> latest entry index */
 	struct strmap kinds;   /* escaped kind -> its pool offset (interning) */
 };
+
+/* A digest of the live labels (which entries carry one, and which): it
+ * changes when a label is set, moved or removed, renaming forks. */
+uint64_t session_labels_digest(const struct ps_session *s);
 
 /* Opens and indexes the session file at path (copied).  A file that is not
  * a session still opens (s->not_session says why).  *out is new: release

@@ -95,6 +95,72 @@ static uint32_t view_tip(const struct ps_session *s, const struct layout_node *n
 	return node->session_root ? session_leaf(s) : s->branches[node->branch].tip;
 }
 
+/* Where a generated file's size is memoized in s->sizes: 0 for files
+ * that are not (cheap or immutable ones), else the slot's index + 1. */
+static uint64_t view_size_index(const struct ps_session *s, const struct layout_node *node)
+{
+	uint64_t kind;
+	switch (node->kind) {
+	case LAYOUT_CONTEXT:
+		kind = 0;
+		break;
+	case LAYOUT_TRANSCRIPT:
+		kind = 1;
+		break;
+	case LAYOUT_USAGE:
+		kind = 2;
+		break;
+	default:
+		return 0;
+	}
+	/* Directory 0 is the session directory's (pi's leaf). */
+	uint64_t dir = node->session_root ? 0 : (uint64_t)node->branch + 1;
+	if (dir > s->n_branches)
+		return 0;
+	return dir * 3 + kind + 1;
+}
+
+/* The memo slot of a generated file, the table grown to the session's
+ * branches; NULL for files not memoized, or without memory for the table
+ * (sizes are then built each time). */
+static struct ps_view_size *view_size_slot(struct ps_session *s, const struct layout_node *node)
+{
+	uint64_t idx = view_size_index(s, node);
+	uint64_t want = ((uint64_t)s->n_branches + 1) * 3;
+	if (!idx || want > UINT32_MAX)
+		return NULL;
+	if (s->n_sizes < want) {
+		struct ps_view_size *grown = realloc(s->sizes, want * sizeof *grown);
+		if (!grown)
+			return NULL;
+		memset(grown + s->n_sizes, 0, (want - s->n_sizes) * sizeof *grown);
+		s->sizes = grown;
+		s->n_sizes = (uint32_t)want;
+	}
+	return &s->sizes[idx - 1];
+}
+
+static int view_size_remembered(const struct ps_session *s, const struct layout_node *node,
+				const struct ps_view_size *slot, uint64_t *size)
+{
+	if (!slot || !slot->size)
+		return 0;
+	if (node->kind == LAYOUT_CONTEXT ? slot->tip != view_tip(s, node) : slot->changes != s->changes)
+		return 0;
+	*size = slot->size - 1;
+	return 1;
+}
+
+static void view_size_remember(const struct ps_session *s, const struct layout_node *node,
+			       struct ps_view_size *slot, uint64_t size)
+{
+	if (!slot)
+		return;
+	slot->size = size + 1;
+	slot->changes = s->changes;
+	slot->tip = node->kind == LAYOUT_CONTEXT ? view_tip(s, node) : 0;
+}
+
 static ps_err view_text(struct buf *b, char **buf, size_t *len, int bad)
 {
 	if (bad || buf_finish(b)) {
@@ -138,7 +204,10 @@ ps_err view_content(struct ps_session *s, const struct layout_node *node, char *
 		s->stash.text = NULL;
 		return PS_OK;
 	}
-	return view_generate(s, node, buf, len);
+	ps_err err = view_generate(s, node, buf, len);
+	if (!err)
+		view_size_remember(s, node, view_size_slot(s, node), *len);
+	return err;
 }
 
 /* Generates a node's text anew. */
@@ -226,7 +295,10 @@ ps_err view_size(struct ps_session *s, const struct layout_node *node, uint64_t 
 	char *buf = NULL;
 	size_t len = 0;
 	ps_err err;
+	struct ps_view_size *slot = view_size_slot(s, node);
 
+	if (view_size_remembered(s, node, slot, size))
+		return PS_OK;
 	switch (node->kind) {
 	case LAYOUT_RAW:
 		*size = s->size;
@@ -242,6 +314,8 @@ ps_err view_size(struct ps_session *s, const struct layout_node *node, uint64_t 
 		break;
 	case LAYOUT_CONTEXT:
 		err = view_context(s, view_tip(s, node), NULL, &len, 0);
+		if (!err)
+			view_size_remember(s, node, slot, len);
 		*size = len;
 		return err;
 	default:
@@ -256,6 +330,8 @@ ps_err view_size(struct ps_session *s, const struct layout_node *node, uint64_t 
 		return PS_OK;
 	}
 	err = view_generate(s, node, &buf, &len);
+	if (!err)
+		view_size_remember(s, node, slot, len);
 	if (!err && len <= VIEW_STASH_MAX)
 		view_stash_keep(s, node, buf, len);
 	else
@@ -278,6 +354,12 @@ int view_size_known(const struct ps_session *s, const struct layout_node *node, 
 			return 0;
 		*size = s->entries[node->entry].md_size - 1;
 		return 1;
+	case LAYOUT_CONTEXT:
+	case LAYOUT_TRANSCRIPT:
+	case LAYOUT_USAGE: {
+		uint64_t idx = view_size_index(s, node);
+		return idx && idx <= s->n_sizes && view_size_remembered(s, node, &s->sizes[idx - 1], size);
+	}
 	default:
 		if (layout_is_dir(node->kind)) {
 			*size = 0;

@@ -15,5 +15,6 @@ Suite *usage_suite(void);
 Suite *transcript_suite(void);
 Suite *entrycache_suite(void);
 Suite *recover_suite(void);
+Suite *view_suite(void);
 
 #endif
