@@ -1,6 +1,7 @@
 /* pisessionfs: mounts a pi session store.  Option parsing and start-up;
  * the operations are in ops.c, the change watcher in watch.c. */
 #include <errno.h>
+#include <math.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <dirent.h>
@@ -70,7 +71,8 @@ static void psfs_usage(const char *prog)
 	       "  -o entry_cache=MIB     parsed entries kept, in MiB of their lines\n"
 	       "                         (default 8; 0 turns the cache off)\n"
 	       "  -o timeout=SECONDS     kernel cache timeout for names and attributes\n"
-	       "                         (default 1; changes are also pushed at once)\n"
+	       "                         (default 10 where inotify follows the store\n"
+	       "                         and changes are pushed at once, else 1)\n"
 	       "  -o auto_unmount        unmount when the daemon exits\n"
 	       "  -h, --help             this help;  -V, --version  the version\n"
 	       "\n"
@@ -160,7 +162,7 @@ int main(int argc, char *argv[])
 	ps_err err;
 	int ret = 1;
 
-	fs.cfg.timeout = 1.0;
+	fs.cfg.timeout = NAN; /* chosen at init, by what the watcher hears */
 	fs.cfg.entry_cache_mib = -1;
 	if (fuse_opt_parse(&args, &fs.cfg, psfs_opts, psfs_opt_proc) != 0)
 		goto out;
@@ -207,6 +209,10 @@ int main(int argc, char *argv[])
 	/* Before anything is shown or written: what killed daemons left half
 	 * done (recover.h).  A store that cannot be changed is left as it is. */
 	recover_store(fs.cfg.store, psfs_note_recovery, NULL);
+	if (!isnan(fs.cfg.timeout) && !(fs.cfg.timeout >= 0 && fs.cfg.timeout <= 86400)) {
+		fprintf(stderr, "pisessionfs: -o timeout=%g: give 0 to 86400 (seconds)\n", fs.cfg.timeout);
+		goto out;
+	}
 	if (fs.cfg.entry_cache_mib < -1 || fs.cfg.entry_cache_mib > 4096) {
 		fprintf(stderr, "pisessionfs: -o entry_cache=%d: give 0 to 4096 (MiB)\n", fs.cfg.entry_cache_mib);
 		goto out;

@@ -4,6 +4,7 @@
  * side files (overlay.c) are looked up first; what a write means is
  * decided in commit.c. */
 #include <errno.h>
+#include <math.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
@@ -1626,10 +1627,16 @@ static int psfs_statfs(const char *path, struct statvfs *st)
 static void *psfs_init(struct fuse_conn_info *conn, struct fuse_config *cfg)
 {
 	struct psfs *fs = psfs_self();
+	double timeout = fs->cfg.timeout;
 	(void)conn;
-	cfg->entry_timeout = fs->cfg.timeout;
-	cfg->attr_timeout = fs->cfg.timeout;
+	if (isnan(timeout))
+		timeout = psfs_watch_hears_all() ? PSFS_TIMEOUT_WATCHED : PSFS_TIMEOUT_UNWATCHED;
+	cfg->entry_timeout = timeout;
+	cfg->attr_timeout = timeout;
 	cfg->negative_timeout = 0;
+	/* A close of a read-only file has nothing to flush: spare grep -r a
+	 * round trip per file. */
+	cfg->no_rofd_flush = 1;
 	/* Paths identify nodes here; libfuse keeps them for invalidation. */
 	cfg->nullpath_ok = 0;
 	cfg->hard_remove = 1;

@@ -11,7 +11,7 @@ struct psfs_config {
 	char *store;          /* --store DIR */
 	unsigned cache_sessions;
 	int entry_cache_mib;  /* -o entry_cache=MiB, -1 when not given */
-	double timeout;       /* kernel entry/attribute timeout, seconds */
+	double timeout;       /* kernel entry/attribute timeout, seconds; NAN: by the watcher */
 	int show_help;
 	int show_version;
 	char *positional[2];  /* [STORE] MOUNTPOINT, as given */
@@ -30,6 +30,11 @@ struct psfs {
 
 extern const struct fuse_operations psfs_ops;
 
+/* Kernel cache timeouts when -o timeout is not given (seconds): long while
+ * the watcher invalidates what changes, short where changes go unheard. */
+#define PSFS_TIMEOUT_WATCHED 10.0
+#define PSFS_TIMEOUT_UNWATCHED 1.0
+
 /* errno for a core error. */
 int psfs_errno(ps_err err);
 
@@ -38,6 +43,10 @@ int psfs_errno(ps_err err);
  * handler (libfuse's doc/README.notifications). */
 int psfs_watch_start(struct psfs *fs);
 void psfs_watch_stop(void);
+/* Whether the watcher hears every change to the store: it runs, and the
+ * store is on a local file system.  Only then may the kernel keep names
+ * and attributes long (psfs_init). */
+int psfs_watch_hears_all(void);
 /* Asks the watcher thread to invalidate a path: what a handler uses when
  * its own write changed what the kernel has cached. */
 void psfs_watch_queue(const char *path);

@@ -15,10 +15,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/inotify.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 #include "pisessionfs.h"
+#include <fuse_lowlevel.h>
 #include "layout.h"
 #include "buf.h"
+#include "views.h"
 
 #define WATCH_PROJECT_MASK (IN_MODIFY | IN_CLOSE_WRITE | IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_ATTRIB)
 #define WATCH_ROOT_MASK (IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_ONLYDIR)
@@ -34,6 +37,7 @@ static struct {
 	int wake[2];
 	pthread_t thread;
 	int running;
+	int remote;         /* the store is on a file system inotify cannot follow */
 	struct watch_dir *dirs;
 	size_t n, cap;
 	pthread_mutex_t queue_lock;
@@ -132,26 +136,55 @@ static void watch_invalidate(const char *fmt, const char *a, const char *b, cons
 	fuse_invalidate_path(watch.fs->fuse, path);
 }
 
-/* What an append changes: the session directory's generated files, and the
- * context.json of every branch that grew.  One path per branch, not per
- * entry: a session first seen (or rebuilt) may have a million new entries,
- * nearly all in one branch. */
+/* Drops a name at the mount root and every name the kernel holds below
+ * it, for changes that make names vanish: invalidating an inode leaves its
+ * name cached until the entry timeout, so `test -e` of a fork renamed by a
+ * new label would still succeed.  The high-level API knows no node id but
+ * the root's, hence a whole project (or view) at a time; such changes
+ * (a rewrite, a relabel, a deletion) are rare next to appends. */
+static void watch_forget_tree(const char *name)
+{
+	/* ENOENT only means the kernel holds nothing there. */
+	fuse_lowlevel_notify_inval_entry(fuse_get_session(watch.fs->fuse), FUSE_ROOT_ID, name, strlen(name));
+}
+
+/* What an append changes: the session directory's generated files, the
+ * context.json and transcript.md of every branch that grew (one path per
+ * branch, not per entry: a session first seen may have a million new
+ * entries, nearly all in one branch), and the views at the root. */
 static void watch_session_changed(const char *project, const char *session)
 {
 	static const char *const roots[] = {
-		"context.json", "leaf", "name", "labels", "problems", "session.jsonl", "entries", "header.json",
+		"context.json", "transcript.md", "usage.json", "leaf", "name", "labels", "problems",
+		"session.jsonl", "entries", "header.json",
 	};
+	static const char *const views[] = { "by-id", "by-name", "by-cwd", "recent" };
 	struct store_ref ref;
 	char **dirs = NULL;
 	unsigned char *grew = NULL;
 	size_t n_dirs = 0;
 
 	watch_invalidate("/%s/%s%s", project, session, "");
+	watch_invalidate("/%s/%s%s", project, VIEWS_USAGE_CSV, "");
+	watch_invalidate("/%s%s%s", VIEWS_USAGE_CSV, "", "");
+	/* A new name, a new session or a newer one reorders these. */
+	for (size_t i = 0; i < sizeof views / sizeof views[0]; i++)
+		watch_forget_tree(views[i]);
 	if (store_acquire_cached(watch.fs->store, project, session, &ref) == PS_OK) {
 		struct ps_session *s = ref.session;
-		uint32_t *seen = store_notified_count(&ref);
+		struct store_notice *told = store_notice(&ref);
+		uint64_t labels = session_labels_digest(s);
+		if (told->generation != s->generation || told->labels != labels) {
+			/* Rewritten (entry names may have gone, or now show
+			 * other text) or relabeled (forks renamed). */
+			watch_forget_tree(project);
+			told->generation = s->generation;
+			told->labels = labels;
+			told->entries = 0;
+		}
+		uint32_t *seen = &told->entries;
 		if (*seen > s->n_entries)
-			*seen = 0; /* rebuilt */
+			*seen = 0;
 		grew = calloc(s->n_branches ? s->n_branches : 1, 1);
 		dirs = calloc(s->n_branches ? s->n_branches : 1, sizeof *dirs);
 		for (uint32_t e = *seen; grew && dirs && e < s->n_entries; e++) {
@@ -174,10 +207,13 @@ static void watch_session_changed(const char *project, const char *session)
 	for (size_t i = 0; i < sizeof roots / sizeof roots[0]; i++)
 		watch_invalidate("/%s/%s/%s", project, session, roots[i]);
 	for (size_t i = 0; i < n_dirs; i++) {
+		static const char *const generated[] = { "context.json", "transcript.md" };
 		char path[PATH_MAX];
-		snprintf(path, sizeof path, "%s/context.json", dirs[i]);
 		watch_invalidate("/%s/%s/%s", project, session, dirs[i]);
-		watch_invalidate("/%s/%s/%s", project, session, path);
+		for (size_t g = 0; g < sizeof generated / sizeof generated[0]; g++) {
+			snprintf(path, sizeof path, "%s/%s", dirs[i], generated[g]);
+			watch_invalidate("/%s/%s/%s", project, session, path);
+		}
 		free(dirs[i]);
 	}
 	free(dirs);
@@ -205,12 +241,17 @@ static void watch_event(const struct inotify_event *ev)
 		/* A project directory came or went. */
 		if (ev->mask & (IN_CREATE | IN_MOVED_TO))
 			watch_add(ev->name);
+		if (ev->mask & (IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO))
+			watch_forget_tree(ev->name);
 		watch_invalidate("/%s%s%s", ev->name, "", "");
 		return;
 	}
 	size_t n = strlen(ev->name);
 	if (n <= 6 || strcmp(ev->name + n - 6, ".jsonl") != 0)
 		return;
+	/* A session gone or replaced by a rename: its names go with it. */
+	if (ev->mask & (IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO))
+		watch_forget_tree(project);
 	char session[NAME_MAX + 1];
 	memcpy(session, ev->name, n - 6);
 	session[n - 6] = '\0';
@@ -248,9 +289,44 @@ static void *watch_main(void *arg)
 	return NULL;
 }
 
+/* File systems whose files can change without the local kernel seeing it
+ * (other clients of a network file system, a FUSE daemon's own backing
+ * store): inotify watches on them are set up and stay silent. */
+static int watch_store_is_remote(const char *root)
+{
+	static const unsigned long remote[] = {
+		0x6969,     /* NFS */
+		0x517b,     /* SMB */
+		0xfe534d42, /* SMB2 */
+		0xff534d42, /* CIFS */
+		0x65735546, /* FUSE */
+		0x00c36400, /* Ceph */
+		0x01021997, /* 9P */
+		0x5346414f, /* AFS */
+		0x73757245, /* Coda */
+		0x01161970, /* GFS2 */
+		0x0bd00bd0, /* Lustre */
+		0x7461636f, /* OCFS2 */
+	};
+	struct statfs sf;
+	if (statfs(root, &sf) != 0)
+		return 1;
+	for (size_t i = 0; i < sizeof remote / sizeof remote[0]; i++) {
+		if ((unsigned long)sf.f_type == remote[i])
+			return 1;
+	}
+	return 0;
+}
+
+int psfs_watch_hears_all(void)
+{
+	return watch.running && !watch.remote;
+}
+
 int psfs_watch_start(struct psfs *fs)
 {
 	watch.fs = fs;
+	watch.remote = watch_store_is_remote(store_root(fs->store));
 	watch.fd = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
 	if (watch.fd < 0)
 		return -1;

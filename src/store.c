@@ -16,7 +16,7 @@ struct store_slot {
 	pthread_mutex_t lock;
 	unsigned refs;             /* guarded by the store lock */
 	uint64_t used;             /* LRU clock, guarded by the store lock */
-	uint32_t notified;         /* guarded by lock */
+	struct store_notice notice; /* guarded by lock */
 	int gone;                  /* the file was found missing: drop at release */
 	struct store_slot *next;   /* hash chain */
 };
@@ -302,6 +302,13 @@ static ps_err store_get(struct ps_store *st, const char *project, const char *se
 		err = store_stat_session(st, project, session, &sb);
 		if (!err)
 			err = session_open(path, &sl->session);
+		/* The kernel may hold names shown from an index this slot
+		 * replaced (evicted meanwhile): the first change re-announces
+		 * every branch (entries 0), but a first index is no rebuild. */
+		if (!err) {
+			sl->notice.generation = sl->session->generation;
+			sl->notice.labels = session_labels_digest(sl->session);
+		}
 	} else {
 		err = session_refresh(sl->session, NULL);
 	}
@@ -325,9 +332,9 @@ ps_err store_acquire_cached(struct ps_store *st, const char *project, const char
 	return store_get(st, project, session, 0, out);
 }
 
-uint32_t *store_notified_count(struct store_ref *ref)
+struct store_notice *store_notice(struct store_ref *ref)
 {
-	return &((struct store_slot *)ref->slot)->notified;
+	return &((struct store_slot *)ref->slot)->notice;
 }
 
 void store_release(struct ps_store *st, struct store_ref *ref)

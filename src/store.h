@@ -50,9 +50,15 @@ ps_err store_acquire(struct ps_store *store, const char *project, const char *se
 ps_err store_acquire_cached(struct ps_store *store, const char *project, const char *session, struct store_ref *out);
 void store_release(struct ps_store *store, struct store_ref *ref);
 
-/* The entry count the change notifier last invalidated for; guarded by the
- * session lock (hold the ref). */
-uint32_t *store_notified_count(struct store_ref *ref);
+/* How far the change notifier has told the kernel about a session: the
+ * entries and the index generation it last invalidated for.  Guarded by
+ * the session lock (hold the ref); borrowed. */
+struct store_notice {
+	uint32_t entries;
+	uint64_t generation;
+	uint64_t labels;       /* session_labels_digest: labels name forks */
+};
+struct store_notice *store_notice(struct store_ref *ref);
 
 /* Number of cached sessions, for tests and the cache bound. */
 size_t store_cached(struct ps_store *store);

@@ -367,6 +367,17 @@ assert_same_bytes() {
 	fi
 }
 
+# size_is_not FILE SIZE: for polls on st_size alone.  Reading the file
+# would mend a stale size (the kernel takes the end a read finds), so the
+# watcher's invalidation of attributes the kernel keeps for the timeout is
+# seen only by stat without reading.
+# shellcheck disable=SC2317 # called by name in bash -c
+size_is_not() {
+	local size
+	size=$(stat -c %s -- "$1") && [[ $size != "$2" ]]
+}
+export -f size_is_not
+
 # assert_size FILE: stat's st_size equals the bytes cat returns (a wrong
 # st_size makes readers stop early or read NULs); for a symlink, the length
 # of its target.

@@ -22,7 +22,8 @@ S=$MNT/$P/s
 prime() {
 	fsx ls -lA "$S" "$S/entries" "$S/labels" >/dev/null 2>&1 || true
 	fsx cat "$S/context.json" "$S/name" "$S/problems" >/dev/null 2>&1 || true
-	fsx stat "$S/context.json" "$S/session.jsonl" "$S/leaf" >/dev/null 2>&1 || true
+	fsx stat "$S/context.json" "$S/session.jsonl" "$S/leaf" "$S/transcript.md" "$S/usage.json" \
+		"$MNT/usage.csv" "$MNT/$P/usage.csv" >/dev/null 2>&1 || true
 	fsx readlink "$S/leaf" >/dev/null 2>&1 || true
 }
 # link_is LINK TARGET: for polling (in 'bash -c').
@@ -34,6 +35,7 @@ export -f link_is
 
 prime
 fsx cat "$S/context.json" >"$T_DIR/ctx.before"
+transcript_before=$(fsx stat -c %s "$S/transcript.md")
 assert_eq "start: two entries" "0001-user.a.md
 0002-assistant.b.md" "$(ls_names "$S" | grep '\.md$' | grep -v '^transcript\.md$')"
 # start_reader FILE: opens FILE and reads its first 4 KB in a bounded
@@ -91,6 +93,12 @@ end_reader "append" "$T_DIR/ctx.before" "$T_DIR/ctx.after"
 for f in context.json leaf 0003-user.c.md entries/c.json session.jsonl; do
 	assert_size "$S/$f"
 done
+# Sizes the kernel keeps for the timeout (10 s by default on a watched
+# store) are told anew by the watcher, not left to expire.
+assert_poll "append: st_size of transcript.md follows, unread" 2 bash -c 'size_is_not "$1" "$2"' _ "$S/transcript.md" "$transcript_before"
+for f in "$S/transcript.md" "$S/usage.json" "$MNT/usage.csv" "$MNT/$P/usage.csv"; do
+	assert_size "$f"
+done
 fsx_out stat -c %s "$S/leaf"
 assert_eq "append: st_size of leaf" "$(($(fsx readlink "$S/leaf" | wc -c) - 1))" "${OUT%$'\n'}"
 
@@ -132,10 +140,13 @@ fsx cat "$S/context.json" >"$T_DIR/ctx.after"
 end_reader "branch" "$T_DIR/ctx.before" "$T_DIR/ctx.after"
 prime
 fsx cat "$S/0002~f/context.json" >/dev/null
+transcript_before=$(fsx stat -c %s "$S/0002~f/transcript.md")
 asst_msg g f "g-in-branch" >>"$F"
+assert_poll "branch: its transcript.md's st_size follows, unread" 2 bash -c 'size_is_not "$1" "$2"' _ "$S/0002~f/transcript.md" "$transcript_before"
 assert_poll "branch: grows" 2 test -f "$S/0002~f/0003-assistant.g.md"
 assert_poll "branch: its context.json follows" 2 grep -q g-in-branch "$S/0002~f/context.json"
 assert_size "$S/0002~f/context.json"
+assert_size "$S/0002~f/transcript.md"
 
 # --- a label on the branch's first entry ------------------------------------------
 prime

@@ -261,4 +261,13 @@ assert_poll "branch: its context.json" $LIMIT grep -q side-text "$S/0002~side/co
 
 assert_same_bytes "$S/session.jsonl" "$F"
 assert_eq "nothing was refused" "" "$(fsx cat "$MNT/.pisessionfs/log" | grep refused || true)"
+
+# --- without -o timeout: the daemon sees the store is on FUSE --------------------
+# Its watches would stay silent, so it must not let the kernel keep
+# attributes for the long timeout it uses on local stores (fs/main.c).
+umount_fs "$MNT"
+mount_fs "$PT" "$MNT"
+fsx stat "$S/session.jsonl" >/dev/null
+user_msg dflt raw "default-timeout-append" >>"$F"
+assert_poll "default timeout: session.jsonl's st_size follows, unread" $LIMIT bash -c 'same_size "$1" "$2"' _ "$S/session.jsonl" "$F"
 finish
