@@ -734,8 +734,10 @@ class Bench:
     def grep_cmd(self, base, rels):
         return ["grep", "-r", self.needle] + [os.path.join(base, r) if r else base for r in rels]
 
-    def grep(self, base, rels, timeout):
-        return self.run_many([self.grep_cmd(base, rels)], timeout)[0]
+    def grep(self, base, rels, timeout, lines=None):
+        """Seconds of one grep -r; its number of output lines (one per
+        matching line) is appended to `lines` when given."""
+        return self.run_many([self.grep_cmd(base, rels)], timeout, lines=lines)[0]
 
     def case_grep(self):
         rels, scope = self.grep_scope()
@@ -806,10 +808,11 @@ class Bench:
                      "≥ 3x faster", None, "pi not available")
 
     @staticmethod
-    def run_many(cmds, timeout, ok=(0, 1)):
+    def run_many(cmds, timeout, ok=(0, 1), lines=None):
         """Runs the commands at once, output drained from pipes (GNU grep
         stops reading a file at its first match when stdout is /dev/null).
-        Returns (seconds until all are done, their CPU seconds)."""
+        Returns (seconds until all are done, their CPU seconds); the number
+        of output lines of each command is appended to `lines` when given."""
         t0 = time.perf_counter()
         ps = [subprocess.Popen(c, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL, env=ENV)
               for c in cmds]
@@ -817,8 +820,13 @@ class Bench:
         lock = threading.Lock()
 
         def drain(p):
-            while p.stdout.read(1 << 16):
-                pass
+            n = 0
+            while True:
+                chunk = p.stdout.read(1 << 16)
+                if not chunk:
+                    break
+                n += chunk.count(b"\n")
+            p.nlines = n
             _, status, ru = os.wait4(p.pid, 0)
             p.returncode = os.waitstatus_to_exitcode(status)
             with lock:
@@ -843,6 +851,8 @@ class Bench:
             p.stdout.close()
             if p.returncode not in ok:
                 raise BenchError("%s failed (%d)" % (" ".join(p.args)[:200], p.returncode))
+        if lines is not None:
+            lines.extend(p.nlines for p in ps)
         return dt, cpu[0]
 
     def case_parallel_grep(self):
