@@ -246,6 +246,8 @@ int main(int argc, char *argv[])
 		goto out_unmount;
 	if (psfs_watch_start(&fs) != 0)
 		fprintf(stderr, "pisessionfs: note: inotify unavailable, changes show after the cache timeout\n");
+	if (psfs_sizer_start(&fs) != 0)
+		fprintf(stderr, "pisessionfs: note: no sizer thread, entry files are sized as they are listed\n");
 	loop = fuse_loop_cfg_create();
 	if (loop) {
 		fuse_loop_cfg_set_clone_fd(loop, cmd.clone_fd);
@@ -257,6 +259,7 @@ int main(int argc, char *argv[])
 		ret = ret == 0 || ret == SIGTERM || ret == SIGINT || ret == SIGHUP ? 0 : 1;
 		fuse_loop_cfg_destroy(loop);
 	}
+	psfs_sizer_stop();
 	psfs_watch_stop();
 out_unmount:
 	fuse_unmount(fs.fuse);

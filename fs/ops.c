@@ -312,6 +312,12 @@ static int psfs_getattr(const char *path, struct stat *st, struct fuse_file_info
 	if (err)
 		return -psfs_errno(err);
 	err = layout_resolve(ref.session, p.rest, &node);
+	if (!err && node.kind == LAYOUT_ENTRY) {
+		uint64_t known;
+		/* Likely the first of many: `ls -l` stats every entry. */
+		if (!view_size_known(ref.session, &node, &known))
+			psfs_sizer_hint(p.project, p.session, ref.session, node.entry + 1);
+	}
 	res = err ? -psfs_errno(err) : psfs_node_stat(ref.session, &node, &file, st);
 	store_release(fs->store, &ref);
 	return res;

@@ -47,6 +47,13 @@ void psfs_watch_stop(void);
  * store is on a local file system.  Only then may the kernel keep names
  * and attributes long (psfs_init). */
 int psfs_watch_hears_all(void);
+/* The sizer threads (fs/sizer.c): size a session's entry files ahead of a
+ * reader that stats them all.  hint is called by a stat that had to render
+ * an entry (session locked by the caller); sizing goes on from entry. */
+int psfs_sizer_start(struct psfs *fs);
+void psfs_sizer_stop(void);
+void psfs_sizer_hint(const char *project, const char *session, const struct ps_session *s, uint32_t entry);
+
 /* Asks the watcher thread to invalidate a path: what a handler uses when
  * its own write changed what the kernel has cached. */
 void psfs_watch_queue(const char *path);

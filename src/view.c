@@ -368,3 +368,77 @@ int view_size_known(const struct ps_session *s, const struct layout_node *node, 
 		return 0;
 	}
 }
+
+ps_err view_batch_take(const struct ps_session *s, uint32_t *next, uint32_t end, size_t max_bytes,
+		       struct view_batch *b)
+{
+	size_t bytes = 0;
+	ps_err err = PS_OK;
+
+	b->generation = s->generation;
+	b->n = 0;
+	if (end > s->n_entries)
+		end = s->n_entries;
+	/* Older files' entries are migrated as they load, which needs the
+	 * session (session_load_entry): those are sized where they are read. */
+	if (s->version < 3)
+		*next = end;
+	for (; *next < end && b->n < VIEW_BATCH_MAX && bytes < max_bytes; (*next)++) {
+		uint32_t e = *next;
+		if (s->entries[e].md_size)
+			continue;
+		uint32_t i = b->n;
+		b->entry[i] = e;
+		b->size[i] = SIZE_MAX;
+		b->name[i] = layout_entry_name(s, e);
+		if (!b->name[i]) {
+			err = PS_ERR_NOMEM;
+			break;
+		}
+		err = session_read_line(s, e, &b->line[i], &b->line_len[i]);
+		if (err) {
+			free(b->name[i]);
+			break;
+		}
+		bytes += b->line_len[i];
+		b->n++;
+	}
+	return err;
+}
+
+void view_batch_render(struct view_batch *b)
+{
+	for (uint32_t i = 0; i < b->n; i++) {
+		/* As view_entry_md renders it, minus the entry cache: these
+		 * entries are being sized, not read. */
+		json_t *entry = session_parse_line(b->line[i], b->line_len[i]);
+		if (!entry)
+			continue;
+		size_t len;
+		char *text = render_entry(entry, b->name[i], &len);
+		json_decref(entry);
+		if (text)
+			b->size[i] = len;
+		free(text);
+	}
+}
+
+void view_batch_keep(struct ps_session *s, const struct view_batch *b)
+{
+	if (b->generation != s->generation)
+		return;
+	for (uint32_t i = 0; i < b->n; i++) {
+		uint32_t e = b->entry[i];
+		if (b->size[i] < UINT32_MAX && e < s->n_entries)
+			s->entries[e].md_size = (uint32_t)b->size[i] + 1;
+	}
+}
+
+void view_batch_clear(struct view_batch *b)
+{
+	for (uint32_t i = 0; i < b->n; i++) {
+		free(b->line[i]);
+		free(b->name[i]);
+	}
+	b->n = 0;
+}

@@ -3,6 +3,7 @@
 #ifndef PS_VIEW_H
 #define PS_VIEW_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include "layout.h"
 
@@ -21,5 +22,33 @@ ps_err view_content(struct ps_session *s, const struct layout_node *node, char *
 /* Whether a node's content can never change: entry files and stored lines.
  * The front end lets the kernel cache those for good. */
 int view_immutable(const struct layout_node *node);
+
+/* Entry files sized off the session's lock, for a thread that sizes ahead
+ * of a stat-heavy reader (fs/sizer.c): their lines and names are taken
+ * under the lock, rendered without it, and the sizes kept under it again.
+ * Rendering is most of what a first `ls -l` costs; the lock is held for
+ * the pread only. */
+#define VIEW_BATCH_MAX 32
+struct view_batch {
+	uint64_t generation;
+	uint32_t n;
+	uint32_t entry[VIEW_BATCH_MAX];
+	char *line[VIEW_BATCH_MAX];   /* owned */
+	size_t line_len[VIEW_BATCH_MAX];
+	char *name[VIEW_BATCH_MAX];   /* owned */
+	size_t size[VIEW_BATCH_MAX];  /* rendered size; SIZE_MAX when not known */
+};
+
+/* Takes the entries of [*next, end) whose size is not known yet, up to
+ * VIEW_BATCH_MAX of them or about max_bytes of lines, and moves *next past
+ * the entries it looked at.  b is overwritten (clear it first if reused). */
+ps_err view_batch_take(const struct ps_session *s, uint32_t *next, uint32_t end, size_t max_bytes,
+		       struct view_batch *b);
+/* Renders every entry of b to size it.  Touches no session: call it
+ * without the lock.  A line that cannot be rendered keeps SIZE_MAX. */
+void view_batch_render(struct view_batch *b);
+/* Keeps b's sizes in s, unless the index was rebuilt since b was taken. */
+void view_batch_keep(struct ps_session *s, const struct view_batch *b);
+void view_batch_clear(struct view_batch *b);
 
 #endif

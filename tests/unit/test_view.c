@@ -1,6 +1,7 @@
 /* view.c: a generated file's size, memoized between stats, must stay the
  * length of its content as the session grows (a stale size makes readers
  * stop early or read NULs). */
+#include <glob.h>
 #include "helpers.h"
 #include "layout.h"
 #include "view.h"
@@ -82,12 +83,78 @@ START_TEST(test_view_sizes_after_rebuild)
 }
 END_TEST
 
+/* Sized in batches off the lock (as the sizer threads do), every entry
+ * file has the size a stat rendering it alone finds. */
+static void check_batches(const char *path)
+{
+	struct ps_session *batched = helper_open(path), *alone = helper_open(path);
+	struct view_batch b = { 0 };
+	uint32_t next = 0, taken = 0;
+
+	while (next < batched->n_entries) {
+		ck_assert_int_eq(view_batch_take(batched, &next, batched->n_entries, 4096, &b), PS_OK);
+		taken += b.n;
+		view_batch_render(&b);
+		view_batch_keep(batched, &b);
+		view_batch_clear(&b);
+	}
+	ck_assert_uint_eq(taken, batched->version >= 3 ? batched->n_entries : 0);
+	for (uint32_t e = 0; e < alone->n_entries; e++) {
+		struct layout_node node = { .kind = LAYOUT_ENTRY, .entry = e, .branch = alone->entries[e].branch };
+		uint64_t size;
+		ck_assert_int_eq(view_size(alone, &node, &size), PS_OK);
+		if (batched->version >= 3)
+			ck_assert_uint_eq(batched->entries[e].md_size, size + 1);
+	}
+	session_free(batched);
+	session_free(alone);
+}
+
+START_TEST(test_view_batches_size_as_stat_does)
+{
+	glob_t g;
+	ck_assert_int_eq(glob("demo/store/*/*.jsonl", 0, NULL, &g), 0);
+	ck_assert_uint_gt(g.gl_pathc, 1);
+	for (size_t i = 0; i < g.gl_pathc; i++)
+		check_batches(g.gl_pathv[i]);
+	globfree(&g);
+	check_batches("tests/data/fixtures/pi-1.6.0-v3-branched.jsonl");
+	check_batches("tests/data/fixtures/pi-v1-large-session.jsonl");
+}
+END_TEST
+
+/* A batch taken before the file was rewritten keeps nothing. */
+START_TEST(test_view_batch_after_rebuild)
+{
+	char *path = helper_write(HDR MSG("a", "null", "user", "first words"));
+	struct ps_session *s = helper_open(path);
+	struct view_batch b = { 0 };
+	uint32_t next = 0;
+	ck_assert_int_eq(view_batch_take(s, &next, s->n_entries, 4096, &b), PS_OK);
+	ck_assert_uint_eq(b.n, 1);
+	view_batch_render(&b);
+	FILE *f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs(HDR MSG("a", "null", "user", "other, much longer first words"), f);
+	fclose(f);
+	ck_assert_int_eq(session_refresh(s, NULL), PS_OK);
+	view_batch_keep(s, &b);
+	view_batch_clear(&b);
+	ck_assert_uint_eq(s->entries[0].md_size, 0);
+	session_free(s);
+	unlink(path);
+	free(path);
+}
+END_TEST
+
 Suite *view_suite(void)
 {
 	Suite *s = suite_create("view");
 	TCase *tc = tcase_create("sizes");
 	tcase_add_test(tc, test_view_sizes_follow_growth);
 	tcase_add_test(tc, test_view_sizes_after_rebuild);
+	tcase_add_test(tc, test_view_batches_size_as_stat_does);
+	tcase_add_test(tc, test_view_batch_after_rebuild);
 	suite_add_tcase(s, tc);
 	return s;
 }
