@@ -94,14 +94,16 @@ def deep(n, inner=b"1"):
 
 
 def seeds_scan():
-    for line in pick_lines(3):
-        write("fuzz_scan", line)
-    for line in HANDMADE_LINES:
-        write("fuzz_scan", line)
-    # around the nesting limit (2048, jansson's and the scanner's)
-    for n in (2045, 2046, 2047, 2048):
-        write("fuzz_scan", deep(n))
-        write("fuzz_scan", deep(n, b""))
+    # fuzz_jparse reads the same lines: both are checked against jansson
+    for harness in ("fuzz_scan", "fuzz_jparse"):
+        for line in pick_lines(3):
+            write(harness, line)
+        for line in HANDMADE_LINES:
+            write(harness, line)
+        # around the nesting limit (2048, jansson's and the scanner's)
+        for n in (2045, 2046, 2047, 2048):
+            write(harness, deep(n))
+            write(harness, deep(n, b""))
 
 
 def session_seed(ctl, cut, body):

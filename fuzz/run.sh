@@ -25,7 +25,7 @@ bin=${FUZZ_BIN:-build/fuzz}
 if (($# > 0)); then
 	harnesses=("$@")
 else
-	harnesses=(fuzz_scan fuzz_session fuzz_render_parse fuzz_parse)
+	harnesses=(fuzz_scan fuzz_session fuzz_render_parse fuzz_parse fuzz_jparse)
 fi
 
 # Per harness: largest input, seconds before an input counts as a hang.

@@ -1,8 +1,6 @@
 #include <stdint.h>
 #include <string.h>
-#ifdef __SSE2__
-#include <emmintrin.h>
-#endif
+#include "jskip.h"
 #include "scan.h"
 
 struct scanner {
@@ -29,57 +27,14 @@ static int scan_hex(unsigned char c)
 
 /* At an opening quote; leaves p after the closing quote.  JSON forbids raw
  * control characters inside strings; JSON.parse and jansson both reject them. */
-/* Whether any byte of the word is '"', '\\' or below 0x20: the only bytes a
- * string scan must stop at.  Tool outputs make most of a session's bytes
- * plain string content, so skipping eight at a time is what makes indexing
- * run near memory speed. */
-static uint64_t scan_word_special(uint64_t w)
-{
-	const uint64_t ones = 0x0101010101010101ULL, highs = 0x8080808080808080ULL;
-	uint64_t quote = w ^ (ones * '"'), bslash = w ^ (ones * '\\');
-	uint64_t has_quote = (quote - ones) & ~quote & highs;
-	uint64_t has_bslash = (bslash - ones) & ~bslash & highs;
-	uint64_t has_ctrl = (w - ones * 0x20) & ~w & highs;
-	/* The lowest flagged byte is exact (borrows only run upward). */
-	return has_quote | has_bslash | has_ctrl;
-}
-
 static int scan_string(struct scanner *s, struct scan_field *f)
 {
 	const char *start = ++s->p;
 	int escaped = 0;
 	while (s->p < s->end) {
-#ifdef __SSE2__
-		/* Sixteen at a time where the CPU has it (every x86-64). */
-		while (s->end - s->p >= 16) {
-			__m128i v = _mm_loadu_si128((const __m128i *)(const void *)s->p);
-			__m128i hit = _mm_or_si128(
-				_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')), _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'))),
-				_mm_cmpeq_epi8(_mm_and_si128(v, _mm_set1_epi8((char)0xE0)), _mm_setzero_si128()));
-			int mask = _mm_movemask_epi8(hit);
-			if (mask) {
-				s->p += __builtin_ctz((unsigned)mask);
-				goto special;
-			}
-			s->p += 16;
-		}
-#endif
-		while (s->end - s->p >= 8) {
-			uint64_t w, special;
-			memcpy(&w, s->p, 8);
-			if ((special = scan_word_special(w))) {
-#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-				s->p += __builtin_ctzll(special) / 8;
-#endif
-				break;
-			}
-			s->p += 8;
-		}
+		s->p = jskip_plain(s->p, s->end);
 		if (s->p >= s->end)
 			break;
-#ifdef __SSE2__
-special:;
-#endif
 		unsigned char c = (unsigned char)*s->p;
 		if (c == '"') {
 			if (f) {

@@ -9,6 +9,7 @@
 #include "entrycache.h"
 #include "fileio.h"
 #include "jsonout.h"
+#include "jparse.h"
 #include "jstext.h"
 #include "escape.h"
 #include "scan.h"
@@ -49,6 +50,7 @@ static ps_err session_problem(struct ps_session *s, uint32_t line, const char *w
 }
 
 static json_t *session_load_json(const char *text, size_t len, size_t flags);
+static json_t *session_parse_line_err(const char *line, size_t len, ps_err *err);
 
 /* Decodes a scanned string field; escaped ones go through jansson. */
 static ps_err session_field_string(const struct scan_field *f, char **out, size_t *len)
@@ -315,10 +317,10 @@ static ps_err session_apply_name(struct ps_session *s, const json_t *entry)
 
 static ps_err session_read_header_line(struct ps_session *s, const char *line, size_t len, uint64_t off)
 {
-	json_t *h = session_parse_line(line, len);
-	ps_err err = PS_OK;
+	ps_err err;
+	json_t *h = session_parse_line_err(line, len, &err);
 	if (!h)
-		return PS_ERR_INVALID;
+		return err;
 	const char *type = json_string_value(json_object_get(h, "type"));
 	const char *id = json_string_value(json_object_get(h, "id"));
 	if (!type || strcmp(type, "session") != 0 || !id) {
@@ -376,9 +378,9 @@ static ps_err session_index_line(struct ps_session *s, const char *line, size_t 
 	}
 	if (r.key_escaped || r.type.escaped || r.id.escaped || r.parent_id.escaped || r.role.escaped ||
 	    r.tool_name.escaped) {
-		parsed = session_parse_line(line, len);
+		parsed = session_parse_line_err(line, len, &err);
 		if (!parsed)
-			return session_problem(s, lineno, "not a JSON object, skipped");
+			return err == PS_ERR_NOMEM ? err : session_problem(s, lineno, "not a JSON object, skipped");
 	}
 	const char *type_s = parsed ? json_string_value(json_object_get(parsed, "type")) : NULL;
 	int is_type = 0;
@@ -465,10 +467,12 @@ static ps_err session_index_line(struct ps_session *s, const char *line, size_t 
 		goto out;
 	}
 	if (is_type && (TYPE_IS("label") || TYPE_IS("session_info"))) {
-		json_t *full = parsed ? json_incref(parsed) : session_parse_line(line, len);
+		json_t *full = parsed ? json_incref(parsed) : session_parse_line_err(line, len, &err);
 		if (full) {
 			err = TYPE_IS("label") ? session_apply_label(s, full) : session_apply_name(s, full);
 			json_decref(full);
+		} else if (err != PS_ERR_NOMEM) {
+			err = PS_OK; /* the scanner took it: jansson's retries did not */
 		}
 	}
 #undef TYPE_IS
@@ -737,18 +741,36 @@ ps_err session_read_header(const struct ps_session *s, char **buf, size_t *len)
 /* Loads any JSON text the way pi's reader would accept it: invalid UTF-8
  * decoded with replacement characters, lone surrogate escapes kept (as
  * stand-ins, jstext.h), integers beyond 64 bits as reals. */
-static json_t *session_load_json(const char *text, size_t len, size_t flags)
+static json_t *session_load_json_err(const char *text, size_t len, size_t flags, ps_err *err)
 {
 	json_error_t error;
 	char *clean = NULL, *mapped = NULL;
 	json_t *v = NULL;
 
+	*err = PS_OK;
+	/* Objects, the common case, go by the fast path first (jparse.h);
+	 * what it declines, jansson decides as before. */
+	if (!(flags & JSON_DECODE_ANY)) {
+		switch (jparse_object(text, len, &v)) {
+		case JPARSE_OK:
+			return v;
+		case JPARSE_NOMEM:
+			*err = PS_ERR_NOMEM;
+			return NULL;
+		case JPARSE_DECLINED:
+			break;
+		}
+	}
 	flags |= JSON_ALLOW_NUL;
 	for (int attempt = 0; attempt < 4 && !v; attempt++) {
 		v = json_loadb(text, len, flags, &error);
 		if (v)
 			break;
 		enum json_error_code code = json_error_code(&error);
+		if (code == json_error_out_of_memory) {
+			*err = PS_ERR_NOMEM;
+			break;
+		}
 		if (code == json_error_invalid_utf8 && !clean) {
 			clean = jstext_utf8_replace(text, len, &len);
 			if (!clean)
@@ -764,17 +786,34 @@ static json_t *session_load_json(const char *text, size_t len, size_t flags)
 	}
 	free(clean);
 	free(mapped);
+	if (!v && !*err)
+		*err = PS_ERR_INVALID;
+	return v;
+}
+
+static json_t *session_load_json(const char *text, size_t len, size_t flags)
+{
+	ps_err err;
+	return session_load_json_err(text, len, flags, &err);
+}
+
+/* session_parse_line, telling a line that is no object from a lack of
+ * memory. */
+static json_t *session_parse_line_err(const char *line, size_t len, ps_err *err)
+{
+	json_t *v = session_load_json_err(line, len, 0, err);
+	if (v && !json_is_object(v)) {
+		json_decref(v);
+		v = NULL;
+		*err = PS_ERR_INVALID;
+	}
 	return v;
 }
 
 json_t *session_parse_line(const char *line, size_t len)
 {
-	json_t *v = session_load_json(line, len, 0);
-	if (v && !json_is_object(v)) {
-		json_decref(v);
-		v = NULL;
-	}
-	return v;
+	ps_err err;
+	return session_parse_line_err(line, len, &err);
 }
 
 static uint32_t session_by_ordinal(const struct ps_session *s, uint32_t ordinal)
@@ -828,10 +867,10 @@ ps_err session_load_entry(const struct ps_session *s, uint32_t idx, json_t **out
 	ps_err err = session_read_line(s, idx, &line, &len);
 	if (err)
 		return err;
-	json_t *entry = session_parse_line(line, len);
+	json_t *entry = session_parse_line_err(line, len, &err);
 	free(line);
 	if (!entry)
-		return PS_ERR_INVALID;
+		return err;
 	err = session_migrate(s, idx, entry);
 	if (err) {
 		json_decref(entry);

@@ -16,5 +16,6 @@ Suite *transcript_suite(void);
 Suite *entrycache_suite(void);
 Suite *recover_suite(void);
 Suite *view_suite(void);
+Suite *jparse_suite(void);
 
 #endif

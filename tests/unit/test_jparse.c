@@ -1,0 +1,111 @@
+/* jparse.h: the fast path accepts the common case and builds what jansson
+ * builds; everything doubtful it declines (jansson then decides). */
+#include "helpers.h"
+#include "jparse.h"
+#include "suites.h"
+
+/* text must be accepted, and equal jansson's reading of it to the bit. */
+static void accepts(const char *text, size_t len)
+{
+	json_t *fast = NULL;
+	json_error_t error;
+	ck_assert_msg(jparse_object(text, len, &fast) == JPARSE_OK, "declined: %.*s", (int)len, text);
+	json_t *slow = json_loadb(text, len, JSON_ALLOW_NUL, &error);
+	ck_assert_ptr_nonnull(slow);
+	char *a = json_dumps(fast, JSON_COMPACT | JSON_REAL_PRECISION(17));
+	char *b = json_dumps(slow, JSON_COMPACT | JSON_REAL_PRECISION(17));
+	ck_assert_str_eq(a, b);
+	ck_assert(json_equal(fast, slow));
+	free(a);
+	free(b);
+	json_decref(fast);
+	json_decref(slow);
+}
+
+static void declines(const char *text, size_t len)
+{
+	json_t *fast = (json_t *)1;
+	ck_assert_msg(jparse_object(text, len, &fast) == JPARSE_DECLINED, "accepted: %.*s", (int)len, text);
+	ck_assert_ptr_null(fast);
+}
+
+#define ACCEPTS(lit) accepts(lit, sizeof(lit) - 1)
+#define DECLINES(lit) declines(lit, sizeof(lit) - 1)
+
+START_TEST(test_jparse_common)
+{
+	ACCEPTS("{}");
+	ACCEPTS(" \t\r\n{ \"a\" : [ 1 , -2 , 0 , -0 , 1.5 , -0.0 , 1e3 , 2E-2 , 1e-400 , true , false , null ] } \n");
+	ACCEPTS("{\"s\":\"plain text, \xc3\xa9t\xc3\xa9 \xf0\x9f\x98\x80\"}");
+	ACCEPTS("{\"e\":\"\\\"\\\\\\/\\b\\f\\n\\r\\t \\u00e9 \\u001b[0m \\ud83d\\ude00 \\u0000 end\"}");
+	ACCEPTS("{\"k\\u00e9y\":{\"nested\":{\"deep\":[[[]]]}},\"x\":\"\"}");
+	/* A repeated key keeps its first place and takes the last value. */
+	ACCEPTS("{\"a\":1,\"b\":2,\"a\":3}");
+	ACCEPTS("{\"n\":123456789012345678,\"m\":-123456789012345678}");
+	ACCEPTS("{\"r\":0.1000000000000000055511151231257827,\"big\":1.7976931348623157e308}");
+}
+END_TEST
+
+START_TEST(test_jparse_declines)
+{
+	DECLINES("");
+	DECLINES("[1]");
+	DECLINES("\"s\"");
+	DECLINES("{\"a\":1} x");
+	DECLINES("{\"a\":1,}");
+	DECLINES("{\"a\":01}");
+	DECLINES("{\"a\":1.}");
+	DECLINES("{\"a\":.5}");
+	DECLINES("{\"a\":+1}");
+	DECLINES("{\"a\":tru}");
+	DECLINES("{\"a\":\"\t\"}");                   /* a raw control character */
+	DECLINES("{\"a\":\"\xe2\x82\"}");             /* invalid UTF-8: jansson's retry replaces it */
+	DECLINES("{\"a\":\"\\ud83d\"}");              /* lone surrogates: jansson's retry maps them */
+	DECLINES("{\"a\":\"\\ude00x\"}");
+	DECLINES("{\"a\":\"\\x\"}");
+	DECLINES("{\"k\\u0000\":1}");                  /* jansson takes no NUL in a key */
+	DECLINES("{\"a\":1234567890123456789}");       /* may not fit 64 bits */
+	DECLINES("{\"a\":1e400}");                     /* beyond the doubles */
+	DECLINES("{\"a\":1\0}");
+}
+END_TEST
+
+START_TEST(test_jparse_depth)
+{
+	/* jansson's limit is 2048 levels, the top object included. */
+	for (int n = 2046; n <= 2048; n++) {
+		size_t len = (size_t)n * 2 + 16;
+		char *text = malloc(len);
+		ck_assert_ptr_nonnull(text);
+		int o = sprintf(text, "{\"v\":");
+		for (int i = 0; i < n - 1; i++)
+			text[o++] = '[';
+		for (int i = 0; i < n - 1; i++)
+			text[o++] = ']';
+		text[o++] = '}';
+		if (n <= 2048)
+			accepts(text, (size_t)o);
+		free(text);
+	}
+	char *text = malloc(5000);
+	int o = sprintf(text, "{\"v\":");
+	for (int i = 0; i < 2048; i++)
+		text[o++] = '[';
+	for (int i = 0; i < 2048; i++)
+		text[o++] = ']';
+	text[o++] = '}';
+	declines(text, (size_t)o);
+	free(text);
+}
+END_TEST
+
+Suite *jparse_suite(void)
+{
+	Suite *s = suite_create("jparse");
+	TCase *tc = tcase_create("core");
+	tcase_add_test(tc, test_jparse_common);
+	tcase_add_test(tc, test_jparse_declines);
+	tcase_add_test(tc, test_jparse_depth);
+	suite_add_tcase(s, tc);
+	return s;
+}
