@@ -57,6 +57,7 @@ struct psfs_file {
 	int append;         /* opened with O_APPEND: writes go to the end, whatever the offset */
 	int dirty;          /* written to since the last commit */
 	int truncated;      /* opened with O_TRUNC and not committed since */
+	int lazy;           /* an immutable file: its text is built at the first read */
 };
 
 static struct psfs *psfs_self(void)
@@ -736,7 +737,14 @@ static int psfs_open(const char *path, struct fuse_file_info *fi)
 				err = PS_ERR_IO;
 			fi->direct_io = 1; /* grows under the reader: no stale size */
 		} else {
-			err = view_content(s, &node, &f->data, &f->len);
+			/* The kernel keeps the pages of immutable files: a reader
+			 * of a file it has cached never reads, so their text is
+			 * built at the first read, not at every open (a second
+			 * grep -r rendered every entry again). */
+			if (view_immutable(&node))
+				f->lazy = 1;
+			else
+				err = view_content(s, &node, &f->data, &f->len);
 			/* Entry files and stored lines never change: the kernel
 			 * may keep their pages.  The rest (context.json, name...)
 			 * bypasses the page cache, so a reader keeps the version it
@@ -803,6 +811,29 @@ static void psfs_grow_snapshot(struct psfs_file *f)
 	free(data);
 }
 
+/* Builds a lazy handle's text (psfs_open): what the path shows now. */
+static int psfs_read_build(struct psfs_file *f)
+{
+	struct psfs_path p;
+	struct store_ref ref;
+	struct layout_node node;
+	int res = 0;
+
+	pthread_mutex_lock(&f->lock);
+	if (f->lazy) {
+		res = psfs_locate(f->path, &p, &ref, &node);
+		if (!res) {
+			ps_err err = view_content(ref.session, &node, &f->data, &f->len);
+			store_release(psfs_self()->store, &ref);
+			res = err ? -psfs_errno(err) : 0;
+		}
+		if (!res)
+			f->lazy = 0;
+	}
+	pthread_mutex_unlock(&f->lock);
+	return res;
+}
+
 static int psfs_read(const char *path, char *buf, size_t size, off_t off, struct fuse_file_info *fi)
 {
 	struct psfs_file *f = (struct psfs_file *)(uintptr_t)fi->fh;
@@ -810,6 +841,8 @@ static int psfs_read(const char *path, char *buf, size_t size, off_t off, struct
 	size_t len;
 	int res = 0;
 	(void)path;
+	if (f->kind == HANDLE_READ && (res = psfs_read_build(f)))
+		return res;
 	if (f->growing && off >= 0 && (size_t)off >= f->len)
 		psfs_grow_snapshot(f);
 	if (f->fd >= 0) {
