@@ -63,6 +63,62 @@ START_TEST(test_view_sizes_follow_growth)
 }
 END_TEST
 
+/* What a session kept open (with its caches: sizes, the stash, the text
+ * cache) shows equals what a session opened afresh shows, file by file,
+ * as the file grows. */
+static void check_same_texts(struct ps_session *kept, const char *path)
+{
+	static const enum layout_kind kinds[] = { LAYOUT_CONTEXT, LAYOUT_TRANSCRIPT, LAYOUT_USAGE };
+	struct ps_session *fresh = helper_open(path);
+	ck_assert_uint_eq(kept->n_branches, fresh->n_branches);
+	for (uint32_t b = 0; b <= kept->n_branches; b++) {
+		for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
+			struct layout_node node = { .kind = kinds[k], .branch = b < kept->n_branches ? b : 0,
+						    .session_root = b == kept->n_branches };
+			char *a = NULL, *f = NULL;
+			size_t alen = 0, flen = 0;
+			uint64_t size;
+			ck_assert_int_eq(view_size(kept, &node, &size), PS_OK);
+			ck_assert_int_eq(view_content(kept, &node, &a, &alen), PS_OK);
+			ck_assert_int_eq(view_content(fresh, &node, &f, &flen), PS_OK);
+			ck_assert_uint_eq(alen, flen);
+			ck_assert_uint_eq(size, flen);
+			ck_assert(memcmp(a, f, alen) == 0);
+			free(a);
+			free(f);
+		}
+	}
+	session_free(fresh);
+}
+
+START_TEST(test_view_texts_follow_growth)
+{
+	FILE *in = fopen("tests/data/fixtures/pi-1.6.0-v3-branched.jsonl", "r");
+	char *line = NULL;
+	size_t cap = 0;
+	char *path = NULL;
+	struct ps_session *s = NULL;
+
+	ck_assert_ptr_nonnull(in);
+	while (getline(&line, &cap, in) > 0) {
+		if (!path) {
+			path = helper_write(line);
+			s = helper_open(path);
+			continue;
+		}
+		check_same_texts(s, path);
+		helper_append(path, line);
+		ck_assert_int_eq(session_refresh(s, NULL), PS_OK);
+		check_same_texts(s, path);
+	}
+	free(line);
+	fclose(in);
+	session_free(s);
+	unlink(path);
+	free(path);
+}
+END_TEST
+
 /* A file rewritten in place with other text is indexed anew: no size
  * remembered from the old text may survive. */
 START_TEST(test_view_sizes_after_rebuild)
@@ -153,6 +209,7 @@ Suite *view_suite(void)
 	TCase *tc = tcase_create("sizes");
 	tcase_add_test(tc, test_view_sizes_follow_growth);
 	tcase_add_test(tc, test_view_sizes_after_rebuild);
+	tcase_add_test(tc, test_view_texts_follow_growth);
 	tcase_add_test(tc, test_view_batches_size_as_stat_does);
 	tcase_add_test(tc, test_view_batch_after_rebuild);
 	suite_add_tcase(s, tc);
