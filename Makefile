@@ -15,6 +15,12 @@ ifeq ($(SANITIZE),1)
 OPT      := -O1 -g -fno-omit-frame-pointer
 SANFLAGS := -fsanitize=address,undefined,leak -fno-sanitize-recover=undefined
 endif
+# SANITIZE=thread: ThreadSanitizer, for the daemon's threads (libfuse's
+# workers, the watcher, the sizers); run-tests.sh runs the mount tests so.
+ifeq ($(SANITIZE),thread)
+OPT      := -O1 -g -fno-omit-frame-pointer
+SANFLAGS := -fsanitize=thread
+endif
 
 JANSSON_CFLAGS := $(shell pkg-config --cflags jansson)
 JANSSON_LIBS   := $(shell pkg-config --libs jansson)
@@ -29,6 +35,9 @@ BUILD    ?= build
 # Sanitized objects must never mix with plain ones.
 ifeq ($(SANITIZE),1)
 BUILD    := $(BUILD)/asan
+endif
+ifeq ($(SANITIZE),thread)
+BUILD    := $(BUILD)/tsan
 endif
 CORE_CFLAGS := $(CSTD) $(WARN) $(OPT) $(SANFLAGS) $(JANSSON_CFLAGS) $(UUID_CFLAGS) -DPS_VERSION=\"$(VERSION)\" $(CFLAGS)
 FS_CFLAGS   := $(CORE_CFLAGS) $(FUSE_CFLAGS) -Isrc
@@ -98,9 +107,9 @@ check-golden: $(TOOL)
 FAILMALLOC := $(BUILD)/tests/failmalloc.so
 $(FAILMALLOC): tests/alloc/failmalloc.c | $(BUILD)/tests
 	$(CC) $(CSTD) $(WARN) $(OPT) -fPIC -shared $(CFLAGS) -o $@ $< -ldl
-ifeq ($(SANITIZE),1)
+ifneq ($(SANITIZE),)
 check-alloc:
-	@echo "check-alloc: runs without SANITIZE=1 (the shim and ASan both replace malloc)" >&2; exit 2
+	@echo "check-alloc: runs without SANITIZE (the shim and the sanitizers both replace malloc)" >&2; exit 2
 else
 check-alloc: $(TOOL) $(FAILMALLOC)
 	tests/alloc/run.py $(TOOL) $(FAILMALLOC)

@@ -21,6 +21,10 @@ make check 2>&1 | tee "$log" || status=1
 plain=$(grep -E '^check: [0-9]+ passed, [0-9]+ failed' "$log" | tail -n 1)
 make check SANITIZE=1 2>&1 | tee "$log" || status=1
 sanitized=$(grep -E '^check: [0-9]+ passed, [0-9]+ failed' "$log" | tail -n 1)
+# The mount tests once more with the daemon under ThreadSanitizer: a data
+# race report in its stderr fails them.
+make check-mount SANITIZE=thread 2>&1 | tee "$log" || status=1
+threaded=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$log" | tail -n 1)
 # The fuzzers' regressions and a short run of each, the reliability tests
 # at CI size, and the smallest benchmark preset (so the harness keeps
 # working; CI does not judge timings).
@@ -32,12 +36,12 @@ if [ -x tests/stress/run.sh ]; then
 fi
 make bench PRESET=tiny || status=1
 count() { sed -E "s/^check: ([0-9]+) passed, ([0-9]+) failed.*/\\$1/" <<<"${2:-check: 0 passed, 1 failed}"; }
-passed=$(($(count 1 "$plain") + $(count 1 "$sanitized") + $(count 1 "check: ${fuzzed:-0 passed, 1 failed}")))
-failed=$(($(count 2 "$plain") + $(count 2 "$sanitized") + $(count 2 "check: ${fuzzed:-0 passed, 1 failed}")))
+passed=$(($(count 1 "$plain") + $(count 1 "$sanitized") + $(count 1 "check: ${threaded:-0 passed, 1 failed}") + $(count 1 "check: ${fuzzed:-0 passed, 1 failed}")))
+failed=$(($(count 2 "$plain") + $(count 2 "$sanitized") + $(count 2 "check: ${threaded:-0 passed, 1 failed}") + $(count 2 "check: ${fuzzed:-0 passed, 1 failed}")))
 if [ -x tests/stress/run.sh ]; then
 	passed=$((passed + $(count 1 "check: ${stressed:-0 passed, 1 failed}")))
 	failed=$((failed + $(count 2 "check: ${stressed:-0 passed, 1 failed}")))
 fi
-echo "plain build: ${plain#check: }; sanitized build: ${sanitized#check: }; fuzz smoke: ${fuzzed:-none}; stress: ${stressed:-none}"
+echo "plain build: ${plain#check: }; sanitized build: ${sanitized#check: }; mount tests under TSan: ${threaded:-none}; fuzz smoke: ${fuzzed:-none}; stress: ${stressed:-none}"
 echo "all: $passed passed, $failed failed"
 exit "$status"

@@ -147,7 +147,7 @@ static ps_err store_list(struct ps_store *st, const char *dir, int sessions, int
 	struct stat sb;
 	unsigned char want = sessions ? DT_REG : DT_DIR;
 	while ((de = readdir(d))) {
-		size_t stem;
+		size_t stem = 0;
 		const struct stat *stp = NULL;
 		if (!store_name_ok(de->d_name))
 			continue;
