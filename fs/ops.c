@@ -743,6 +743,8 @@ static int psfs_open(const char *path, struct fuse_file_info *fi)
 			 * grep -r rendered every entry again). */
 			if (view_immutable(&node))
 				f->lazy = 1;
+			if (node.kind == LAYOUT_ENTRY)
+				psfs_sizer_reading();
 			else
 				err = view_content(s, &node, &f->data, &f->len);
 			/* Entry files and stored lines never change: the kernel

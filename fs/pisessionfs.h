@@ -53,6 +53,9 @@ int psfs_watch_hears_all(void);
 int psfs_sizer_start(struct psfs *fs);
 void psfs_sizer_stop(void);
 void psfs_sizer_hint(const char *project, const char *session, const struct ps_session *s, uint32_t entry);
+/* Called when an entry file is opened for reading: the sizers stop, and
+ * ignore hints for a second. */
+void psfs_sizer_reading(void);
 
 /* Asks the watcher thread to invalidate a path: what a handler uses when
  * its own write changed what the kernel has cached. */

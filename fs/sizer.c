@@ -11,17 +11,22 @@
  *
  * One session at a time: the latest hint wins, as the reader has moved on.
  * Only what a stat asked for starts it, never a plain listing, so `ls` of
- * every session does not render the store. */
+ * every session does not render the store; and nothing while entry files
+ * are being read (grep -r stats a directory's files, then reads them:
+ * there the reads build the texts, and sizing ahead only competes). */
 #include <limits.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include "pisessionfs.h"
 #include "view.h"
 
 #define SIZER_MAX_THREADS 4
+/* How long after an entry file is opened for reading hints are ignored. */
+#define SIZER_QUIET_NS 1000000000
 /* Lines held per batch: the session's lock is taken once per batch. */
 #define SIZER_BATCH_BYTES (1u << 20)
 
@@ -40,6 +45,11 @@ static struct {
 	uint64_t generation;
 	uint32_t start, end, next;
 	int wrapped;
+	/* Until when hints are ignored (CLOCK_MONOTONIC ns): entry files are
+	 * being read, so their texts are built by the reads, and the spare
+	 * core serves the reader better than sizing what it will read anyway
+	 * (a first grep -r took 10% longer with the sizers on). */
+	int64_t quiet_until;
 } sizer = { .lock = PTHREAD_MUTEX_INITIALIZER, .wake = PTHREAD_COND_INITIALIZER };
 
 /* Claims the next range of the job, [*from, *to); 0 when it is done. */
@@ -116,11 +126,34 @@ static void *sizer_main(void *arg)
 	return NULL;
 }
 
+static int64_t sizer_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+void psfs_sizer_reading(void)
+{
+	if (!sizer.n_threads)
+		return;
+	int64_t now = sizer_now();
+	pthread_mutex_lock(&sizer.lock);
+	sizer.quiet_until = now + SIZER_QUIET_NS;
+	sizer.active = 0;
+	pthread_mutex_unlock(&sizer.lock);
+}
+
 void psfs_sizer_hint(const char *project, const char *session, const struct ps_session *s, uint32_t entry)
 {
 	if (!sizer.n_threads || strlen(project) > NAME_MAX || strlen(session) > NAME_MAX)
 		return;
+	int64_t now = sizer_now();
 	pthread_mutex_lock(&sizer.lock);
+	if (now < sizer.quiet_until) {
+		pthread_mutex_unlock(&sizer.lock);
+		return;
+	}
 	int same = sizer.active && sizer.generation == s->generation && strcmp(sizer.project, project) == 0 &&
 		   strcmp(sizer.session, session) == 0;
 	if (!same) {
