@@ -743,10 +743,10 @@ static int psfs_open(const char *path, struct fuse_file_info *fi)
 			 * grep -r rendered every entry again). */
 			if (view_immutable(&node))
 				f->lazy = 1;
-			if (node.kind == LAYOUT_ENTRY)
-				psfs_sizer_reading();
 			else
 				err = view_content(s, &node, &f->data, &f->len);
+			if (node.kind == LAYOUT_ENTRY)
+				psfs_sizer_reading();
 			/* Entry files and stored lines never change: the kernel
 			 * may keep their pages.  The rest (context.json, name...)
 			 * bypasses the page cache, so a reader keeps the version it
