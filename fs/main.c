@@ -17,6 +17,7 @@
 #include "overlay.h"
 #include "pisessionfs.h"
 #include "recover.h"
+#include "view.h"
 
 #define PSFS_OPT(t, p) { t, offsetof(struct psfs_config, p), 1 }
 
@@ -47,6 +48,7 @@ static const struct fuse_opt psfs_opts[] = {
 	PSFS_OPT("store=%s", store),
 	PSFS_OPT("cache_sessions=%u", cache_sessions),
 	PSFS_OPT("entry_cache=%d", entry_cache_mib),
+	PSFS_OPT("context_cache=%d", context_cache_mib),
 	PSFS_OPT("timeout=%lf", timeout),
 	PSFS_OPT("-h", show_help),
 	PSFS_OPT("--help", show_help),
@@ -70,6 +72,8 @@ static void psfs_usage(const char *prog)
 	       "  -o cache_sessions=N    indexed sessions kept in memory (default 256)\n"
 	       "  -o entry_cache=MIB     parsed entries kept, in MiB of their lines\n"
 	       "                         (default 8; 0 turns the cache off)\n"
+	       "  -o context_cache=MIB   context.json texts kept, in MiB over all\n"
+	       "                         sessions (default 64; 0 turns the cache off)\n"
 	       "  -o timeout=SECONDS     kernel cache timeout for names and attributes\n"
 	       "                         (default 10 where inotify follows the store\n"
 	       "                         and changes are pushed at once, else 1)\n"
@@ -164,6 +168,7 @@ int main(int argc, char *argv[])
 
 	fs.cfg.timeout = NAN; /* chosen at init, by what the watcher hears */
 	fs.cfg.entry_cache_mib = -1;
+	fs.cfg.context_cache_mib = -1;
 	if (fuse_opt_parse(&args, &fs.cfg, psfs_opts, psfs_opt_proc) != 0)
 		goto out;
 	if (fs.cfg.show_help) {
@@ -219,6 +224,12 @@ int main(int argc, char *argv[])
 	}
 	if (fs.cfg.entry_cache_mib >= 0)
 		entrycache_set_limit((size_t)fs.cfg.entry_cache_mib << 20);
+	if (fs.cfg.context_cache_mib < -1 || fs.cfg.context_cache_mib > 65536) {
+		fprintf(stderr, "pisessionfs: -o context_cache=%d: give 0 to 65536 (MiB)\n", fs.cfg.context_cache_mib);
+		goto out;
+	}
+	if (fs.cfg.context_cache_mib >= 0)
+		view_set_context_budget((size_t)fs.cfg.context_cache_mib << 20);
 	err = store_open(fs.cfg.store, fs.cfg.cache_sessions, &fs.store);
 	if (!err)
 		err = catalog_new(fs.store, &fs.catalog);

@@ -11,6 +11,7 @@ struct psfs_config {
 	char *store;          /* --store DIR */
 	unsigned cache_sessions;
 	int entry_cache_mib;  /* -o entry_cache=MiB, -1 when not given */
+	int context_cache_mib; /* -o context_cache=MiB, -1 when not given */
 	double timeout;       /* kernel entry/attribute timeout, seconds; NAN: by the watcher */
 	int show_help;
 	int show_version;

@@ -486,6 +486,8 @@ out:
 static void session_reset(struct ps_session *s)
 {
 	for (size_t i = 0; i < sizeof s->contexts / sizeof s->contexts[0]; i++) {
+		if (s->contexts[i].text)
+			session_contexts_account(-(long long)s->contexts[i].len);
 		free(s->contexts[i].text);
 		s->contexts[i].text = NULL;
 	}
@@ -1044,4 +1046,16 @@ uint64_t session_labels_digest(const struct ps_session *s)
 			h = (h ^ p[k]) * 1099511628211ull;
 	}
 	return h;
+}
+
+static size_t session_context_bytes;
+
+size_t session_contexts_held(void)
+{
+	return __atomic_load_n(&session_context_bytes, __ATOMIC_RELAXED);
+}
+
+void session_contexts_account(long long delta)
+{
+	__atomic_add_fetch(&session_context_bytes, (size_t)delta, __ATOMIC_RELAXED);
 }

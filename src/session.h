@@ -99,7 +99,8 @@ struct ps_session {
 
 	/* Generated context.json texts, by tip entry: the context of an entry
 	 * never changes (its path to the root is fixed), so these only go when
-	 * the index is rebuilt.  Owned by view.c. */
+	 * the index is rebuilt.  Owned by view.c, within a budget over all
+	 * sessions (session_contexts_held). */
 	struct ps_context_cache {
 		uint32_t tip;
 		char *text;
@@ -140,6 +141,12 @@ struct ps_session {
 	struct strmap ids;     /* id -> latest entry index */
 	struct strmap kinds;   /* escaped kind -> its pool offset (interning) */
 };
+
+/* The bytes of context.json texts held in the contexts[] of every session,
+ * which view.c keeps within a budget (view_set_context_budget); a reset or
+ * freed session gives its back.  Thread-safe. */
+size_t session_contexts_held(void);
+void session_contexts_account(long long delta);
 
 /* A digest of the live labels (which entries carry one, and which): it
  * changes when a label is set, moved or removed, renaming forks. */

@@ -55,6 +55,13 @@ static ps_err view_entry_md(struct ps_session *s, uint32_t idx, char **buf, size
 	return *buf ? PS_OK : PS_ERR_NOMEM;
 }
 
+static size_t view_context_budget = VIEW_CONTEXT_BUDGET;
+
+void view_set_context_budget(size_t bytes)
+{
+	view_context_budget = bytes;
+}
+
 static ps_err view_context(struct ps_session *s, uint32_t tip, char **buf, size_t *len, int copy)
 {
 	struct ps_context_cache *slot = &s->contexts[0];
@@ -72,10 +79,24 @@ static ps_err view_context(struct ps_session *s, uint32_t tip, char **buf, size_
 	ps_err err = session_context_text(s, tip, &text, &tlen);
 	if (err)
 		return err;
+	size_t freed = slot->text ? slot->len : 0;
+	if (session_contexts_held() - freed + tlen > view_context_budget) {
+		/* Over the budget (many sessions, or huge contexts): handed
+		 * out, not kept. */
+		*len = tlen;
+		if (copy)
+			*buf = text;
+		else
+			free(text);
+		return PS_OK;
+	}
+	if (slot->text)
+		session_contexts_account(-(long long)slot->len);
 	free(slot->text);
 	slot->text = text;
 	slot->len = tlen;
 	slot->tip = tip;
+	session_contexts_account((long long)tlen);
 found:
 	slot->used = ++s->context_clock;
 	*len = slot->len;

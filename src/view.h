@@ -19,6 +19,13 @@ int view_size_known(const struct ps_session *s, const struct layout_node *node, 
  * file itself and read in place).  *buf is new; *len its length. */
 ps_err view_content(struct ps_session *s, const struct layout_node *node, char **buf, size_t *len);
 
+/* The context.json texts kept for reuse (per session, by tip) stay within
+ * a byte budget over all sessions; past it, texts are built for each open
+ * and not kept.  Default VIEW_CONTEXT_BUDGET; set it before any thread
+ * runs. */
+#define VIEW_CONTEXT_BUDGET ((size_t)64 << 20)
+void view_set_context_budget(size_t bytes);
+
 /* Whether a node's content can never change: entry files and stored lines.
  * The front end lets the kernel cache those for good. */
 int view_immutable(const struct layout_node *node);

@@ -78,6 +78,37 @@ START_TEST(test_view_follows_growth)
 }
 END_TEST
 
+/* Context texts are kept within the budget over all sessions; past it,
+ * they are still served, just not kept, and a freed session gives its
+ * bytes back. */
+START_TEST(test_view_context_budget)
+{
+	const char *path = "tests/data/fixtures/pi-1.6.0-v3-branched.jsonl";
+	size_t before = session_contexts_held();
+	view_set_context_budget(before + 25000);
+	struct ps_session *a = helper_open(path), *b = helper_open(path);
+	for (int round = 0; round < 2; round++) {
+		for (uint32_t br = 0; br < a->n_branches; br++) {
+			struct layout_node node = { .kind = LAYOUT_CONTEXT, .branch = br };
+			char *x = NULL, *y = NULL;
+			size_t xl = 0, yl = 0;
+			ck_assert_int_eq(view_content(a, &node, &x, &xl), PS_OK);
+			ck_assert_int_eq(view_content(b, &node, &y, &yl), PS_OK);
+			ck_assert_uint_eq(xl, yl);
+			ck_assert(memcmp(x, y, xl) == 0);
+			ck_assert_uint_le(session_contexts_held(), before + 25000);
+			free(x);
+			free(y);
+		}
+	}
+	ck_assert_uint_gt(session_contexts_held(), before);
+	session_free(a);
+	session_free(b);
+	ck_assert_uint_eq(session_contexts_held(), before);
+	view_set_context_budget(VIEW_CONTEXT_BUDGET);
+}
+END_TEST
+
 /* A file rewritten in place with other text is indexed anew: no size
  * remembered from the old text may survive. */
 START_TEST(test_view_sizes_after_rebuild)
@@ -168,6 +199,7 @@ Suite *view_suite(void)
 	TCase *tc = tcase_create("sizes");
 	tcase_add_test(tc, test_view_follows_growth);
 	tcase_add_test(tc, test_view_sizes_after_rebuild);
+	tcase_add_test(tc, test_view_context_budget);
 	tcase_add_test(tc, test_view_batches_size_as_stat_does);
 	tcase_add_test(tc, test_view_batch_after_rebuild);
 	suite_add_tcase(s, tc);
