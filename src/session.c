@@ -1036,14 +1036,11 @@ out:
 
 uint64_t session_labels_digest(const struct ps_session *s)
 {
-	/* FNV-1a over (entry, label's pool offset) pairs. */
-	uint64_t h = 1469598103934665603ull;
+	uint64_t h = 0;
 	for (uint32_t i = 0; i < s->n_labeled; i++) {
 		uint32_t e = s->labeled[i];
-		uint32_t words[2] = { e, s->entries[e].label };
-		const unsigned char *p = (const unsigned char *)words;
-		for (size_t k = 0; k < sizeof words; k++)
-			h = (h ^ p[k]) * 1099511628211ull;
+		uint32_t pair[2] = { e, s->entries[e].label };
+		h = h * 31 ^ strpool_hash((const char *)pair, sizeof pair);
 	}
 	return h;
 }

@@ -184,4 +184,21 @@ umount_fs "$MNT"
 run_daemon --store "$STORE" -f -o entry_cache=5000 "$MNT"
 one_line_error "-o entry_cache=5000" "entry_cache" "$MNT"
 
+# -o context_cache: off gives the same files (a context is built for each
+# open); out of range is refused.
+mount_fs "$STORE" "$MNT" -o context_cache=0
+assert_eq "-o context_cache=0: the same context, transcript and entry" "$with_cache" \
+	"$(cat "$MNT/--proj--/s/context.json" "$MNT/--proj--/s/transcript.md" "$MNT/--proj--/s/0001-user.a.md")"
+assert_eq "-o context_cache=0: a second read is the same" "$with_cache" \
+	"$(cat "$MNT/--proj--/s/context.json" "$MNT/--proj--/s/transcript.md" "$MNT/--proj--/s/0001-user.a.md")"
+umount_fs "$MNT"
+run_daemon --store "$STORE" -f -o context_cache=-2 "$MNT"
+one_line_error "-o context_cache=-2" "context_cache" "$MNT"
+
+# -o timeout out of range (or not a number of seconds) is refused.
+run_daemon --store "$STORE" -f -o timeout=-1 "$MNT"
+one_line_error "-o timeout=-1" "timeout" "$MNT"
+run_daemon --store "$STORE" -f -o timeout=100000 "$MNT"
+one_line_error "-o timeout=100000" "timeout" "$MNT"
+
 finish

@@ -30,6 +30,16 @@ static inline void helper_append(const char *path, const char *text)
 	fclose(f);
 }
 
+/* Rewrites the file in place with text (what pi's migration does): the
+ * session is indexed anew at its next refresh. */
+static inline void helper_rewrite(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs(text, f);
+	fclose(f);
+}
+
 static inline struct ps_session *helper_open(const char *path)
 {
 	struct ps_session *s = NULL;

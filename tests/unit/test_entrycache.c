@@ -94,10 +94,7 @@ START_TEST(test_entrycache_session_sees_rewrite)
 	json_decref(z);
 	/* Rewritten in place: the index is rebuilt and the old tree is not
 	 * returned for the same index. */
-	FILE *f = fopen(path, "w");
-	ck_assert_ptr_nonnull(f);
-	fputs(HDR MSG("b", "null", "user", "second, longer than the first"), f);
-	fclose(f);
+	helper_rewrite(path, HDR MSG("b", "null", "user", "second, longer than the first"));
 	ck_assert_int_eq(session_refresh(s, NULL), PS_OK);
 	ck_assert_int_eq(session_load_entry_shared(s, 0, &y), PS_OK);
 	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(y, "message"), "content")),

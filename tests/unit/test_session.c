@@ -55,9 +55,7 @@ START_TEST(test_session_shrink_rebuilds)
 	char *path = helper_write(HDR MSG("a", "null", "user", "hi") MSG("b", "\"a\"", "user", "x"));
 	struct ps_session *s = helper_open(path);
 	uint64_t gen = s->generation;
-	FILE *f = fopen(path, "w");
-	fputs(HDR MSG("z", "null", "user", "new"), f);
-	fclose(f);
+	helper_rewrite(path, HDR MSG("z", "null", "user", "new"));
 	ck_assert_int_eq(session_refresh(s, NULL), PS_OK);
 	ck_assert_int_ne(s->generation, gen);
 	ck_assert_int_eq(s->n_entries, 1);

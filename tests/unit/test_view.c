@@ -116,10 +116,7 @@ START_TEST(test_view_sizes_after_rebuild)
 	char *path = helper_write(HDR MSG("a", "null", "user", "first words") MSG("b", "\"a\"", "user", "x"));
 	struct ps_session *s = helper_open(path);
 	check_generated(s, NULL);
-	FILE *f = fopen(path, "w");
-	ck_assert_ptr_nonnull(f);
-	fputs(HDR MSG("a", "null", "user", "other, much longer first words") MSG("b", "\"a\"", "user", "y"), f);
-	fclose(f);
+	helper_rewrite(path, HDR MSG("a", "null", "user", "other, much longer first words") MSG("b", "\"a\"", "user", "y"));
 	ck_assert_int_eq(session_refresh(s, NULL), PS_OK);
 	ck_assert_uint_gt(s->generation, 1);
 	check_generated(s, path);
@@ -169,6 +166,42 @@ START_TEST(test_view_batches_size_as_stat_does)
 }
 END_TEST
 
+/* A line the scanner takes and jansson cannot decode (a number beyond the
+ * doubles) is left to the stat, which shows it as unreadable: the batch
+ * keeps no size for it, and sizes the lines around it. */
+START_TEST(test_view_batch_leaves_unreadable)
+{
+	char *path = helper_write(HDR MSG("a", "null", "user", "before")
+		"{\"type\":\"message\",\"id\":\"b\",\"parentId\":\"a\",\"n\":1e400,"
+		"\"message\":{\"role\":\"user\",\"content\":\"x\",\"timestamp\":1}}\n"
+		MSG("c", "\"b\"", "user", "after"));
+	struct ps_session *s = helper_open(path);
+	struct view_batch b = { 0 };
+	uint32_t next = 0;
+	ck_assert_uint_eq(s->n_entries, 3);
+	ck_assert_int_eq(view_batch_take(s, &next, s->n_entries, 4096, &b), PS_OK);
+	ck_assert_uint_eq(b.n, 3);
+	view_batch_render(&b);
+	view_batch_keep(s, &b);
+	view_batch_clear(&b);
+	ck_assert_uint_ne(s->entries[0].md_size, 0);
+	ck_assert_uint_eq(s->entries[1].md_size, 0);
+	ck_assert_uint_ne(s->entries[2].md_size, 0);
+	struct layout_node node = { .kind = LAYOUT_ENTRY, .entry = 1, .branch = s->entries[1].branch };
+	uint64_t size;
+	char *text;
+	size_t len;
+	ck_assert_int_eq(view_size(s, &node, &size), PS_OK);
+	ck_assert_int_eq(view_content(s, &node, &text, &len), PS_OK);
+	ck_assert_uint_eq(size, len);
+	ck_assert_ptr_nonnull(strstr(text, "unreadable: true"));
+	free(text);
+	session_free(s);
+	unlink(path);
+	free(path);
+}
+END_TEST
+
 /* A batch taken before the file was rewritten keeps nothing. */
 START_TEST(test_view_batch_after_rebuild)
 {
@@ -179,10 +212,7 @@ START_TEST(test_view_batch_after_rebuild)
 	ck_assert_int_eq(view_batch_take(s, &next, s->n_entries, 4096, &b), PS_OK);
 	ck_assert_uint_eq(b.n, 1);
 	view_batch_render(&b);
-	FILE *f = fopen(path, "w");
-	ck_assert_ptr_nonnull(f);
-	fputs(HDR MSG("a", "null", "user", "other, much longer first words"), f);
-	fclose(f);
+	helper_rewrite(path, HDR MSG("a", "null", "user", "other, much longer first words"));
 	ck_assert_int_eq(session_refresh(s, NULL), PS_OK);
 	view_batch_keep(s, &b);
 	view_batch_clear(&b);
@@ -202,6 +232,7 @@ Suite *view_suite(void)
 	tcase_add_test(tc, test_view_context_budget);
 	tcase_add_test(tc, test_view_batches_size_as_stat_does);
 	tcase_add_test(tc, test_view_batch_after_rebuild);
+	tcase_add_test(tc, test_view_batch_leaves_unreadable);
 	suite_add_tcase(s, tc);
 	return s;
 }
