@@ -65,6 +65,28 @@ static struct psfs *psfs_self(void)
 	return fuse_get_context()->private_data;
 }
 
+/* Whether a name at the mount root is a session file lying directly in the
+ * store (a flat store, docs/layout.md): STORE/<name>.jsonl, where no
+ * project directory, view or file of the mount root has that name. */
+static int psfs_root_name_free(const char *name)
+{
+	struct stat st;
+	for (size_t i = 0; views_names[i]; i++)
+		if (strcmp(name, views_names[i]) == 0)
+			return 0;
+	if (strcmp(name, JOURNAL_NAME) == 0 || strcmp(name, VIEWS_USAGE_CSV) == 0)
+		return 0;
+	return store_stat_project(psfs_self()->store, name, &st) != PS_OK;
+}
+
+static int psfs_is_root_session(const char *name)
+{
+	struct stat st;
+	return psfs_root_name_free(name) && store_stat_session(psfs_self()->store, "", name, &st) == PS_OK;
+}
+
+/* Splits a path into project, session and the rest.  A session at the
+ * store root (psfs_is_root_session) has the project "". */
 static int psfs_split(const char *path, struct psfs_path *out)
 {
 	const char *p = path;
@@ -80,6 +102,18 @@ static int psfs_split(const char *path, struct psfs_path *out)
 	memcpy(out->project, p, n);
 	out->depth = 1;
 	p += n;
+	if (psfs_is_root_session(out->project)) {
+		memcpy(out->session, out->project, sizeof out->session);
+		out->project[0] = '\0';
+		out->depth = 2;
+		while (*p == '/')
+			p++;
+		if (*p) {
+			out->rest = p;
+			out->depth = 3;
+		}
+		return 0;
+	}
 	while (*p == '/')
 		p++;
 	if (!*p)
@@ -345,6 +379,14 @@ static int psfs_fill_store(void *ctx, const char *name, const struct stat *st)
 	return f->filler(f->buf, name, &dir, 0, 0);
 }
 
+static int psfs_fill_root_session(void *ctx, const char *name, const struct stat *st)
+{
+	struct psfs_fill *f = ctx;
+	if (!psfs_root_name_free(name))
+		return 0;
+	return psfs_fill_store(f, name, st);
+}
+
 static int psfs_fill_layout(void *ctx, const char *name, const struct layout_node *node)
 {
 	struct psfs_fill *f = ctx;
@@ -409,6 +451,10 @@ static int psfs_readdir_all(const char *path, void *buf, fuse_fill_dir_t filler,
 			filler(buf, views_names[i], NULL, 0, 0);
 		filler(buf, VIEWS_USAGE_CSV, NULL, 0, 0);
 		err = store_list_project_names(fs->store, psfs_fill_store, &f);
+		/* Session files directly in the store, beside the projects (a
+		 * project or a view of the same name wins: psfs_split). */
+		if (!err)
+			err = store_list_session_names(fs->store, "", psfs_fill_root_session, &f);
 	} else if (p.depth == 1) {
 		err = store_list_session_names(fs->store, p.project, psfs_fill_store, &f);
 		if (!err)
@@ -1235,7 +1281,8 @@ static uint32_t psfs_label_target(struct ps_session *s, const struct psfs_path *
 	if (strncmp(target, "../", 3) == 0)
 		rel = target + 3;
 	else if (target[0] == '/') {
-		snprintf(prefix, sizeof prefix, "%s/%s/%s/", fs->mountpoint ? fs->mountpoint : "", p->project, p->session);
+		snprintf(prefix, sizeof prefix, "%s/%s%s%s/", fs->mountpoint ? fs->mountpoint : "", p->project,
+			 p->project[0] ? "/" : "", p->session);
 		if (strncmp(target, prefix, strlen(prefix)) == 0)
 			rel = target + strlen(prefix);
 	} else if (!strchr(target, '/')) {

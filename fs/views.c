@@ -275,7 +275,8 @@ static char *views_target(const struct catalog_session *c, int depth)
 	int bad = 0;
 	for (int i = 0; i < depth && !bad; i++)
 		bad = buf_puts(&b, "../");
-	bad = bad || buf_printf(&b, "%s/%s", c->project, c->stem) || buf_finish(&b);
+	/* A session at the store root is a directory at the mount root. */
+	bad = bad || buf_printf(&b, "%s%s%s", c->project, *c->project ? "/" : "", c->stem) || buf_finish(&b);
 	if (bad) {
 		buf_free(&b);
 		return NULL;
@@ -470,6 +471,14 @@ int views_usage_csv(struct psfs *fs, const char *project, char **buf, size_t *le
 		err = store_list_projects(fs->store, views_csv_project, &c);
 	if (!err)
 		err = c.err;
+	/* The whole store's file covers the sessions at its root too (their
+	 * project column is empty). */
+	if (!err && !project) {
+		c.project = "";
+		err = store_list_sessions(fs->store, "", views_csv_session, &c);
+		if (!err)
+			err = c.err;
+	}
 	if (err || buf_finish(&out)) {
 		buf_free(&out);
 		return -psfs_errno(err ? err : PS_ERR_NOMEM);
