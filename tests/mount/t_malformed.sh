@@ -53,8 +53,9 @@ user_msg a null "no header here" >"$PD/nohdr.jsonl"
 : >"$PD/empty.jsonl"
 { printf 'garbage first\n'; header; user_msg a null "after garbage"; } >"$PD/lategarbage.jsonl"
 # Not sessions at all: a directory named *.jsonl, a symlink, a FIFO, a
-# socket-less special file, a non-jsonl file, a symlinked project, a plain
-# file at the store root.
+# socket-less special file, a non-jsonl file.  A symlinked project and a
+# session file at the store root are shown (docs/layout.md, "The mount
+# root"); a plain file at the root is not.
 mkdir "$PD/dir.jsonl"
 { header; user_msg a null "outside"; } >"$T_DIR/outside.jsonl"
 ln -s "$T_DIR/outside.jsonl" "$PD/link.jsonl"
@@ -66,6 +67,7 @@ mkdir -p "$T_DIR/elsewhere"
 cp "$T_DIR/outside.jsonl" "$T_DIR/elsewhere/s.jsonl"
 ln -s "$T_DIR/elsewhere" "$STORE/--linked--"
 cp "$T_DIR/outside.jsonl" "$STORE/stray.jsonl"
+echo "not a session" >"$STORE/notes.txt"
 # The tree rules: a cycle, a self-parent, an orphan, an extra root,
 # duplicate ids, a child of the later duplicate.
 {
@@ -158,8 +160,10 @@ done
 mount_fs "$STORE" "$MNT"
 
 # --- what the store shows -------------------------------------------------------
-assert_eq "ls of the mount root: no symlinked project, no stray file" "$P
-.pisessionfs" "$(ls_names "$MNT" | grep -Ev '^(by-id|by-name|by-cwd|recent|usage\.csv)$')"
+assert_eq "ls of the mount root: the project, the symlinked project, the session at the root" "--linked--
+$P
+.pisessionfs
+stray" "$(ls_names "$MNT" | grep -Ev '^(by-id|by-name|by-cwd|recent|usage\.csv)$')"
 assert_eq "ls of the project: only regular *.jsonl files" "bigbranch
 biglabel
 empty
@@ -178,11 +182,14 @@ for n in dir link dangling fifo notes.txt --nothing; do
 	assert_missing "$M/$n"
 done
 # (".jsonl" would be a session with an empty name: the listing above has no
-# empty line.)  A symlinked project and a plain file at the store root are
-# not projects.
-assert_missing "$MNT/--linked--"
-assert_missing "$MNT/stray"
+# empty line.)  A symlinked project is followed; a session file at the store
+# root is a session directory at the mount root; other files there are not
+# shown.
+assert_contains "the symlinked project's session reads" "outside" "$(fsx cat "$MNT/--linked--/s/0001-user.a.md")"
+assert_contains "the session at the store root reads" "outside" "$(fsx cat "$MNT/stray/0001-user.a.md")"
 assert_missing "$MNT/stray.jsonl"
+assert_missing "$MNT/notes.txt"
+assert_missing "$MNT/notes"
 
 # --- truncated last line -----------------------------------------------------------
 assert_eq "truncated: only the complete entry" "0001-user.a.md" "$(entry_files "$M/trunc")"
