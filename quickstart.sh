@@ -15,20 +15,6 @@ mountpoint=${1:-$HOME/pi-sessions}
 make -s -C "$here" all
 daemon=$here/build/pisessionfs
 
-store=$("$daemon" --print-store)
-if [ ! -d "$store" ]; then
-	demo=${XDG_CACHE_HOME:-$HOME/.cache}/pisessionfs/demo-store
-	if [ ! -d "$demo" ]; then
-		mkdir -p "$(dirname "$demo")"
-		rm -rf "$demo.new"
-		cp -R "$here/demo/store" "$demo.new"
-		mv "$demo.new" "$demo"
-	fi
-	echo "quickstart: no pi session store at $store; mounting a copy of the demo store, $demo"
-	echo "            (what you write goes there; remove it to start afresh)"
-	store=$demo
-fi
-
 mkdir -p "$mountpoint" 2>/dev/null || true # a stale mount: the daemon says what to do
 # What is mounted there: /proc/self/mountinfo has the mountpoint in field 5
 # (space, tab, newline and backslash written \ooo), then the mount options
@@ -52,6 +38,20 @@ if [ -n "$mounted" ]; then
 	echo "quickstart: $mountpoint is already a mount point ($type, from $source); give another: ./quickstart.sh DIR" >&2
 	exit 1
 fi
+store=$("$daemon" --print-store)
+if [ ! -d "$store" ]; then
+	demo=${XDG_CACHE_HOME:-$HOME/.cache}/pisessionfs/demo-store
+	if [ ! -d "$demo" ]; then
+		mkdir -p "$(dirname "$demo")"
+		rm -rf "$demo.new"
+		cp -R "$here/demo/store" "$demo.new"
+		mv "$demo.new" "$demo"
+	fi
+	echo "quickstart: no pi session store at $store; mounting a copy of the demo store, $demo"
+	echo "            (what you write goes there; remove it to start afresh)"
+	store=$demo
+fi
+
 "$daemon" --store "$store" "$mountpoint"
 echo "quickstart: $store is mounted at $mountpoint"
 echo "  try:     ls $mountpoint;  cat $mountpoint/*/*/name"
