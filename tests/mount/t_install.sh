@@ -28,11 +28,11 @@ assert_contains "the man page renders" "mount a pi coding-agent session store" "
 fsx_out man -l "$PREFIX_DIR/share/man/man1/pisession.1"
 assert_contains "pisession's man page renders" "show what pisessionfs would show for one pi session file" "$OUT"
 # Every page a man page refers to in SEE ALSO is installed, or a system one.
-for page in $(sed -n '/^\.SH SEE ALSO/,$s/^\.BR \([a-z0-9.]*\) (\([0-9]\)).*/\1.\2/p' "$REPO"/docs/*.1 | sort -u); do
+while read -r page; do
 	case $page in
 	pisession*) assert_true "SEE ALSO $page is installed" test -f "$PREFIX_DIR/share/man/man${page##*.}/$page" ;;
 	esac
-done
+done < <(sed -n '/^\.SH SEE ALSO/,$s/^\.BR \([a-z0-9.]*\) (\([0-9]\)).*/\1.\2/p' "$REPO"/docs/*.1 | sort -u)
 
 # mount -t fuse with the TYPE#SOURCE form (fstab: fuse.pisessionfs finds
 # the program on mount's PATH; this form names it exactly).

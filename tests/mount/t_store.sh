@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# shellcheck disable=SC2016 # sh -c scripts get their arguments as $1
+# shellcheck disable=SC2016,SC2088 # sh -c scripts get their arguments as $1; "~" in messages and values is literal
 # The store pi actually uses (issue 11, item 5):
 #   1. a flat store (pi --session-dir, $PI_CODING_AGENT_SESSION_DIR or
 #      sessionDir: session files directly in the store) shows each file as a
