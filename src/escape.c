@@ -138,7 +138,11 @@ char *escape_typed_name(const char *s, size_t n, size_t limit)
 	}
 	if (o <= limit)
 		return out;
-	size_t keep = limit - 18;
+	/* Room for a few characters and the hash, even where a caller's
+	 * suffix leaves less. */
+	size_t keep = (limit < 24 ? 24 : limit) - 18;
+	if (o <= keep + 18)
+		return out;
 	/* Never cut inside a %XX escape or a UTF-8 sequence. */
 	for (;;) {
 		if (keep > 0 && out[keep - 1] == '%')

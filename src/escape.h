@@ -33,7 +33,8 @@ size_t escape_unname(char *s);
  * whose name would otherwise end like a shortened one.  A name longer than
  * limit bytes is cut (at a whole character, never inside an escape) and
  * ends in "~h" and 16 hex digits of a hash of the whole string, as
- * escape_name_max.  limit >= 24.  Returns a new string, or NULL. */
+ * escape_name_max (a limit under 24 counts as 24).  Returns a new string,
+ * or NULL. */
 char *escape_typed_name(const char *s, size_t n, size_t limit);
 
 /* The string a typed name stands for (new, NUL-terminated; *len its
