@@ -18,6 +18,8 @@
 #   by-name/<name>~<id8> after the older holder of <name> is renamed,
 #   labels/<label>~<id> after the earlier holder of <label> lets it go,
 #   and the names of before (my%20label).
+# shellcheck disable=SC2016,SC2317,SC2012 # bash -c '...$1' on purpose; listed_first runs in bash -c; ls of the mount's names
+# shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh" "$@"
 
 PROJ=--w--
