@@ -1382,25 +1382,37 @@ static int psfs_mkdir(const char *path, mode_t mode)
 	/* The fork point: the entry of depth NNNN-1 on this directory's chain. */
 	uint32_t fork = PS_NIL;
 	if (depth > 1) {
-		for (uint32_t e = s->branches[dirnode.branch].first; e != PS_NIL; e = s->entries[e].first_child)
+		uint32_t lo = dirnode.session_root ? 0 : s->entries[s->branches[dirnode.branch].first].depth;
+		uint32_t hi = lo;
+		for (uint32_t e = s->branches[dirnode.branch].first; e != PS_NIL; e = s->entries[e].first_child) {
+			hi = s->entries[e].depth;
 			if (s->entries[e].depth == depth - 1)
 				fork = e;
-		if (fork == PS_NIL) {
-			/* The depth is out of this directory's range: ERANGE says
-			 * so, where ENOENT read as a missing parent directory. */
-			uint32_t lo = dirnode.session_root ? 0 : s->entries[s->branches[dirnode.branch].first].depth;
-			uint32_t hi = lo;
-			for (uint32_t e = s->branches[dirnode.branch].first; e != PS_NIL; e = s->entries[e].first_child)
-				hi = s->entries[e].depth;
-			journal_log("refused mkdir %s: no entry of depth %u in this directory to branch from; "
-				    "a branch NNNN~name starts after the entry of depth NNNN-1, so NNNN is %04u to %04u here",
-				    path, depth - 1, lo + 1, hi + 1);
+		}
+		/* Out of this directory's range: ERANGE says so, where ENOENT
+		 * read as a missing parent directory.  After the directory's
+		 * last entry there is no branch to make: what is written there
+		 * continues this directory, and a shell that went into NNNN~name
+		 * would be left in a directory that is gone. */
+		if (fork == PS_NIL || s->entries[fork].first_child == PS_NIL) {
+			char range[64] = "no NNNN works here yet";
+			if (hi > lo)
+				snprintf(range, sizeof range, "NNNN is %04u to %04u here", lo + 1, hi);
+			journal_log("refused mkdir %s: %s%u in this directory; a branch NNNN~name starts after the entry "
+				    "of depth NNNN-1 and beside the one of depth NNNN, so %s%s",
+				    path, fork == PS_NIL ? "no entry of depth " : "nothing follows the entry of depth ",
+				    depth - 1, range, fork == PS_NIL ? "" : " (a new file here continues this directory)");
 			res = -ERANGE;
 			goto out;
 		}
 	} else if (!dirnode.session_root) {
 		journal_log("refused mkdir %s: a new root (0001~name) is made in the session directory", path);
 		res = -EPERM;
+		goto out;
+	} else if (s->n_entries == 0) {
+		journal_log("refused mkdir %s: the session has no entry yet, so its first root is the session "
+			    "directory itself (a new file there starts it)", path);
+		res = -ERANGE;
 		goto out;
 	}
 	char *label = psfs_label_of(path, end + 1, &res);

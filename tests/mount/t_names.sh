@@ -12,8 +12,9 @@
 #   name no label can have (%41) is EINVAL with a log line, nothing
 #   appended.
 # * mkdir 'NNNN~my idea', cd into it, write: the shell's directory keeps
-#   existing, under the name typed.  mkdir past the last entry: ERANGE and
-#   a log line.
+#   existing, under the name typed.  mkdir past the last entry, or right
+#   after it (no branch: the write would continue the directory): ERANGE
+#   and a log line.
 # * Names once listed keep resolving: recent/NN-<session> under any rank,
 #   by-name/<name>~<id8> after the older holder of <name> is renamed,
 #   labels/<label>~<id> after the earlier holder of <label> lets it go,
@@ -136,6 +137,13 @@ assert_errno "Numerical result out of range" mkdir "$S/0099~far"
 assert_contains "the log says why 0099~far was refused" "no entry of depth 98 in this directory" "$(fsx cat "$LOG")"
 assert_contains "and which depths work" "so NNNN is 0001 to 00" "$(fsx cat "$LOG")"
 assert_eq "mkdir 0099~far appends nothing" "$before" "$(lines)"
+# Right after the last entry there is no branch to make: what is written
+# there continues the directory (the shell's directory would vanish).
+tip=$(fsx ls "$S" | grep -E '^[0-9]{4}-' | tail -1)
+next=$(printf '%04d' $((10#${tip%%-*} + 1)))
+assert_errno "Numerical result out of range" mkdir "$S/${next}~after-the-tip"
+assert_contains "the log says why ${next}~after-the-tip was refused" "nothing follows the entry of depth" "$(fsx cat "$LOG")"
+assert_eq "mkdir after the tip appends nothing" "$before" "$(lines)"
 
 # --- names that move keep resolving ----------------------------------------------------
 # labels/: dup~u2 was listed; once a1's dup is cleared u2's is plain dup,
