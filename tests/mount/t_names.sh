@@ -38,6 +38,12 @@ mkdir -p "$STORE/$PROJ"
 	label_entry l2 l1 a1 "dup"
 	label_entry l3 l2 u2 "dup"
 } >"$SRC"
+# A session whose cwd holds a '%' and a space (by-cwd shows it as it is).
+{
+	printf '{"type":"session","version":3,"id":"cccc3333-0000-0000-0000-000000000003","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/srv/100%%/a b"}\n'
+	user_msg c1 null "in an odd cwd"
+} >"$STORE/$PROJ/2026-01-04T00-00-00-000Z_cwd.jsonl"
+touch -d @100 "$STORE/$PROJ/2026-01-04T00-00-00-000Z_cwd.jsonl" # last in recent/
 mount_fs "$STORE" "$MNT"
 S=$MNT/$PROJ/$STEM
 LOG=$MNT/.pisessionfs/log
@@ -144,6 +150,13 @@ next=$(printf '%04d' $((10#${tip%%-*} + 1)))
 assert_errno "Numerical result out of range" mkdir "$S/${next}~after-the-tip"
 assert_contains "the log says why ${next}~after-the-tip was refused" "nothing follows the entry of depth" "$(fsx cat "$LOG")"
 assert_eq "mkdir after the tip appends nothing" "$before" "$(lines)"
+
+# --- by-cwd: the cwd as it is ----------------------------------------------------------
+assert_eq "by-cwd shows a cwd with % and a space as it is" "2026-01-04T00-00-00-000Z_cwd" \
+	"$(fsx ls "$MNT/by-cwd/srv/100%/a b" 2>&1 || true)"
+assert_eq "the by-cwd name of before (100%25) resolves" "2026-01-04T00-00-00-000Z_cwd" \
+	"$(fsx ls "$MNT/by-cwd/srv/100%25/a b" 2>&1 || true)"
+assert_eq "by-cwd lists 100% once" "100%" "$(fsx ls "$MNT/by-cwd/srv")"
 
 # --- names that move keep resolving ----------------------------------------------------
 # labels/: dup~u2 was listed; once a1's dup is cleared u2's is plain dup,
