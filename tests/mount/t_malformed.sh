@@ -344,11 +344,11 @@ assert_missing "$E/entries/..json"
 L=$M/labels
 fsx_out ls -A "$L"
 lsl=${OUT%$'\n'}
-assert_eq "labels: branches named by label, '/' and UTF-8 escaped" "0001-user.a.md
+assert_eq "labels: branches named by label as typed, only '/' escaped" "0001-user.a.md
 0002-assistant.b.md
-0002~%E6%97%A5%E6%9C%AC%E8%AA%9E
 0002~e
-0002~fix%2Fbug%201
+0002~fix%2Fbug 1
+0002~日本語
 0003-label.l1.md
 0004-label.l2.md
 0005-label.l5.md
@@ -356,25 +356,31 @@ assert_eq "labels: branches named by label, '/' and UTF-8 escaped" "0001-user.a.
 0007-label.l7.md" "$(grep -v '^[a-z]' <<<"$lsl" || true)"
 assert_exists "$L/0002~c"
 assert_exists "$L/0002~d"
-assert_same_bytes "$L/0002~c/0002-user.c.md" "$L/0002~fix%2Fbug%201/0002-user.c.md"
+assert_same_bytes "$L/0002~c/0002-user.c.md" "$L/0002~fix%2Fbug 1/0002-user.c.md"
 fsx_out ls -A "$L/labels"
-assert_eq "labels: labels/" "%E6%97%A5%E6%9C%AC%E8%AA%9E
-100%25
-fix%2Fbug%201
-x" "${OUT%$'\n'}"
-fsx_out readlink "$L/labels/fix%2Fbug%201"
-assert_eq "labels: the '/' label's target" "../0002~fix%2Fbug%201/0002-user.c.md" "${OUT%$'\n'}"
+assert_eq "labels: labels/" "100%
+fix%2Fbug 1
+x
+日本語" "${OUT%$'\n'}"
+fsx_out readlink "$L/labels/fix%2Fbug 1"
+assert_eq "labels: the '/' label's target" "../0002~fix%2Fbug 1/0002-user.c.md" "${OUT%$'\n'}"
+assert_same_bytes "$L/labels/fix%2Fbug 1" "$L/0002~c/0002-user.c.md"
+# The names of before (every byte outside A-Za-z0-9_- escaped) resolve.
 assert_same_bytes "$L/labels/fix%2Fbug%201" "$L/0002~c/0002-user.c.md"
+assert_exists "$L/0002~fix%2Fbug%201"
+assert_exists "$L/labels/100%25"
+assert_exists "$L/labels/%E6%97%A5%E6%9C%AC%E8%AA%9E"
 fsx_out readlink "$L/labels/x"
 assert_eq "labels: the latest label of b wins" "../0002-assistant.b.md" "${OUT%$'\n'}"
-PUNCT='v1%2E2%3Aa%2Bb%3Dc%40d%2Ce'   # "v1.2:a+b=c@d,e", every byte outside A-Za-z0-9_- escaped
-assert_missing "$L/labels/$PUNCT"   # replaced by "x"
+PUNCT='v1%2E2%3Aa%2Bb%3Dc%40d%2Ce'   # "v1.2:a+b=c@d,e" as it was named before
+assert_missing "$L/labels/v1.2:a+b=c@d,e"   # replaced by "x"
 label_entry l8 l7 e "v1.2:a+b=c@d,e" >>"$PD/labels.jsonl"
-assert_poll "labels: punctuation escaped in a branch name (0002~$PUNCT)" 2 test -d "$L/0002~$PUNCT"
-assert_poll "labels: punctuation escaped in labels/$PUNCT" 2 test -L "$L/labels/$PUNCT"
-# Each string has exactly one name: other spellings do not resolve.
-assert_missing "$L/labels/v1.2:a+b=c@d,e"
-assert_missing "$L/0002~v1.2:a+b=c@d,e"
+assert_poll "labels: punctuation kept in a branch name" 2 test -d "$L/0002~v1.2:a+b=c@d,e"
+assert_poll "labels: punctuation kept in labels/" 2 test -L "$L/labels/v1.2:a+b=c@d,e"
+assert_eq "labels: listed as typed" 1 "$(fsx ls -A "$L/labels" | grep -cxF 'v1.2:a+b=c@d,e' || true)"
+# The name of before resolves too, and no other spelling does.
+assert_exists "$L/labels/$PUNCT"
+assert_exists "$L/0002~$PUNCT"
 assert_missing "$L/labels/${PUNCT,,}"
 assert_missing "$L/0002~${PUNCT,,}"
 assert_missing "$L/labels/%78"     # "x" spelled %78
