@@ -25,6 +25,7 @@
 #include "jstext.h"
 #include "parse.h"
 #include "render.h"
+#include "rewrite.h"
 
 /* The longest tag we accept: "pi" and 20 digits. */
 #define PARSE_TAG_MAX 24
@@ -1367,7 +1368,9 @@ static ps_err parse_file(struct parse_ctx *c)
 	/* the closing line may be the first after the opening one */
 	close = memmem(c->text + 3, c->len - 3, "\n---\n", 5);
 	if (!close)
-		return parse_fail(c, 1, "the front matter has no closing \"---\" line");
+		return parse_fail(c, 1, "the front matter has no closing \"---\" line (a file whose first line "
+				  "is \"---\" starts with front matter: a text that starts with such a line needs "
+				  "the front matter above it)");
 	c->fm_end = (size_t)(close - c->text) + 1;
 	c->body = c->fm_end + 4;
 	c->close_line = parse_line_of(c, c->fm_end);
@@ -1474,9 +1477,10 @@ ps_err parse_entry_md_at(const char *text, size_t len, const json_t *original, c
 		goto out;
 	}
 	if (c.len < 4 || memcmp(c.text, "---\n", 4) != 0) {
+		/* An entry rewritten without front matter: the file is its
+		 * new text (rewrite.h), less the final "\n" as a new file. */
 		if (original)
-			err = parse_fail(&c, 1, "the file must start with the front matter (a \"---\" line); "
-					 "it was removed");
+			err = rewrite_entry_text(original, c.text, c.len - 1, out, why, why_len);
 		else
 			err = parse_plain(&c, now_ms, out);
 		goto out;

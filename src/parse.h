@@ -72,6 +72,11 @@
  *     toolName and customType (of the entry and of its message) cannot
  *     change, appear or disappear.  Any other field may change; a front
  *     matter line that was removed means its field is removed.
+ *   - Edit not starting with front matter (a file written with the shell:
+ *     `echo text > ENTRY.md`): the whole file less one final newline is
+ *     the entry's new text, and every other field stays as it was
+ *     (rewrite.h says which text, and which entries have none or several
+ *     and are refused).  A file of whitespace only is refused.
  *   - New file not starting with front matter ("---" line): the whole file
  *     less one final newline is the text of a user message,
  *     {"type":"message","message":{"role":"user","content":TEXT,

@@ -14,6 +14,10 @@
 #include "render.h"
 
 #define NOW 1767323045678LL
+/* The refusal of a file whose first line is "---" and no other is. */
+#define UNTERMINATED                                                                                    \
+	"line 1: the front matter has no closing \"---\" line (a file whose first line is \"---\" starts " \
+	"with front matter: a text that starts with such a line needs the front matter above it)"
 
 static json_t *load(const char *json)
 {
@@ -513,12 +517,81 @@ START_TEST(test_edit_identity)
 		"content: string\ndisplay: true\n---\nRemember.\n\n<!-- pi:json customType -->\n```json\n"
 		"\"reminder\"\n```\n",
 		"{\"type\":\"custom_message\",\"customType\":\"reminder\",\"content\":\"Remember.\",\"display\":true}");
-	/* the whole front matter removed */
+	/* the whole front matter removed: the file is the new text
+	 * (test_rewrite), but not when it is blank */
 	json_t *orig = load(toolresult);
-	expect_refused_n("tool-output-4\n", 14, orig,
-			 "line 1: the file must start with the front matter (a \"---\" line); it was removed");
 	expect_refused_n("\n\n", 2, orig, "empty file: nothing to append");
 	json_decref(orig);
+}
+END_TEST
+
+/* ---- rewrites without front matter (rewrite.h) ----------------------- */
+
+static const char two_texts[] =
+	"{\"type\":\"message\",\"id\":\"a1\",\"parentId\":null,\"timestamp\":\"2026-01-02T03:04:05.678Z\","
+	"\"message\":{\"role\":\"assistant\",\"content\":[{\"type\":\"text\",\"text\":\"A\"},"
+	"{\"type\":\"toolCall\",\"id\":\"c\",\"name\":\"ls\",\"arguments\":{}},{\"type\":\"text\",\"text\":\"B\"}],"
+	"\"timestamp\":1}}";
+
+START_TEST(test_rewrite)
+{
+	/* one text: replaced, less one final newline; the rest kept */
+	expect_ok("Forget it.\n", custom_msg,
+		  "{\"type\":\"custom_message\",\"customType\":\"reminder\",\"content\":\"Forget it.\",\"display\":true}");
+	expect_ok("edited", toolresult,
+		  "{\"type\":\"message\",\"message\":{\"role\":\"toolResult\",\"toolCallId\":\"call_4\",\"toolName\":"
+		  "\"bash\",\"content\":[{\"type\":\"text\",\"text\":\"edited\"}],\"isError\":false,\"durationMs\":22,"
+		  "\"timestamp\":1795979491181}}");
+	/* the same text again: the original less what the appender fills
+	 * (commit_edit then appends nothing) */
+	expect_ok("tool-output-4\n\n", toolresult,
+		  "{\"type\":\"message\",\"message\":{\"role\":\"toolResult\",\"toolCallId\":\"call_4\",\"toolName\":"
+		  "\"bash\",\"content\":[{\"type\":\"text\",\"text\":\"tool-output-4\\n\"}],\"isError\":false,"
+		  "\"durationMs\":22,\"timestamp\":1795979491181}}");
+	/* CRLF throughout reads as LF; NUL bytes are text */
+	expect_ok("a\r\nb\r\n", custom_msg,
+		  "{\"type\":\"custom_message\",\"customType\":\"reminder\",\"content\":\"a\\nb\",\"display\":true}");
+	json_t *orig = load(custom_msg), *got = NULL, *want = load(
+		"{\"type\":\"custom_message\",\"customType\":\"reminder\",\"content\":\"x\\u0000y\",\"display\":true}");
+	char why[512];
+	ck_assert_int_eq(parse_entry_md_at("x\0y\n", 4, orig, NULL, NOW, &got, why, sizeof why), PS_OK);
+	assert_equal(got, want, "NUL in a rewrite");
+	json_decref(got);
+	json_decref(want);
+	/* a first line "---" is front matter, whatever follows */
+	expect_refused_n("---\nnot front matter\n", 21, orig, UNTERMINATED);
+	expect_refused_n("---\n---\nx\n", 10, orig,
+			 "line 2: front matter field \"type\" cannot be removed (was custom_message)");
+	/* refused: no text, several texts; and with no why buffer */
+	expect_refused("1\n", assistant,
+		       "the file has no front matter, so it would replace the entry's text, but this assistant message "
+		       "has no text; to change its fields, write the whole file back, front matter first (cat it, edit, "
+		       "write)");
+	expect_refused("C\n", two_texts,
+		       "the file has no front matter, so it would replace the entry's text, but this assistant message "
+		       "has 2 texts (2 text blocks): write the whole file back, front matter and markers included, to "
+		       "say which one changes");
+	json_decref(orig);
+	orig = load(two_texts);
+	got = (json_t *)1;
+	ck_assert_int_eq(parse_entry_md_at("C\n", 2, orig, NULL, NOW, &got, NULL, 0), PS_ERR_INVALID);
+	ck_assert_ptr_null(got);
+	json_decref(orig);
+	/* an entry that is not an object, an entry with neither type nor role */
+	expect_refused("x\n", "[1]",
+		       "the file has no front matter, so it would replace the entry's text, but this entry is not a JSON "
+		       "object: write the whole file back, front matter first");
+	expect_refused("x\n", "{\"id\":\"z\"}",
+		       "the file has no front matter, so it would replace the entry's text, but this entry has no text; "
+		       "to change its fields, write the whole file back, front matter first (cat it, edit, write)");
+	expect_refused("x\n", "{\"type\":\"session_info\",\"name\":\"n\"}",
+		       "the file has no front matter, so it would replace the entry's text, but this session_info entry "
+		       "has no text; the session's name is set by writing its name file");
+	/* a role or type is shown printable and short */
+	expect_refused("x\n", "{\"type\":\"a\\u0001bcdefghijklmnopqrstuvwxyzabcdefghijklmnopqrstuvwxyz\"}",
+		       "the file has no front matter, so it would replace the entry's text, but this "
+		       "a?bcdefghijklmnopqrstuvwxyzabcdefghijklm entry has no text; to change its fields, write the whole "
+		       "file back, front matter first (cat it, edit, write)");
 }
 END_TEST
 
@@ -705,8 +778,8 @@ END_TEST
 
 START_TEST(test_malformed)
 {
-	expect_refused("---\ntype: x\n", NULL, "line 1: the front matter has no closing \"---\" line");
-	expect_refused("---\n", NULL, "line 1: the front matter has no closing \"---\" line");
+	expect_refused("---\ntype: x\n", NULL, UNTERMINATED);
+	expect_refused("---\n", NULL, UNTERMINATED);
 	expect_refused("---\ntype: x\ntype: y\n---\n", NULL, "line 3: duplicate field \"type\"");
 	expect_refused("---\ntype: x\nd: 1\n---\n<!-- pi:json d -->\n```json\n2\n```\n", NULL,
 		       "line 5: duplicate field \"d\"");
@@ -970,6 +1043,7 @@ Suite *parse_suite(void)
 	tcase_add_test(tc, test_new_front_matter);
 	tcase_add_test(tc, test_edit_identity);
 	tcase_add_test(tc, test_edit_allowed);
+	tcase_add_test(tc, test_rewrite);
 	tcase_add_test(tc, test_edit_images);
 	tcase_add_test(tc, test_edit_images_named);
 	tcase_add_test(tc, test_malformed);
