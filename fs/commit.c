@@ -19,6 +19,14 @@ int commit_is_entry_name(const char *name)
 	return (n > 3 && strcmp(name + n - 3, ".md") == 0) || (n > 5 && strcmp(name + n - 5, ".json") == 0);
 }
 
+int commit_is_blank(const char *text, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		if (!text[i] || !strchr(" \t\n\r\v\f", text[i]))
+			return 0;
+	return 1;
+}
+
 static int commit_refuse(const char *path, const char *text, size_t len, ps_err code, const char *why)
 {
 	journal_reject(path, text, len, why);

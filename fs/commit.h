@@ -35,6 +35,11 @@ int commit_raw(struct store_ref *ref, const char *path, const char *text, size_t
  * an existing label). */
 int commit_label(struct store_ref *ref, const char *path, uint32_t target, const char *label, uint32_t clear);
 
+/* Whether text is whitespace only: an entry file saved so is refused
+ * ("empty file"), and that refusal waits for close() (docs/layout.md,
+ * "Refusals"). */
+int commit_is_blank(const char *text, size_t len);
+
 /* Whether a new file of this name becomes an entry when written: *.md and
  * *.json, but not editors' hidden side files (.f.swp, #f#). */
 int commit_is_entry_name(const char *name);

@@ -650,6 +650,14 @@ static void psfs_file_free(struct psfs_file *f)
 	free(f);
 }
 
+/* A file written at the name of an entry an editor moved aside (f after
+ * `mv f f~`): its content is the entry's new text.  The overlay lock is
+ * held. */
+static int psfs_overlay_rewrites_entry(const struct overlay_node *node)
+{
+	return node->edit_of && !node->unlinked && strcmp(node->edit_of, node->path) == 0;
+}
+
 static int psfs_open_overlay(const char *path, struct fuse_file_info *fi, int *found)
 {
 	struct psfs_file *f;
@@ -676,6 +684,12 @@ static int psfs_open_overlay(const char *path, struct fuse_file_info *fi, int *f
 		return -ENOMEM;
 	}
 	f->node = node;
+	/* A rewrite of an entry moved aside (emacs): emptied like an entry
+	 * opened with O_TRUNC (psfs_commit). */
+	overlay_lock();
+	if ((fi->flags & O_TRUNC) && (fi->flags & O_ACCMODE) != O_RDONLY && psfs_overlay_rewrites_entry(node))
+		f->truncated = 1;
+	overlay_unlock();
 	fi->fh = (uint64_t)(uintptr_t)f;
 	fi->direct_io = 1;
 	return 0;
@@ -988,7 +1002,7 @@ static int psfs_commit(struct psfs_file *f, int last)
 	int res = 0;
 
 	pthread_mutex_lock(&f->lock);
-	if (!f->dirty && f->truncated && !last && f->kind == HANDLE_EDIT) {
+	if (!f->dirty && f->truncated && !last && (f->kind == HANDLE_EDIT || f->kind == HANDLE_OVERLAY)) {
 		/* An entry emptied and not written (yet): refused if it stays
 		 * so, which the last close records; this close already says. */
 		res = -EINVAL;
@@ -1018,7 +1032,13 @@ static int psfs_commit(struct psfs_file *f, int last)
 		}
 		int wanted = !f->node->unlinked && strcmp(f->node->path, f->path) == 0 &&
 			     (commit_is_entry_name(name) || f->node->edit_of) &&
-			     f->node->len > 0;
+			     (f->node->len > 0 || psfs_overlay_rewrites_entry(f->node));
+		/* An entry moved aside and written back empty (emacs): refused
+		 * below; at the last close the entry then shows again as it was
+		 * (a refusal at an earlier close leaves the file to its writer:
+		 * vim removes it and puts its backup back). */
+		int emptied = last && wanted && psfs_overlay_rewrites_entry(f->node) &&
+			      commit_is_blank(f->node->data, f->node->len);
 		if (wanted) {
 			text = malloc(f->node->len + 1);
 			if (text) {
@@ -1051,6 +1071,12 @@ static int psfs_commit(struct psfs_file *f, int last)
 				store_release(fs->store, &ref);
 			} else if (res != -EINVAL) {
 				journal_reject(f->path, text, len, "the directory it was written in is gone");
+			}
+			if (res == -EINVAL && emptied) {
+				overlay_lock();
+				if (!f->node->unlinked)
+					overlay_remove(f->node);
+				overlay_unlock();
 			}
 			if (res == 0 && (pending || edit_of || node.kind == LAYOUT_TREE_DIR)) {
 				/* It is an entry now: the file gives way to the entry's. */
@@ -1119,12 +1145,36 @@ static int psfs_flush(const char *path, struct fuse_file_info *fi)
 	return res;
 }
 
+/* An entry file's rewrite that holds nothing but whitespace (yet). */
+static int psfs_edit_is_blank(struct psfs_file *f)
+{
+	int blank = 0;
+	if (f->kind == HANDLE_EDIT) {
+		pthread_mutex_lock(&f->lock);
+		blank = (f->dirty || f->truncated) && commit_is_blank(f->data, f->len);
+		pthread_mutex_unlock(&f->lock);
+	} else if (f->kind == HANDLE_OVERLAY) {
+		overlay_lock();
+		blank = psfs_overlay_rewrites_entry(f->node) && commit_is_blank(f->node->data, f->node->len);
+		overlay_unlock();
+	}
+	return blank;
+}
+
 static int psfs_fsync(const char *path, int datasync, struct fuse_file_info *fi)
 {
+	struct psfs_file *f = (struct psfs_file *)(uintptr_t)fi->fh;
 	(void)path;
 	(void)datasync;
+	/* An emptied entry is refused at close(), not here: editors take a
+	 * failed fsync for a disk that lost the file (vim: "E667: Fsync
+	 * failed", "WARNING: Original file may be lost or damaged"), which it
+	 * is not.  Nothing is appended either way; the handle stays as it
+	 * is, so the close refuses it (docs/layout.md, "Refusals"). */
+	if (psfs_edit_is_blank(f))
+		return 0;
 	/* fsync asks for durability now: an emptied name is committed too. */
-	return psfs_commit((struct psfs_file *)(uintptr_t)fi->fh, 1);
+	return psfs_commit(f, 1);
 }
 
 static int psfs_release(const char *path, struct fuse_file_info *fi)
