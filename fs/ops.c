@@ -1041,7 +1041,7 @@ static int psfs_commit(struct psfs_file *f, int last)
 			      commit_is_blank(f->node->data, f->node->len);
 		if (wanted) {
 			text = malloc(f->node->len + 1);
-			if (text) {
+			if (text && f->node->len) { /* an emptied entry's data may be NULL */
 				memcpy(text, f->node->data, f->node->len);
 				len = f->node->len;
 			}
