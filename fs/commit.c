@@ -9,6 +9,7 @@
 #include "layout.h"
 #include "parse.h"
 #include "pisessionfs.h"
+#include "rewrite.h"
 #include "commit.h"
 
 int commit_is_entry_name(const char *name)
@@ -141,6 +142,23 @@ out:
 	free(name);
 	json_decref(original);
 	json_decref(parsed);
+	return res;
+}
+
+int commit_check_text(struct store_ref *ref, uint64_t generation, uint32_t entry, const char *path,
+		      const char *text, size_t len)
+{
+	struct ps_session *s = ref->session;
+	json_t *original = NULL;
+	char why[512];
+	int res = 0;
+
+	if (parse_may_be_front_matter(text, len) || s->generation != generation || entry >= s->n_entries ||
+	    session_load_entry(s, entry, &original))
+		return 0;
+	if (rewrite_check(original, why, sizeof why) == PS_ERR_INVALID)
+		res = commit_refuse(path, text, len, PS_ERR_INVALID, why);
+	json_decref(original);
 	return res;
 }
 

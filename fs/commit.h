@@ -14,6 +14,15 @@
 int commit_edit(struct store_ref *ref, uint64_t generation, uint32_t entry, const char *path,
 		const char *text, size_t len);
 
+/* The first bytes written into an emptied entry file (at offset 0): when
+ * no front matter can start so, the file is the entry's text alone
+ * (parse.h), and an entry that has no text or several refuses it now, at
+ * the write, which a shell reports (it ignores close()).  0 when the write
+ * may go on, else the refusal (logged, the bytes kept) as -errno.  What
+ * cannot be checked now (the session was replaced) is left to the commit. */
+int commit_check_text(struct store_ref *ref, uint64_t generation, uint32_t entry, const char *path,
+		      const char *text, size_t len);
+
 /* A new NAME.md or NAME.json in a tree directory: appended under the tip
  * of that directory's branch. */
 int commit_new(struct store_ref *ref, uint64_t generation, uint32_t branch, const char *path,

@@ -58,6 +58,7 @@ struct psfs_file {
 	int dirty;          /* written to since the last commit */
 	int truncated;      /* opened with O_TRUNC and not committed since */
 	int lazy;           /* an immutable file: its text is built at the first read */
+	int refused;        /* an entry's rewrite refused at a write: so are the rest */
 };
 
 static struct psfs *psfs_self(void)
@@ -948,6 +949,32 @@ static int psfs_buffer_write(struct psfs_file *f, const char *buf, size_t size, 
 	return (int)size;
 }
 
+/* The first write into an emptied entry file decides whether it is the
+ * entry's text alone (commit_check_text): an entry that cannot take that
+ * is refused here, so that `echo text > ENTRY.md` fails in the shell.  A
+ * refused handle writes nothing more and commits nothing.  f->lock is
+ * held. */
+static int psfs_edit_check_text(struct psfs_file *f, const char *buf, size_t size, off_t off)
+{
+	struct store_ref ref;
+	int res;
+
+	if (f->refused)
+		return -EINVAL;
+	if (off != 0 || size == 0 || f->len != 0 || !(f->truncated || f->dirty))
+		return 0;
+	if (store_acquire(psfs_self()->store, f->project, f->session, &ref))
+		return 0; /* the commit says why */
+	res = commit_check_text(&ref, f->generation, f->entry, f->path, buf, size);
+	store_release(psfs_self()->store, &ref);
+	if (res) {
+		f->refused = 1;
+		f->dirty = 0;
+		f->truncated = 0;
+	}
+	return res;
+}
+
 static int psfs_write(const char *path, const char *buf, size_t size, off_t off, struct fuse_file_info *fi)
 {
 	struct psfs_file *f = (struct psfs_file *)(uintptr_t)fi->fh;
@@ -969,7 +996,9 @@ static int psfs_write(const char *path, const char *buf, size_t size, off_t off,
 	case HANDLE_EDIT:
 	case HANDLE_NAME:
 		pthread_mutex_lock(&f->lock);
-		res = psfs_buffer_write(f, buf, size, (size_t)off);
+		res = f->kind == HANDLE_EDIT ? psfs_edit_check_text(f, buf, size, off) : 0;
+		if (!res)
+			res = psfs_buffer_write(f, buf, size, (size_t)off);
 		pthread_mutex_unlock(&f->lock);
 		return res;
 	case HANDLE_RAW:
@@ -1002,6 +1031,13 @@ static int psfs_commit(struct psfs_file *f, int last)
 	int res = 0;
 
 	pthread_mutex_lock(&f->lock);
+	if (f->refused) {
+		/* Refused at its first write (psfs_edit_check_text), which said
+		 * so and logged it; close() need not say it again (cat, Python
+		 * would report it twice).  fsync() says nothing is durable. */
+		res = last ? -EINVAL : 0;
+		goto out;
+	}
 	if (!f->dirty && f->truncated && !last && (f->kind == HANDLE_EDIT || f->kind == HANDLE_OVERLAY)) {
 		/* An entry emptied and not written (yet): refused if it stays
 		 * so, which the last close records; this close already says. */

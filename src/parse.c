@@ -1544,3 +1544,12 @@ int parse_is_front_matter(const char *text, size_t len)
 		return parse_is_crlf(text, len);
 	return 0;
 }
+
+int parse_may_be_front_matter(const char *prefix, size_t len)
+{
+	size_t n = len < 4 ? len : 4;
+	if (!prefix)
+		return len == 0;
+	/* "---\n", "---" at the end, or "---\r\n" of a CRLF file */
+	return memcmp(prefix, "---\n", n) == 0 || memcmp(prefix, "---\r", n) == 0;
+}

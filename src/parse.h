@@ -109,4 +109,9 @@ ps_err parse_entry_md_at(const char *text, size_t len, const json_t *original, c
  * checked). */
 int parse_is_front_matter(const char *text, size_t len);
 
+/* 0 when no file that starts with these len bytes is read as front matter
+ * (parse_is_front_matter() is 0 for all of them), 1 when one may be: the
+ * first bytes written decide that a file is the text alone. */
+int parse_may_be_front_matter(const char *prefix, size_t len);
+
 #endif

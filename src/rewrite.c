@@ -144,30 +144,15 @@ static const char *rewrite_hint(const json_t *entry)
 	return "to change its fields, write the whole file back, front matter first (cat it, edit, write)";
 }
 
-ps_err rewrite_entry_text(const json_t *original, const char *text, size_t len, json_t **out, char *why,
-			  size_t why_len)
+/* PS_OK when entry (found in t) has one text, else the refusal. */
+static ps_err rewrite_one_text(const json_t *original, const struct rewrite_texts *t, char *why, size_t why_len)
 {
-	struct rewrite_texts t;
 	char what[96], list[160];
 	size_t used = 0, n;
-	json_t *copy = NULL, *v = NULL;
-	ps_err err = PS_OK;
 
-	if (why && why_len)
-		why[0] = '\0';
-	*out = NULL;
-	if (!json_is_object(original)) {
-		if (why && why_len)
-			snprintf(why, why_len, "the file has no front matter, so it would replace the entry's text, "
-				 "but this entry is not a JSON object: write the whole file back, front matter first");
-		return PS_ERR_INVALID;
-	}
-	if (!(copy = json_deep_copy(original)))
-		goto nomem;
-	rewrite_find(copy, &t);
-	n = t.n_slot + t.n_blocks + t.n_sections;
+	n = t->n_slot + t->n_blocks + t->n_sections;
 	for (size_t i = 0; i < REWRITE_NFIELDS; i++)
-		n += t.n_fields[i];
+		n += t->n_fields[i];
 	if (n != 1) {
 		rewrite_what(original, what, sizeof what);
 		if (why && why_len && n == 0) {
@@ -175,19 +160,60 @@ ps_err rewrite_entry_text(const json_t *original, const char *text, size_t len, 
 				 "but %s has no text; %s", what, rewrite_hint(original));
 		} else if (why && why_len) {
 			list[0] = '\0';
-			rewrite_list(list, sizeof list, &used, t.n_slot, "a content string", "content strings");
-			rewrite_list(list, sizeof list, &used, t.n_blocks, "a text block", "text blocks");
-			rewrite_list(list, sizeof list, &used, t.n_fields[0], "a summary", "summaries");
-			rewrite_list(list, sizeof list, &used, t.n_fields[1], "a command", "commands");
-			rewrite_list(list, sizeof list, &used, t.n_fields[2], "an output", "outputs");
-			rewrite_list(list, sizeof list, &used, t.n_sections, "a section", "sections");
+			rewrite_list(list, sizeof list, &used, t->n_slot, "a content string", "content strings");
+			rewrite_list(list, sizeof list, &used, t->n_blocks, "a text block", "text blocks");
+			rewrite_list(list, sizeof list, &used, t->n_fields[0], "a summary", "summaries");
+			rewrite_list(list, sizeof list, &used, t->n_fields[1], "a command", "commands");
+			rewrite_list(list, sizeof list, &used, t->n_fields[2], "an output", "outputs");
+			rewrite_list(list, sizeof list, &used, t->n_sections, "a section", "sections");
 			snprintf(why, why_len, "the file has no front matter, so it would replace the entry's text, "
 				 "but %s has %zu texts (%s): write the whole file back, front matter and markers "
 				 "included, to say which one changes", what, n, list);
 		}
-		err = PS_ERR_INVALID;
-		goto out;
+		return PS_ERR_INVALID;
 	}
+	return PS_OK;
+}
+
+/* The refusal of an entry that is not an object. */
+static ps_err rewrite_not_object(char *why, size_t why_len)
+{
+	if (why && why_len)
+		snprintf(why, why_len, "the file has no front matter, so it would replace the entry's text, "
+			 "but this entry is not a JSON object: write the whole file back, front matter first");
+	return PS_ERR_INVALID;
+}
+
+ps_err rewrite_check(const json_t *original, char *why, size_t why_len)
+{
+	struct rewrite_texts t;
+
+	if (why && why_len)
+		why[0] = '\0';
+	if (!json_is_object(original))
+		return rewrite_not_object(why, why_len);
+	/* rewrite_find() only reads: the borrowed entry is not changed. */
+	rewrite_find((json_t *)original, &t);
+	return rewrite_one_text(original, &t, why, why_len);
+}
+
+ps_err rewrite_entry_text(const json_t *original, const char *text, size_t len, json_t **out, char *why,
+			  size_t why_len)
+{
+	struct rewrite_texts t;
+	json_t *copy = NULL, *v = NULL;
+	ps_err err = PS_OK;
+
+	if (why && why_len)
+		why[0] = '\0';
+	*out = NULL;
+	if (!json_is_object(original))
+		return rewrite_not_object(why, why_len);
+	if (!(copy = json_deep_copy(original)))
+		goto nomem;
+	rewrite_find(copy, &t);
+	if ((err = rewrite_one_text(original, &t, why, why_len)))
+		goto out;
 	if (!(v = json_stringn(text, len)))
 		goto nomem; /* the caller checked the UTF-8 */
 	if (t.n_slot)

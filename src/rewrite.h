@@ -38,4 +38,9 @@
 ps_err rewrite_entry_text(const json_t *original, const char *text, size_t len, json_t **out, char *why,
 			  size_t why_len);
 
+/* Whether original can take a rewrite without front matter: PS_OK when
+ * it has one text, else PS_ERR_INVALID and the reason rewrite_entry_text()
+ * would give, in why.  Lets a writer be refused at its first bytes. */
+ps_err rewrite_check(const json_t *original, char *why, size_t why_len);
+
 #endif

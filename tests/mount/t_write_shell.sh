@@ -7,9 +7,10 @@
 # blocks and the new text, and pi 1.6.0's SessionManager loads the file
 # and resumes from it.  The same text again appends nothing.  Entries with
 # no text or several texts are refused: the session file stays
-# byte-identical, close() fails with EINVAL (seen by Python, which checks
-# it), a "refused" line in the log says why and how instead, and the text
-# is kept in rejected/.
+# byte-identical, the first write() fails with EINVAL (so echo, printf,
+# cat and tee report it and exit 1; Python's close(), which makes its
+# buffered write, raises it), a "refused" line in the log says why and how
+# instead, and the text is kept in rejected/.
 # shellcheck disable=SC2016 # 'bash -c' scripts get their arguments as $1...
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh" "$@"
@@ -195,8 +196,9 @@ expect_refused "a text starting with ---" "$U1" 'a file whose first line is "---
 
 # --- entries whose text cannot be replaced ---------------------------------------------
 # refused_kind WHAT NAME REASON: Python writes a body to NAME and checks
-# close(); the shell's echo > NAME exits 0 (shells ignore close errors) but
-# appends nothing either.
+# close() (its buffered write is made there); the shell's echo > NAME is
+# refused at its write, which the shell reports (status 1): it would
+# ignore a refusal at close.
 refused_kind() {
 	local what=$1 name=$2 reason=$3
 	printf 'new text\n' >"$T_DIR/new"
@@ -215,13 +217,28 @@ except OSError as e:
 	expect_refused "$what (python)" "$name" "$reason" "new text"$'\n.'
 	assert_same_bytes "$S/$name" "$T_DIR/$name.orig"
 	mark
-	fsx bash -c 'echo "new text" > "$1"' _ "$S/$name" || true
+	fsx_out bash -c 'echo "new text" > "$1"' _ "$S/$name"
+	assert_eq "$what: echo's status" "1" "$RC"
+	assert_eq "$what: what the shell says" "echo: write error: Invalid argument" "${ERR#*line 1: }"
 	expect_refused "$what (echo)" "$name" "$reason" "new text"$'\n.'
+	assert_same_bytes "$S/$name" "$T_DIR/$name.orig"
 }
 refused_kind "a model_change" "$MC" "but this model_change entry has no text; to change its fields, write the whole file back, front matter first"
 refused_kind "an assistant message with only a tool call" "$TC" "but this assistant message has no text"
 refused_kind "a bash execution" "$BE" "but this bashExecution message has 2 texts (a command, an output)"
 refused_kind "an assistant message with two text blocks" "$A9" "but this assistant message has 2 texts (2 text blocks)"
+# the other tools are told at their write too
+for tool in printf cat tee; do
+	mark
+	case $tool in
+	printf) fsx_out bash -c 'printf "new text\n" > "$1"' _ "$S/$MC" ;;
+	cat) fsx_out bash -c 'cat "$2" > "$1"' _ "$S/$MC" "$T_DIR/new" ;;
+	tee) fsx_out bash -c 'tee "$1" < "$2" > /dev/null' _ "$S/$MC" "$T_DIR/new" ;;
+	esac
+	assert_eq "$tool > a model_change: its status" "1" "$RC"
+	assert_contains "$tool > a model_change: what it says" "Invalid argument" "$ERR"
+	expect_refused "$tool > a model_change" "$MC" "but this model_change entry has no text" "new text"$'\n.'
+done
 
 # --- the rendered file with front matter still works as before ------------------------
 sed 's/^reply one$/reply, edited/' "$T_DIR/$A2.orig" >"$T_DIR/a2.edit"

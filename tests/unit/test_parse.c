@@ -12,6 +12,7 @@
 #include "suites.h"
 #include "parse.h"
 #include "render.h"
+#include "rewrite.h"
 
 #define NOW 1767323045678LL
 /* The refusal of a file whose first line is "---" and no other is. */
@@ -370,6 +371,16 @@ START_TEST(test_is_front_matter)
 	ck_assert_int_eq(parse_is_front_matter("", 0), 0);
 	ck_assert_int_eq(parse_is_front_matter(NULL, 0), 0);
 	ck_assert_int_eq(parse_is_front_matter("---\nx", 3), 1); /* len is what counts */
+	/* first bytes that may still become front matter, and those that cannot */
+	const char *may[] = { "", "-", "--", "---", "---\n", "---\ntype", "---\r", "---\r\n", "---\rx" };
+	const char *cannot[] = { "x", "-x", "--\n", "----", "--- ", "\n---\n", "new text\n", "hello" };
+	for (size_t i = 0; i < sizeof may / sizeof may[0]; i++)
+		ck_assert_msg(parse_may_be_front_matter(may[i], strlen(may[i])), "%s", may[i]);
+	for (size_t i = 0; i < sizeof cannot / sizeof cannot[0]; i++) {
+		ck_assert_msg(!parse_may_be_front_matter(cannot[i], strlen(cannot[i])), "%s", cannot[i]);
+		ck_assert_int_eq(parse_is_front_matter(cannot[i], strlen(cannot[i])), 0);
+	}
+	ck_assert_int_eq(parse_may_be_front_matter(NULL, 0), 1);
 }
 END_TEST
 
@@ -576,6 +587,21 @@ START_TEST(test_rewrite)
 	got = (json_t *)1;
 	ck_assert_int_eq(parse_entry_md_at("C\n", 2, orig, NULL, NOW, &got, NULL, 0), PS_ERR_INVALID);
 	ck_assert_ptr_null(got);
+	json_decref(orig);
+	/* rewrite_check() says the same before any text is there */
+	orig = load(toolresult);
+	ck_assert_int_eq(rewrite_check(orig, why, sizeof why), PS_OK);
+	ck_assert_str_eq(why, "");
+	json_decref(orig);
+	orig = load(two_texts);
+	ck_assert_int_eq(rewrite_check(orig, why, sizeof why), PS_ERR_INVALID);
+	ck_assert_str_eq(why, "the file has no front matter, so it would replace the entry's text, but this assistant "
+			      "message has 2 texts (2 text blocks): write the whole file back, front matter and markers "
+			      "included, to say which one changes");
+	ck_assert_int_eq(rewrite_check(orig, NULL, 0), PS_ERR_INVALID);
+	json_decref(orig);
+	orig = load("\"not an object\"");
+	ck_assert_int_eq(rewrite_check(orig, why, sizeof why), PS_ERR_INVALID);
 	json_decref(orig);
 	/* an entry that is not an object, an entry with neither type nor role */
 	expect_refused("x\n", "[1]",
