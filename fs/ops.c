@@ -949,11 +949,11 @@ static int psfs_buffer_write(struct psfs_file *f, const char *buf, size_t size, 
 	return (int)size;
 }
 
-/* The first write into an emptied entry file decides whether it is the
- * entry's text alone (commit_check_text): an entry that cannot take that
- * is refused here, so that `echo text > ENTRY.md` fails in the shell.  A
- * refused handle writes nothing more and commits nothing.  f->lock is
- * held. */
+/* The first write into an entry file opened with O_TRUNC decides whether
+ * it is the entry's text alone (commit_check_text): an entry that cannot
+ * take that is refused here, so that `echo text > ENTRY.md` fails in the
+ * shell.  A refused handle writes nothing more and commits nothing.
+ * f->lock is held. */
 static int psfs_edit_check_text(struct psfs_file *f, const char *buf, size_t size, off_t off)
 {
 	struct store_ref ref;
@@ -961,7 +961,10 @@ static int psfs_edit_check_text(struct psfs_file *f, const char *buf, size_t siz
 
 	if (f->refused)
 		return -EINVAL;
-	if (off != 0 || size == 0 || f->len != 0 || !(f->truncated || f->dirty))
+	/* Opened with O_TRUNC, as the shell, tee, Python's "w" and nano do;
+	 * not vim's ftruncate, whose write error would read "file system
+	 * full?": its refusal stays at close(). */
+	if (off != 0 || size == 0 || f->len != 0 || !f->truncated)
 		return 0;
 	if (store_acquire(psfs_self()->store, f->project, f->session, &ref))
 		return 0; /* the commit says why */
