@@ -67,6 +67,14 @@ static struct psfs *psfs_self(void)
 
 static double psfs_saved_grace(void);
 
+/* The names libfuse gives a file that is replaced or removed while open
+ * (psfs_init: hard_remove is off). */
+static int psfs_is_fuse_hidden(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	return strncmp(slash ? slash + 1 : path, ".fuse_hidden", 12) == 0;
+}
+
 static int psfs_split(const char *path, struct psfs_path *out)
 {
 	const char *p = path;
@@ -248,6 +256,22 @@ static int psfs_getattr(const char *path, struct stat *st, struct fuse_file_info
 			overlay_stat(f->node, st);
 			overlay_unlock();
 			return 0;
+		}
+	}
+	if (psfs_is_fuse_hidden(path)) {
+		/* A descriptor of an entry another program saved over by
+		 * rename: libfuse renamed its node (psfs_init, psfs_rename);
+		 * the entry itself never moved. */
+		char *entry = NULL;
+		overlay_lock();
+		struct overlay_node *alias = overlay_get(path);
+		if (alias && alias->kind == OVERLAY_ALIAS)
+			entry = strdup(alias->edit_of);
+		overlay_unlock();
+		if (entry) {
+			res = psfs_getattr(entry, st, NULL);
+			free(entry);
+			return res;
 		}
 	}
 	res = psfs_overlay_stat(path, st);
@@ -1415,7 +1439,8 @@ static int psfs_unlink(const char *path)
 	overlay_lock();
 	struct overlay_node *ov = overlay_get(path);
 	res = ov ? 0 : 1;
-	if (ov && (ov->kind == OVERLAY_FILE || ov->kind == OVERLAY_SYMLINK || ov->kind == OVERLAY_SAVED)) {
+	if (ov && (ov->kind == OVERLAY_FILE || ov->kind == OVERLAY_SYMLINK || ov->kind == OVERLAY_SAVED ||
+		   ov->kind == OVERLAY_ALIAS)) {
 		/* A copy of an entry put aside and removed while the entry's
 		 * path still looks absent: the entry is back (it never left
 		 * history). */
@@ -1610,7 +1635,7 @@ static int psfs_rename_new(const char *from, uint64_t serial, const char *to, un
 
 	overlay_lock();
 	struct overlay_node *there = overlay_get(to);
-	int taken = there && there->kind != OVERLAY_SAVED && there->kind != OVERLAY_HIDDEN;
+	int taken = there && (there->kind == OVERLAY_FILE || there->kind == OVERLAY_SYMLINK);
 	int known = there != NULL;
 	overlay_unlock();
 	if (taken && (flags & RENAME_NOREPLACE))
@@ -1692,17 +1717,26 @@ static int psfs_rename(const char *from, const char *to, unsigned int flags)
 	struct overlay_node *node = overlay_get(from), *target = overlay_get(to);
 	int from_kind = node ? (int)node->kind : -1;
 	uint64_t serial = node ? node->serial : 0;
-	int target_listed = target && target->kind != OVERLAY_HIDDEN && target->kind != OVERLAY_SAVED;
+	int target_listed = target && (target->kind == OVERLAY_FILE || target->kind == OVERLAY_SYMLINK ||
+				       target->kind == OVERLAY_BRANCH);
 	overlay_unlock();
 
 	switch (from_kind) {
 	case -1:
 		break;
 	case OVERLAY_HIDDEN:
+	case OVERLAY_ALIAS:
 		return -ENOENT;
 	case OVERLAY_BRANCH:
 		return -EPERM;
 	case OVERLAY_SAVED:
+		if (psfs_is_fuse_hidden(to)) {
+			overlay_lock();
+			node = overlay_get(from);
+			res = node && node->serial == serial ? overlay_rename(node, to) : -ENOENT;
+			overlay_unlock();
+			return res;
+		}
 		journal_log("refused renaming %s: it was appended as an entry when it was closed (its name "
 			    "only answers stat for a while)", from);
 		return -ENOENT;
@@ -1728,6 +1762,18 @@ static int psfs_rename(const char *from, const char *to, unsigned int flags)
 
 	if ((res = psfs_locate(from, &pf, &ref, &src)))
 		return res;
+	if (psfs_is_fuse_hidden(to) && !layout_is_dir(src.kind)) {
+		/* libfuse hides an open file that is being replaced or removed:
+		 * the file stays what it is (history is append-only); only
+		 * libfuse's node of the open descriptor takes the new name. */
+		store_release(psfs_self()->store, &ref);
+		overlay_lock();
+		struct overlay_node *alias = overlay_add(to, OVERLAY_ALIAS, 0);
+		res = alias && (alias->edit_of = strdup(from)) ? 0 : -ENOMEM;
+		overlay_unlock();
+		journal_log("kept %s: it is open, and libfuse hides it as %s until it is closed", from, to);
+		return res;
+	}
 	if (src.kind == LAYOUT_LABEL) {
 		store_release(psfs_self()->store, &ref);
 		return psfs_rename_label(from, to, flags);
@@ -1867,7 +1913,11 @@ static void *psfs_init(struct fuse_conn_info *conn, struct fuse_config *cfg)
 	cfg->no_rofd_flush = 1;
 	/* Paths identify nodes here; libfuse keeps them for invalidation. */
 	cfg->nullpath_ok = 0;
-	cfg->hard_remove = 1;
+	/* An entry replaced by rename while open (sed -i, rsync, an editor
+	 * saving it as another program reads it): libfuse moves the open
+	 * node aside to .fuse_hidden… (psfs_rename) instead of dropping its
+	 * name, so fstat on the old descriptor keeps working, not ESTALE. */
+	cfg->hard_remove = 0;
 	return fs;
 }
 

@@ -59,7 +59,7 @@ static int overlay_expired(const struct overlay_node *node)
 
 static int overlay_listed(const struct overlay_node *node)
 {
-	return node->kind != OVERLAY_HIDDEN && node->kind != OVERLAY_SAVED;
+	return node->kind != OVERLAY_HIDDEN && node->kind != OVERLAY_SAVED && node->kind != OVERLAY_ALIAS;
 }
 
 struct overlay_node *overlay_get(const char *path)

@@ -21,6 +21,9 @@ enum overlay_kind {
 			   * new file) until `expires`, so the calls that follow a save
 			   * (install's chmod, rsync's utimes, the shell's next
 			   * `> same.md`) find it; never listed */
+	OVERLAY_ALIAS,    /* the name libfuse gave an open entry file replaced or
+			   * removed (.fuse_hidden…): edit_of is the entry's path,
+			   * which its stat answers for; never listed */
 };
 
 struct overlay_node {
