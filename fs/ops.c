@@ -1649,10 +1649,13 @@ static int psfs_rename_new(const char *from, uint64_t serial, const char *to, un
 			    "editors' side files; any other file would be lost at unmount", from, to);
 		return -EPERM;
 	}
-	/* Not appended (not an entry name, or nothing in it): moved. */
+	/* Not appended (not an entry name, or nothing in it): moved.  A
+	 * temporary moved into place is a file like any other there. */
 	overlay_lock();
 	struct overlay_node *node = overlay_get(from);
 	res = node && node->serial == serial ? overlay_rename(node, to) : 0;
+	if (node && node->serial == serial && !res && commit_is_entry_name(name))
+		node->temporary = 0;
 	overlay_unlock();
 	return res;
 }
