@@ -13,6 +13,9 @@ packages=(
 	python3 valgrind
 	# what the editor and tool tests drive
 	vim nano emacs-nox tmux attr
+	# saves by rename in the editor and tool tests (t_write_editors,
+	# t_write_tools): rsync, nvim, and gio (libglib2.0-bin)
+	rsync neovim libglib2.0-bin
 )
 
 run() {
