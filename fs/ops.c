@@ -1733,16 +1733,20 @@ static int psfs_rename(const char *from, const char *to, unsigned int flags)
 	case OVERLAY_BRANCH:
 		return -EPERM;
 	case OVERLAY_SAVED:
-		if (psfs_is_fuse_hidden(to)) {
-			overlay_lock();
-			node = overlay_get(from);
-			res = node && node->serial == serial ? overlay_rename(node, to) : -ENOENT;
-			overlay_unlock();
-			return res;
+		/* It was appended when it was closed: over an entry it would
+		 * be a second message; elsewhere only its name moves (vim
+		 * backing up a file it wrote before). */
+		if (!target_listed && psfs_locate(to, &pt, &ref, &dst) == 0) {
+			store_release(psfs_self()->store, &ref);
+			journal_log("refused renaming %s over %s: it was appended as a new entry when it was closed",
+				    from, to);
+			return -EPERM;
 		}
-		journal_log("refused renaming %s: it was appended as an entry when it was closed (its name "
-			    "only answers stat for a while)", from);
-		return -ENOENT;
+		overlay_lock();
+		node = overlay_get(from);
+		res = node && node->serial == serial ? overlay_rename(node, to) : -ENOENT;
+		overlay_unlock();
+		return res;
 	case OVERLAY_SYMLINK:
 		overlay_lock();
 		node = overlay_get(from);
