@@ -242,7 +242,9 @@ void overlay_list(const char *dir, void (*fill)(void *ctx, const char *name, con
 {
 	for (size_t i = 0; i < ov.n; i++) {
 		const char *name = overlay_child_name(ov.nodes[i]->path, dir);
-		if (name && overlay_listed(ov.nodes[i]))
+		/* libfuse's name for a side file removed while open (psfs_init)
+		 * is gone for everyone else. */
+		if (name && overlay_listed(ov.nodes[i]) && strncmp(name, ".fuse_hidden", 12) != 0)
 			fill(ctx, name, ov.nodes[i]);
 	}
 }
