@@ -1049,6 +1049,16 @@ static int psfs_commit_file(const char *at, const char *as, uint64_t serial)
 			journal_reject(as, text, len, "the directory it was written in is gone");
 		goto out;
 	}
+	/* Two descriptors of one file closed at once: the first appends it,
+	 * the second (the session is locked now) finds it appended. */
+	overlay_lock();
+	file = overlay_get(at);
+	int still = file && file->kind == OVERLAY_FILE && file->serial == serial;
+	overlay_unlock();
+	if (!still) {
+		store_release(fs->store, &ref);
+		goto out;
+	}
 	if (pending) {
 		res = commit_branch(&ref, fork_id, label, as, text, len);
 		committed = 1;
@@ -1062,7 +1072,6 @@ static int psfs_commit_file(const char *at, const char *as, uint64_t serial)
 		res = commit_new(&ref, ref.session->generation, node.branch, as, text, len);
 		committed = 1;
 	} /* else not a tree directory: stays a side file */
-	store_release(fs->store, &ref);
 	if (res == 0 && committed) {
 		/* It is an entry now: the file gives way to the entry's, and
 		 * its name answers a while for the calls that follow a save. */
@@ -1078,6 +1087,7 @@ static int psfs_commit_file(const char *at, const char *as, uint64_t serial)
 			overlay_remove(parent);
 		overlay_unlock();
 	}
+	store_release(fs->store, &ref);
 out:
 	free(text);
 	free(fork_id);
