@@ -997,9 +997,10 @@ static double psfs_saved_grace(void)
  * aside; only when at is as), or a new NAME.md / NAME.json in a tree
  * directory or a pending branch.  serial: the node expected at `at` (0: the
  * one there).  Once appended, the file is moved to `as` and stays as a SAVED
- * name for a while (overlay.h).  Returns 0 when appended or when the file is
- * not one that becomes an entry, else -errno (refused, nothing appended). */
-static int psfs_commit_file(const char *at, const char *as, uint64_t serial)
+ * name for a while (overlay.h).  Returns 0 when appended (*appended set, if
+ * given) or when the file is not one that becomes an entry, else -errno
+ * (refused, nothing appended). */
+static int psfs_commit_file(const char *at, const char *as, uint64_t serial, int *appended)
 {
 	struct psfs *fs = psfs_self();
 	struct store_ref ref;
@@ -1074,11 +1075,14 @@ static int psfs_commit_file(const char *at, const char *as, uint64_t serial)
 	} /* else not a tree directory: stays a side file */
 	if (res == 0 && committed) {
 		/* It is an entry now: the file gives way to the entry's, and
-		 * its name answers a while for the calls that follow a save. */
+		 * its name answers a while for the calls that follow a save
+		 * (or, short of memory to move it, is gone). */
+		if (appended)
+			*appended = 1;
 		overlay_lock();
 		file = overlay_get(at);
-		if (file && file->serial == serial && (strcmp(at, as) == 0 || overlay_rename(file, as) == 0)) {
-			if (edit_of)
+		if (file && file->serial == serial) {
+			if (edit_of || (strcmp(at, as) != 0 && overlay_rename(file, as) != 0))
 				overlay_remove(file);
 			else
 				overlay_saved(file, psfs_saved_grace());
@@ -1127,7 +1131,7 @@ static int psfs_commit(struct psfs_file *f, int last)
 		 * is listed like any side file. */
 		if (temporary)
 			goto out;
-		res = psfs_commit_file(f->path, f->path, serial);
+		res = psfs_commit_file(f->path, f->path, serial, NULL);
 		goto out;
 	}
 	ps_err err = store_acquire(fs->store, f->project, f->session, &ref);
@@ -1651,8 +1655,9 @@ static int psfs_rename_new(const char *from, uint64_t serial, const char *to, un
 	if (taken && (flags & RENAME_NOREPLACE))
 		return -EEXIST;
 	if (commit_is_entry_name(name) && psfs_parent_kind(to, &kind) == 0 && kind != DIR_LABELS) {
-		res = psfs_commit_file(from, to, serial);
-		if (res)
+		int appended = 0;
+		res = psfs_commit_file(from, to, serial, &appended);
+		if (res || appended)
 			return res;
 	} else if (!known && !psfs_is_side_name(name)) {
 		journal_log("refused renaming %s to %s: a session holds entries (NAME.md, NAME.json) and "

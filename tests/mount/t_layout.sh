@@ -241,7 +241,9 @@ refused() {
 	refused "Invalid argument" bash -c 'printf "not json\n" | tee -a "$1" >/dev/null' _ "$S/session.jsonl"
 	refused "Operation not permitted" rm -f "$S/0004-user.7bfd5a82.md"
 	refused "Operation not permitted" rm -f "$S/session.jsonl"
-	refused "Operation not permitted" mv "$S/0004-user.7bfd5a82.md" "$S/0004-user.moved.md"
+	# onto another entry (to any other name, an entry is put aside:
+	# docs/layout.md, "Editors' side files")
+	refused "Operation not permitted" mv "$S/0004-user.7bfd5a82.md" "$S/0005-assistant.8a6d4fb1.md"
 	refused "Operation not permitted" rmdir "$B"
 	refused "Operation not permitted" chmod 777 "$S/0004-user.7bfd5a82.md"
 	for f in context.json header.json entries/7bfd5a82.json problems 0008~c34de545/context.json; do
