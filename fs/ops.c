@@ -1246,14 +1246,7 @@ static int psfs_ends_with(const char *name, const char *suffix)
 	return n > m && strcmp(name + n - m, suffix) == 0;
 }
 
-/* Backups editors and tools keep of a file (f~, f.bak, sed -i.orig's
- * f.orig) and hidden or #-names (swap files, locks, auto-saves). */
-static int psfs_is_backup_name(const char *name)
-{
-	size_t n = strlen(name);
-	return name[0] == '.' || name[0] == '#' || (n && name[n - 1] == '~') || psfs_ends_with(name, ".bak") ||
-	       psfs_ends_with(name, ".orig");
-}
+static int psfs_is_backup_name(const char *name);
 
 /* Names of the files editors and tools make beside the one they save
  * (docs/layout.md, "Editors' side files"): backups, hidden files, names
@@ -1353,6 +1346,13 @@ static int psfs_truncate(const char *path, off_t size, struct fuse_file_info *fi
 	return -EPERM;
 }
 
+/* Side files editors rename an entry file to while saving it. */
+static int psfs_is_backup_name(const char *name)
+{
+	size_t n = strlen(name);
+	return name[0] == '.' || name[0] == '#' || (n && name[n - 1] == '~') ||
+	       psfs_ends_with(name, ".bak") || psfs_ends_with(name, ".orig");
+}
 
 /* Turns a label name from a path into the label: names in labels/ are shown
  * escaped, but a name typed by hand is taken as it is. */
