@@ -132,6 +132,7 @@ install: $(DAEMON) $(TOOL)
 	install -D -m 755 $(DAEMON) $(DESTDIR)$(PREFIX)/bin/pisessionfs
 	install -D -m 755 $(TOOL) $(DESTDIR)$(PREFIX)/bin/pisession
 	install -D -m 644 docs/pisessionfs.1 $(DESTDIR)$(PREFIX)/share/man/man1/pisessionfs.1
+	install -D -m 644 docs/pisession.1 $(DESTDIR)$(PREFIX)/share/man/man1/pisession.1
 
 clean:
 	rm -rf $(BUILD)

@@ -1,26 +1,58 @@
 #!/usr/bin/env bash
-# Sets everything up and mounts: installs the Debian packages, builds, and
-# mounts your pi session store ($PI_CODING_AGENT_SESSION_DIR, else
-# ~/.pi/agent/sessions), or the bundled demo store if you have none.
+# Sets everything up and mounts: installs the Debian packages that building
+# and mounting need, builds, and mounts the session store pi uses (found as
+# pi finds it: see `build/pisessionfs --print-store` and the man page), or,
+# if you have none, a scratch copy of the bundled demo store in
+# ${XDG_CACHE_HOME:-~/.cache}/pisessionfs/demo-store (never the checkout).
 #   ./quickstart.sh [MOUNTPOINT]      (default: ~/pi-sessions)
 set -euo pipefail
-cd "$(dirname "$0")"
+here=$(cd "$(dirname "$0")" && pwd)
 
+# Relative paths (the mountpoint, a relative $PI_CODING_AGENT_SESSION_DIR)
+# count from where you run this, so this script never changes directory.
 mountpoint=${1:-$HOME/pi-sessions}
-scripts/deps.sh
-make -s all
+"$here/scripts/deps.sh"
+make -s -C "$here" all
+daemon=$here/build/pisessionfs
 
-store=${PI_CODING_AGENT_SESSION_DIR:-$HOME/.pi/agent/sessions}
+mkdir -p "$mountpoint" 2>/dev/null || true # a stale mount: the daemon says what to do
+# What is mounted there: /proc/self/mountinfo has the mountpoint in field 5
+# (space, tab, newline and backslash written \ooo), then the mount options
+# and optional fields up to a "-", then the type and the source.
+real=$(realpath -- "$mountpoint" 2>/dev/null || printf '%s' "$mountpoint")
+escaped=${real//\\/\\134}
+escaped=${escaped// /\\040}
+escaped=${escaped//$'\t'/\\011}
+escaped=${escaped//$'\n'/\\012}
+mounted=$(MP=$escaped awk '$5 == ENVIRON["MP"] {
+		for (i = 7; i < NF; i++) if ($i == "-") { type = $(i + 1); source = $(i + 2); break }
+	} END { if (type) print type " " source }' /proc/self/mountinfo)
+if [ -n "$mounted" ]; then
+	type=${mounted%% *}
+	source=$(printf '%b' "${mounted#* }")
+	if [ "$type" = fuse.pisessionfs ]; then
+		echo "quickstart: $mountpoint is already mounted by pisessionfs, from $source"
+		echo "  unmount: fusermount3 -u $mountpoint"
+		exit 0
+	fi
+	echo "quickstart: $mountpoint is already a mount point ($type, from $source); give another: ./quickstart.sh DIR" >&2
+	exit 1
+fi
+store=$("$daemon" --print-store)
 if [ ! -d "$store" ]; then
-	store=$PWD/demo/store
-	echo "quickstart: no pi session store at ~/.pi/agent/sessions; mounting the demo store"
+	demo=${XDG_CACHE_HOME:-$HOME/.cache}/pisessionfs/demo-store
+	if [ ! -d "$demo" ]; then
+		mkdir -p "$(dirname "$demo")"
+		rm -rf "$demo.new"
+		cp -R "$here/demo/store" "$demo.new"
+		mv "$demo.new" "$demo"
+	fi
+	echo "quickstart: no pi session store at $store; mounting a copy of the demo store, $demo"
+	echo "            (what you write goes there; remove it to start afresh)"
+	store=$demo
 fi
-mkdir -p "$mountpoint"
-if grep -q " $(realpath "$mountpoint") fuse.pisessionfs " /proc/self/mountinfo 2>/dev/null; then
-	echo "quickstart: already mounted at $mountpoint (unmount with: fusermount3 -u $mountpoint)"
-	exit 0
-fi
-build/pisessionfs --store "$store" "$mountpoint"
+
+"$daemon" --store "$store" "$mountpoint"
 echo "quickstart: $store is mounted at $mountpoint"
 echo "  try:     ls $mountpoint;  cat $mountpoint/*/*/name"
 echo "  unmount: fusermount3 -u $mountpoint"

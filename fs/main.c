@@ -1,7 +1,9 @@
 /* pisessionfs: mounts a pi session store.  Option parsing and start-up;
  * the operations are in ops.c, the change watcher in watch.c. */
 #include <errno.h>
+#include <jansson.h>
 #include <math.h>
+#include <pwd.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <dirent.h>
@@ -54,6 +56,7 @@ static const struct fuse_opt psfs_opts[] = {
 	PSFS_OPT("--help", show_help),
 	PSFS_OPT("-V", show_version),
 	PSFS_OPT("--version", show_version),
+	PSFS_OPT("--print-store", print_store),
 	FUSE_OPT_END
 };
 
@@ -64,8 +67,11 @@ static void psfs_usage(const char *prog)
 	       "\n"
 	       "Mounts a pi coding-agent session store as a directory tree.\n"
 	       "\n"
-	       "  --store DIR            the store (default: $PI_CODING_AGENT_SESSION_DIR,\n"
-	       "                         else ~/.pi/agent/sessions)\n"
+	       "  --store DIR            the store; by default the one pi uses:\n"
+	       "                         $PI_CODING_AGENT_SESSION_DIR, else sessionDir in\n"
+	       "                         AGENT/settings.json, else AGENT/sessions, where\n"
+	       "                         AGENT is $PI_CODING_AGENT_DIR, else ~/.pi/agent\n"
+	       "  --print-store          print the store that would be mounted, and exit\n"
 	       "  -f                     stay in the foreground\n"
 	       "  -d                     foreground, with FUSE debug output\n"
 	       "  -o store=DIR           the store, as a mount option (for fstab)\n"
@@ -78,23 +84,178 @@ static void psfs_usage(const char *prog)
 	       "                         (default 10 where inotify follows the store\n"
 	       "                         and changes are pushed at once, else 1)\n"
 	       "  -o auto_unmount        unmount when the daemon exits\n"
+	       "  -o allow_other         let other users in (needs user_allow_other in\n"
+	       "                         /etc/fuse.conf; file modes still apply)\n"
 	       "  -h, --help             this help;  -V, --version  the version\n"
 	       "\n"
 	       "Unmount with: fusermount3 -u MOUNTPOINT\n", prog, prog);
 }
 
-static char *psfs_default_store(void)
+/* The home directory as Node's os.homedir() finds it: $HOME, else the
+ * password database. */
+static const char *psfs_home(void)
 {
-	const char *env = getenv("PI_CODING_AGENT_SESSION_DIR");
 	const char *home = getenv("HOME");
+	if (home && *home)
+		return home;
+	struct passwd *pw = getpwuid(getuid());
+	return pw && pw->pw_dir && *pw->pw_dir ? pw->pw_dir : NULL;
+}
+
+/* pi's normalizePath: "~" and "~/..." are the home directory; anything
+ * else is taken as it is (a relative path then counts from the current
+ * directory, as for pi run here).  New string, or NULL. */
+static char *psfs_expand_tilde(const char *path)
+{
+	const char *home;
 	char *out = NULL;
-	if (env && *env)
-		return strdup(env);
-	if (!home || !*home)
+	if (strcmp(path, "~") != 0 && strncmp(path, "~/", 2) != 0)
+		return strdup(path);
+	if (!(home = psfs_home()))
 		return NULL;
-	if (asprintf(&out, "%s/.pi/agent/sessions", home) < 0)
+	if (asprintf(&out, "%s%s", home, path + 1) < 0)
 		return NULL;
 	return out;
+}
+
+/* sessionDir of pi's global settings (AGENT/settings.json), new string or
+ * NULL.  What pi ignores (no file, not JSON, not a non-empty string) is
+ * ignored here too; a file that is not JSON gets a note, as pi warns. */
+static char *psfs_settings_session_dir(const char *agent_dir)
+{
+	char *path = NULL, *out = NULL;
+	json_error_t error;
+	json_t *settings = NULL;
+	if (asprintf(&path, "%s/settings.json", agent_dir) < 0)
+		return NULL;
+	if (access(path, F_OK) != 0)
+		goto out;
+	settings = json_load_file(path, JSON_DECODE_ANY, &error);
+	if (!settings) {
+		fprintf(stderr, "pisessionfs: note: %s is not JSON (line %d: %s); its sessionDir is not used\n", path,
+			error.line, error.text);
+		goto out;
+	}
+	const char *dir = json_string_value(json_object_get(settings, "sessionDir"));
+	if (dir && *dir)
+		out = psfs_expand_tilde(dir);
+out:
+	json_decref(settings);
+	free(path);
+	return out;
+}
+
+/* The store pi 1.6.0 writes to when started here without --session-dir
+ * (its dist/main.js, config.js and core/settings-manager.js):
+ * $PI_CODING_AGENT_SESSION_DIR, else sessionDir in the agent directory's
+ * settings.json, else <agent dir>/sessions; the agent directory is
+ * $PI_CODING_AGENT_DIR, else ~/.pi/agent.  A project's own
+ * .pi/settings.json is left out: it names the store of that project only,
+ * not the one all sessions are in (docs/pisessionfs.1).  *why says where
+ * the path came from. */
+static char *psfs_default_store(const char **why)
+{
+	const char *env = getenv("PI_CODING_AGENT_SESSION_DIR");
+	const char *agent_env = getenv("PI_CODING_AGENT_DIR");
+	const char *home;
+	char *agent = NULL, *out = NULL;
+	if (env && *env) {
+		*why = "$PI_CODING_AGENT_SESSION_DIR";
+		return psfs_expand_tilde(env);
+	}
+	if (agent_env && *agent_env) {
+		agent = psfs_expand_tilde(agent_env);
+	} else if ((home = psfs_home())) {
+		if (asprintf(&agent, "%s/.pi/agent", home) < 0)
+			agent = NULL;
+	}
+	if (!agent)
+		return NULL;
+	if ((out = psfs_settings_session_dir(agent))) {
+		*why = "sessionDir in the agent directory's settings.json";
+	} else {
+		*why = agent_env && *agent_env ? "$PI_CODING_AGENT_DIR/sessions" : "~/.pi/agent/sessions";
+		if (asprintf(&out, "%s/sessions", agent) < 0)
+			out = NULL;
+	}
+	free(agent);
+	return out;
+}
+
+/* mountinfo escapes space, tab, newline and backslash as \ooo. */
+static void psfs_unescape_mountinfo(char *s)
+{
+	char *d = s;
+	for (; *s; s++) {
+		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' && s[2] <= '7' && s[3] >= '0' &&
+		    s[3] <= '7') {
+			*d++ = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 + (s[3] - '0'));
+			s += 3;
+		} else {
+			*d++ = *s;
+		}
+	}
+	*d = '\0';
+}
+
+/* What is mounted on mp now (the topmost mount), from /proc/self/mountinfo:
+ * fields 5 (the mountpoint), then after the optional fields and "-", the
+ * type and the source.  Returns 1 and new strings when mp is a mountpoint. */
+static int psfs_mounted_on(const char *mp, char **fstype, char **source)
+{
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+	char *line = NULL;
+	size_t cap = 0;
+	int found = 0;
+	*fstype = *source = NULL;
+	if (!f)
+		return 0;
+	while (getline(&line, &cap, f) > 0) {
+		char *save = NULL, *field[5] = { 0 }, *tok;
+		int i = 0;
+		line[strcspn(line, "\n")] = '\0';
+		for (tok = strtok_r(line, " ", &save); tok && i < 5; tok = strtok_r(NULL, " ", &save))
+			field[i++] = tok;
+		if (i < 5)
+			continue;
+		psfs_unescape_mountinfo(field[4]);
+		if (strcmp(field[4], mp) != 0)
+			continue;
+		while ((tok = strtok_r(NULL, " ", &save)) && strcmp(tok, "-") != 0)
+			; /* the options and optional fields */
+		char *type = tok ? strtok_r(NULL, " ", &save) : NULL;
+		char *src = type ? strtok_r(NULL, " ", &save) : NULL;
+		if (!type || !src)
+			continue;
+		psfs_unescape_mountinfo(src);
+		free(*fstype);
+		free(*source);
+		*fstype = strdup(type);
+		*source = strdup(src);
+		found = *fstype && *source;
+	}
+	free(line);
+	fclose(f);
+	return found;
+}
+
+/* "-ofsname=STORE" with the commas and backslashes of STORE escaped for
+ * fuse_opt.  *out is new. */
+static int psfs_fsname_arg(const char *store, char **out)
+{
+	size_t n = strlen(store);
+	char *arg = malloc(sizeof "-ofsname=" + 2 * n), *d;
+	if (!arg)
+		return -1;
+	d = arg + sprintf(arg, "-ofsname=");
+	for (const char *p = store; *p; p++) {
+		if (*p == ',' || *p == '\\')
+			*d++ = '\\';
+		*d++ = *p;
+	}
+	*d = '\0';
+	*out = arg;
+	return 0;
 }
 
 /* What start-up recovery did: one line each on stderr and in the log. */
@@ -124,6 +285,22 @@ static void psfs_note_recovery(void *ctx, const struct recover_event *ev)
 static int psfs_check_mountpoint(const char *mp)
 {
 	struct stat st;
+	char *real = realpath(mp, NULL), *fstype = NULL, *source = NULL;
+	int ours = real && psfs_mounted_on(real, &fstype, &source) && strcmp(fstype, "fuse.pisessionfs") == 0;
+	free(real);
+	if (ours) {
+		/* Since 0.1.0 the source is the store's path (fsname). */
+		if (strcmp(source, "pisessionfs") == 0)
+			fprintf(stderr, "pisessionfs: %s is already mounted by pisessionfs; unmount it first with: "
+				"fusermount3 -u %s\n", mp, mp);
+		else
+			fprintf(stderr, "pisessionfs: %s is already mounted by pisessionfs, from the store %s; unmount "
+				"it first with: fusermount3 -u %s\n", mp, source, mp);
+	}
+	free(fstype);
+	free(source);
+	if (ours)
+		return -1;
 	if (stat(mp, &st) != 0) {
 		if (errno == ENOTCONN || errno == ECONNABORTED)
 			fprintf(stderr, "pisessionfs: %s is a stale mount (its daemon died); run: fusermount3 -u %s\n", mp, mp);
@@ -165,6 +342,8 @@ int main(int argc, char *argv[])
 	struct stat st;
 	ps_err err;
 	int ret = 1;
+	const char *store_why = NULL; /* where a default store came from */
+	char *fsname = NULL;
 
 	fs.cfg.timeout = NAN; /* chosen at init, by what the watcher hears */
 	fs.cfg.entry_cache_mib = -1;
@@ -185,6 +364,20 @@ int main(int argc, char *argv[])
 		fs.cfg.store = fs.cfg.positional[0];
 		fs.cfg.positional[0] = NULL;
 	}
+	if (!fs.cfg.store && !(fs.cfg.store = psfs_default_store(&store_why))) {
+		fprintf(stderr, "pisessionfs: no --store given, and no home directory to find pi's store in\n");
+		goto out;
+	}
+	if (fs.cfg.print_store) {
+		/* One implementation of pi's rules: quickstart.sh asks here. */
+		char *absolute = realpath(fs.cfg.store, NULL);
+		char *cwd = absolute || fs.cfg.store[0] == '/' ? NULL : getcwd(NULL, 0);
+		printf("%s%s%s\n", absolute ? absolute : cwd ? cwd : "", cwd ? "/" : "", absolute ? "" : fs.cfg.store);
+		free(absolute);
+		free(cwd);
+		ret = 0;
+		goto out;
+	}
 	if (fs.cfg.n_positional) {
 		const char *mp = fs.cfg.positional[fs.cfg.n_positional - 1];
 		if (psfs_check_mountpoint(mp) != 0 || fuse_opt_add_arg(&args, mp) != 0)
@@ -196,10 +389,6 @@ int main(int argc, char *argv[])
 		fprintf(stderr, "pisessionfs: no mountpoint given (see --help)\n");
 		goto out;
 	}
-	if (!fs.cfg.store && !(fs.cfg.store = psfs_default_store())) {
-		fprintf(stderr, "pisessionfs: no --store given and neither $PI_CODING_AGENT_SESSION_DIR nor $HOME is set\n");
-		goto out;
-	}
 	/* The daemon may change directory: keep the store's absolute path. */
 	char *absolute = realpath(fs.cfg.store, NULL);
 	if (absolute) {
@@ -207,7 +396,12 @@ int main(int argc, char *argv[])
 		fs.cfg.store = absolute;
 	}
 	if (stat(fs.cfg.store, &st) != 0 || !S_ISDIR(st.st_mode)) {
-		fprintf(stderr, "pisessionfs: session store %s is not a directory; pass --store DIR\n", fs.cfg.store);
+		if (store_why)
+			fprintf(stderr, "pisessionfs: session store %s (%s) is not a directory; pass --store DIR\n",
+				fs.cfg.store, store_why);
+		else
+			fprintf(stderr, "pisessionfs: session store %s is not a directory; pass --store DIR\n",
+				fs.cfg.store);
 		goto out;
 	}
 	fs.mountpoint = realpath(cmd.mountpoint, NULL);
@@ -240,7 +434,11 @@ int main(int argc, char *argv[])
 	/* fuse_parse_cmdline consumed -d and -f; give -d back to fuse_new. */
 	if (cmd.debug)
 		fuse_opt_add_arg(&args, "-odebug");
-	fuse_opt_add_arg(&args, "-ofsname=pisessionfs");
+	/* findmnt and df show the store as the source, as sshfs shows
+	 * user@host:dir; the type is fuse.pisessionfs.  fuse_opt splits -o at
+	 * commas and takes a backslash as escaping the next character. */
+	if (psfs_fsname_arg(fs.cfg.store, &fsname) != 0 || fuse_opt_add_arg(&args, fsname) != 0)
+		goto out;
 	fuse_opt_add_arg(&args, "-osubtype=pisessionfs");
 	fuse_opt_add_arg(&args, "-odefault_permissions");
 	fs.fuse = fuse_new(&args, &psfs_ops, sizeof psfs_ops, &fs);
@@ -288,6 +486,7 @@ out:
 	for (int i = 0; i < 2; i++)
 		free(fs.cfg.positional[i]);
 	free(cmd.mountpoint);
+	free(fsname);
 	fuse_opt_free_args(&args);
 	return ret;
 }

@@ -75,6 +75,28 @@ static int psfs_is_fuse_hidden(const char *path)
 	return strncmp(slash ? slash + 1 : path, ".fuse_hidden", 12) == 0;
 }
 
+/* Whether a name at the mount root is a session file lying directly in the
+ * store (a flat store, docs/layout.md): STORE/<name>.jsonl, where no
+ * project directory, view or file of the mount root has that name. */
+static int psfs_root_name_free(const char *name)
+{
+	struct stat st;
+	for (size_t i = 0; views_names[i]; i++)
+		if (strcmp(name, views_names[i]) == 0)
+			return 0;
+	if (strcmp(name, JOURNAL_NAME) == 0 || strcmp(name, VIEWS_USAGE_CSV) == 0)
+		return 0;
+	return store_stat_project(psfs_self()->store, name, &st) != PS_OK;
+}
+
+static int psfs_is_root_session(const char *name)
+{
+	struct stat st;
+	return psfs_root_name_free(name) && store_stat_session(psfs_self()->store, "", name, &st) == PS_OK;
+}
+
+/* Splits a path into project, session and the rest.  A session at the
+ * store root (psfs_is_root_session) has the project "". */
 static int psfs_split(const char *path, struct psfs_path *out)
 {
 	const char *p = path;
@@ -90,6 +112,18 @@ static int psfs_split(const char *path, struct psfs_path *out)
 	memcpy(out->project, p, n);
 	out->depth = 1;
 	p += n;
+	if (psfs_is_root_session(out->project)) {
+		memcpy(out->session, out->project, sizeof out->session);
+		out->project[0] = '\0';
+		out->depth = 2;
+		while (*p == '/')
+			p++;
+		if (*p) {
+			out->rest = p;
+			out->depth = 3;
+		}
+		return 0;
+	}
 	while (*p == '/')
 		p++;
 	if (!*p)
@@ -374,6 +408,14 @@ static int psfs_fill_store(void *ctx, const char *name, const struct stat *st)
 	return f->filler(f->buf, name, &dir, 0, 0);
 }
 
+static int psfs_fill_root_session(void *ctx, const char *name, const struct stat *st)
+{
+	struct psfs_fill *f = ctx;
+	if (!psfs_root_name_free(name))
+		return 0;
+	return psfs_fill_store(f, name, st);
+}
+
 static int psfs_fill_layout(void *ctx, const char *name, const struct layout_node *node)
 {
 	struct psfs_fill *f = ctx;
@@ -438,6 +480,10 @@ static int psfs_readdir_all(const char *path, void *buf, fuse_fill_dir_t filler,
 			filler(buf, views_names[i], NULL, 0, 0);
 		filler(buf, VIEWS_USAGE_CSV, NULL, 0, 0);
 		err = store_list_project_names(fs->store, psfs_fill_store, &f);
+		/* Session files directly in the store, beside the projects (a
+		 * project or a view of the same name wins: psfs_split). */
+		if (!err)
+			err = store_list_session_names(fs->store, "", psfs_fill_root_session, &f);
 	} else if (p.depth == 1) {
 		err = store_list_session_names(fs->store, p.project, psfs_fill_store, &f);
 		if (!err)
@@ -1354,14 +1400,22 @@ static int psfs_is_backup_name(const char *name)
 	       psfs_ends_with(name, ".bak") || psfs_ends_with(name, ".orig");
 }
 
-/* Turns a label name from a path into the label: names in labels/ are shown
- * escaped, but a name typed by hand is taken as it is. */
-static char *psfs_label_of(const char *name)
+/* The label a name in labels/ (or after NNNN~) stands for: the name as
+ * typed, with %XX read as an escape (docs/layout.md "Escaping").  NULL
+ * with *res set when no label has that name (refused and logged, so
+ * nothing is appended under a name that would then not resolve). */
+static char *psfs_label_of(const char *path, const char *name, int *res)
 {
-	char *label = strdup(name);
-	if (label && escape_unname(label) == (size_t)-1) {
-		free(label);
-		label = strdup(name);
+	ps_err err;
+	char *label = layout_typed_label(name, &err);
+	*res = 0;
+	if (!label && err) {
+		*res = -psfs_errno(err);
+	} else if (!label) {
+		journal_reject(path, name, strlen(name),
+			       "no label is named so: %XX in a name stands for the byte XX (upper-case hex), "
+			       "so a literal % before two such digits is written %25");
+		*res = -EINVAL;
 	}
 	return label;
 }
@@ -1378,7 +1432,8 @@ static uint32_t psfs_label_target(struct ps_session *s, const struct psfs_path *
 	if (strncmp(target, "../", 3) == 0)
 		rel = target + 3;
 	else if (target[0] == '/') {
-		snprintf(prefix, sizeof prefix, "%s/%s/%s/", fs->mountpoint ? fs->mountpoint : "", p->project, p->session);
+		snprintf(prefix, sizeof prefix, "%s/%s%s%s/", fs->mountpoint ? fs->mountpoint : "", p->project,
+			 p->project[0] ? "/" : "", p->session);
 		if (strncmp(target, prefix, strlen(prefix)) == 0)
 			rel = target + strlen(prefix);
 	} else if (!strchr(target, '/')) {
@@ -1426,10 +1481,18 @@ static int psfs_symlink(const char *target, const char *path)
 	free(dir);
 	if (res)
 		return res;
-	char *label = psfs_label_of(name);
+	/* One call, one label: a name that is there already is EEXIST (the
+	 * kernel says so too, unless its cache is stale), and the label must
+	 * be listed under the name typed, or the lookup after the call fails. */
+	char rel[PATH_MAX];
+	struct layout_node there;
+	snprintf(rel, sizeof rel, "labels/%s", name);
+	char *label = NULL;
 	uint32_t entry = psfs_label_target(ref.session, &p, target);
-	if (!label)
-		res = -ENOMEM;
+	if (layout_resolve(ref.session, rel, &there) == PS_OK)
+		res = -EEXIST;
+	else if (!(label = psfs_label_of(path, name, &res)))
+		;
 	else if (entry == PS_NIL) {
 		char why[PATH_MAX + 128];
 		snprintf(why, sizeof why, "the target %s is not an entry of this session", target);
@@ -1517,20 +1580,42 @@ static int psfs_mkdir(const char *path, mode_t mode)
 	/* The fork point: the entry of depth NNNN-1 on this directory's chain. */
 	uint32_t fork = PS_NIL;
 	if (depth > 1) {
-		for (uint32_t e = s->branches[dirnode.branch].first; e != PS_NIL; e = s->entries[e].first_child)
+		uint32_t lo = dirnode.session_root ? 0 : s->entries[s->branches[dirnode.branch].first].depth;
+		uint32_t hi = lo;
+		for (uint32_t e = s->branches[dirnode.branch].first; e != PS_NIL; e = s->entries[e].first_child) {
+			hi = s->entries[e].depth;
 			if (s->entries[e].depth == depth - 1)
 				fork = e;
-		if (fork == PS_NIL) {
-			journal_log("refused mkdir %s: no entry of depth %u in this directory to branch from", path, depth - 1);
-			res = -ENOENT;
+		}
+		/* Out of this directory's range: ERANGE says so, where ENOENT
+		 * read as a missing parent directory.  After the directory's
+		 * last entry there is no branch to make: what is written there
+		 * continues this directory, and a shell that went into NNNN~name
+		 * would be left in a directory that is gone. */
+		if (fork == PS_NIL || s->entries[fork].first_child == PS_NIL) {
+			char range[64] = "no NNNN works here yet";
+			if (hi > lo)
+				snprintf(range, sizeof range, "NNNN is %04u to %04u here", lo + 1, hi);
+			journal_log("refused mkdir %s: %s%u in this directory; a branch NNNN~name starts after the entry "
+				    "of depth NNNN-1 and beside the one of depth NNNN, so %s%s",
+				    path, fork == PS_NIL ? "no entry of depth " : "nothing follows the entry of depth ",
+				    depth - 1, range, fork == PS_NIL ? "" : " (a new file here continues this directory)");
+			res = -ERANGE;
 			goto out;
 		}
 	} else if (!dirnode.session_root) {
 		journal_log("refused mkdir %s: a new root (0001~name) is made in the session directory", path);
 		res = -EPERM;
 		goto out;
+	} else if (s->n_entries == 0) {
+		journal_log("refused mkdir %s: the session has no entry yet, so its first root is the session "
+			    "directory itself (a new file there starts it)", path);
+		res = -ERANGE;
+		goto out;
 	}
-	char *label = psfs_label_of(end + 1);
+	char *label = psfs_label_of(path, end + 1, &res);
+	if (!label)
+		goto out;
 	struct fuse_context *ctx = fuse_get_context();
 	overlay_lock();
 	struct overlay_node *node = overlay_get(path) ? NULL : overlay_add(path, OVERLAY_BRANCH, mode & 07777);
@@ -1590,9 +1675,9 @@ static int psfs_rename_label(const char *from, const char *to, unsigned int flag
 	char rel[PATH_MAX];
 	snprintf(rel, sizeof rel, "labels/%s", name);
 	int exists = layout_resolve(ref.session, rel, &dst) == PS_OK;
-	char *label = psfs_label_of(name);
+	char *label = psfs_label_of(to, name, &res);
 	if (!label)
-		res = -ENOMEM;
+		;
 	else if (exists && (flags & RENAME_NOREPLACE))
 		res = -EEXIST;
 	else

@@ -15,6 +15,7 @@ struct psfs_config {
 	double timeout;       /* kernel entry/attribute timeout, seconds; NAN: by the watcher */
 	int show_help;
 	int show_version;
+	int print_store;      /* --print-store: say which store, and exit */
 	char *positional[2];  /* [STORE] MOUNTPOINT, as given */
 	int n_positional;
 };

@@ -5,6 +5,7 @@
 #include <string.h>
 #include "buf.h"
 #include "catalog.h"
+#include "escape.h"
 #include "usage.h"
 #include "views.h"
 
@@ -35,9 +36,23 @@ int views_owns(const char *path)
 	return views_kind_of(path, &rest) != VIEW_NONE;
 }
 
-/* Names shown to people keep spaces and Unicode; only what cannot be in a
- * file name (or would be . or ..) is written %XX. */
+/* Names shown to people are the strings as they are: only what a file
+ * name cannot hold or a listing should not show is written %XX, as labels
+ * are (escape_typed_name, docs/layout.md "Escaping").  limit leaves room
+ * for a suffix. */
+static char *views_escape_max(const char *s, size_t limit)
+{
+	return escape_typed_name(s, strlen(s), limit);
+}
+
 static char *views_escape(const char *s)
+{
+	return views_escape_max(s, NAME_MAX);
+}
+
+/* The names of before (every '%' and control character escaped, cut at
+ * 200 bytes): they keep resolving, as paths once shown keep working. */
+static char *views_escape_before(const char *s)
 {
 	struct buf b = BUF_INIT;
 	int all_dots = 1;
@@ -54,10 +69,8 @@ static char *views_escape(const char *s)
 		buf_free(&b);
 		return NULL;
 	}
-	if (b.len > 200) {
-		/* Long names are cut; the session stays reachable by id. */
+	if (b.len > 200)
 		b.data[200] = '\0';
-	}
 	return b.data;
 }
 
@@ -110,6 +123,70 @@ static int views_oldest_first(const void *a, const void *b)
 	return c ? c : strcmp(x->project, y->project);
 }
 
+/* The first suffix that tells apart sessions listed under one name: 8
+ * characters of the id (by-name) or of the file name (by-id). */
+static const char *views_suffix8(const struct catalog_session *c, enum views_kind kind, char buf[9])
+{
+	snprintf(buf, 9, "%.8s", kind == VIEW_BY_ID ? c->stem : c->id);
+	return buf;
+}
+
+/* key's name with ~suffix, within a file name's length. */
+static char *views_suffixed(const char *key, const char *suffix)
+{
+	char *base = views_escape_max(key, NAME_MAX - 1 - strlen(suffix)), *name = NULL;
+	if (base && asprintf(&name, "%s~%s", base, suffix) < 0)
+		name = NULL;
+	free(base);
+	return name;
+}
+
+/* Whether name is "<base>~<suffix>". */
+static int views_is_suffixed(const char *name, const char *base, const char *suffix)
+{
+	size_t n = strlen(base);
+	return strncmp(name, base, n) == 0 && name[n] == '~' && strcmp(name + n + 1, suffix) == 0;
+}
+
+/* Whether name is one the session had or may have in by-id/ or by-name/
+ * though it is not listed so now: with a suffix (when the session that
+ * held the plain name is renamed or gone, the suffix goes too), or as
+ * names were escaped before.  1 yes, 0 no, -ENOMEM. */
+static int views_alias_of(const struct catalog_session *c, enum views_kind kind, const char *name)
+{
+	const char *key = kind == VIEW_BY_ID ? c->id : c->name;
+	char sfx8[9];
+	const char *suffixes[2] = { views_suffix8(c, kind, sfx8), c->stem };
+	char *before = views_escape_before(key);
+	int same = !before ? -ENOMEM : strcmp(before, name) == 0;
+	for (int i = 0; i < 2 && same == 0; i++) {
+		char *now = views_escape_max(key, NAME_MAX - 1 - strlen(suffixes[i]));
+		same = !now ? -ENOMEM
+			    : views_is_suffixed(name, now, suffixes[i]) || views_is_suffixed(name, before, suffixes[i]);
+		free(now);
+	}
+	free(before);
+	return same;
+}
+
+/* A name in recent/ is NN-<session>: the rank moves whenever another
+ * session becomes active, so any rank resolves (a name listed a moment
+ * ago keeps working), as long as the session exists.  Returns the part
+ * after the rank, or NULL. */
+static const char *views_unranked(const char *name)
+{
+	const char *p = name;
+	while (*p >= '0' && *p <= '9')
+		p++;
+	return p > name && *p == '-' && p[1] ? p + 1 : NULL;
+}
+
+/* A session's name in recent/ without its rank. */
+static const char *views_recent_key(const struct catalog_session *c)
+{
+	return c->stem;
+}
+
 /* The symlinks of by-id/, by-name/ or recent/. */
 static int views_build(struct psfs *fs, enum views_kind kind, struct views_list *l)
 {
@@ -130,7 +207,7 @@ static int views_build(struct psfs *fs, enum views_kind kind, struct views_list 
 		if (kind == VIEW_RECENT) {
 			if (i >= VIEWS_RECENT)
 				break;
-			if (asprintf(&name, "%02zu-%s", i + 1, c->stem) < 0)
+			if (asprintf(&name, "%02zu-%s", i + 1, views_recent_key(c)) < 0)
 				name = NULL;
 			res = views_add(l, name, c);
 			continue;
@@ -143,13 +220,16 @@ static int views_build(struct psfs *fs, enum views_kind kind, struct views_list 
 			break;
 		}
 		if (views_taken(l, base)) {
-			/* A stable suffix: the session's own id, then its file. */
-			if (asprintf(&name, "%s~%.8s", base, kind == VIEW_BY_ID ? c->stem : c->id) < 0 || views_taken(l, name)) {
-				free(name);
-				if (asprintf(&name, "%s~%s", base, c->stem) < 0)
-					name = NULL;
-			}
+			/* A stable suffix: the session's own id, then its file
+			 * (views_suffixed keeps them resolving if the first
+			 * holder of the name goes). */
+			char sfx[9];
 			free(base);
+			name = views_suffixed(key, views_suffix8(c, kind, sfx));
+			if (name && views_taken(l, name)) {
+				free(name);
+				name = views_suffixed(key, c->stem);
+			}
 		} else {
 			name = base;
 		}
@@ -161,13 +241,38 @@ static int views_build(struct psfs *fs, enum views_kind kind, struct views_list 
 	return res;
 }
 
-static const struct catalog_session *views_find(const struct views_list *l, const char *name, int prefix)
+/* The session a name of by-id/, by-name/ or recent/ leads to: the one
+ * listed so, else one that had or may have the name (views_alias_of,
+ * views_unranked), else (by-id) the session whose id starts with it.
+ * NULL with *res 0 when none, -ENOMEM when memory runs out. */
+static const struct catalog_session *views_find(const struct views_list *l, enum views_kind kind, const char *name,
+						 int *res)
 {
 	const struct catalog_session *found = NULL;
+	*res = 0;
 	for (size_t i = 0; i < l->n; i++)
 		if (strcmp(l->links[i].name, name) == 0)
 			return l->links[i].session;
-	if (!prefix || strlen(name) < 4)
+	if (kind == VIEW_RECENT) {
+		const char *key = views_unranked(name);
+		for (size_t i = 0; key && i < l->n; i++)
+			if (strcmp(views_recent_key(l->links[i].session), key) == 0)
+				return l->links[i].session;
+		for (size_t i = 0; key && i < l->n_items; i++)
+			if (strcmp(views_recent_key(&l->items[i]), key) == 0)
+				return &l->items[i];
+		return NULL;
+	}
+	/* Listed sessions are oldest first: the alias goes to the same
+	 * session the listing would give it to. */
+	for (size_t i = 0; i < l->n; i++) {
+		int same = views_alias_of(l->links[i].session, kind, name);
+		if (same) {
+			*res = same < 0 ? same : 0;
+			return same < 0 ? NULL : l->links[i].session;
+		}
+	}
+	if (kind != VIEW_BY_ID || strlen(name) < 4)
 		return NULL;
 	/* A unique prefix of an id resolves, as git resolves short hashes. */
 	for (size_t i = 0; i < l->n; i++) {
@@ -199,6 +304,70 @@ static char *views_cwd_key(const char *cwd)
 		cwd += n;
 		while (*cwd == '/')
 			cwd++;
+	}
+	if (bad || buf_finish(&b)) {
+		buf_free(&b);
+		return NULL;
+	}
+	return b.data ? b.data : strdup("");
+}
+
+/* One component of a by-cwd path as it is listed: the same when it is,
+ * else escaped now from a name it had before or typed with control
+ * characters (paths once shown keep working).  New string, or NULL. */
+static char *views_cwd_component(const char *comp)
+{
+	size_t n;
+	char *str = escape_typed_string(comp, &n);
+	if (!str && n == (size_t)-1)
+		return NULL;
+	if (!str) {
+		/* Before, every %XX was an escape and '%' always one. */
+		char *before;
+		if (!(str = strdup(comp)))
+			return NULL;
+		n = 0;
+		for (const char *p = comp; *p; p++) {
+			unsigned hi, lo;
+			if (p[0] == '%' && sscanf(p + 1, "%1X%1X", &hi, &lo) == 2) {
+				str[n++] = (char)(hi * 16 + lo);
+				p += 2;
+			} else {
+				str[n++] = *p;
+			}
+		}
+		str[n] = '\0';
+		if (!(before = views_escape_before(str))) {
+			free(str);
+			return NULL;
+		}
+		int was = strlen(str) == n && strcmp(before, comp) == 0;
+		free(before);
+		if (!was) {
+			free(str);
+			return strdup(comp);
+		}
+	}
+	char *name = views_escape(str);
+	free(str);
+	return name;
+}
+
+/* A by-cwd path (no leading slash) with each component as it is listed. */
+static char *views_cwd_normalize(const char *path)
+{
+	struct buf b = BUF_INIT;
+	int bad = 0;
+	while (*path && !bad) {
+		size_t n = strcspn(path, "/");
+		char *part = strndup(path, n);
+		char *name = part ? views_cwd_component(part) : NULL;
+		bad = !name || (b.len && buf_putc(&b, '/')) || buf_puts(&b, name);
+		free(part);
+		free(name);
+		path += n;
+		while (*path == '/')
+			path++;
 	}
 	if (bad || buf_finish(&b)) {
 		buf_free(&b);
@@ -275,7 +444,8 @@ static char *views_target(const struct catalog_session *c, int depth)
 	int bad = 0;
 	for (int i = 0; i < depth && !bad; i++)
 		bad = buf_puts(&b, "../");
-	bad = bad || buf_printf(&b, "%s/%s", c->project, c->stem) || buf_finish(&b);
+	/* A session at the store root is a directory at the mount root. */
+	bad = bad || buf_printf(&b, "%s%s%s", c->project, *c->project ? "/" : "", c->stem) || buf_finish(&b);
 	if (bad) {
 		buf_free(&b);
 		return NULL;
@@ -298,10 +468,11 @@ static int views_resolve(struct psfs *fs, const char *path, char **target)
 			return -ENOENT;
 		if ((res = views_build(fs, kind, &l)))
 			return res;
-		const struct catalog_session *c = views_find(&l, rest, kind == VIEW_BY_ID);
+		const struct catalog_session *c = views_find(&l, kind, rest, &res);
 		if (c)
 			*target = views_target(c, 1);
-		res = c ? (*target ? 0 : -ENOMEM) : -ENOENT;
+		if (!res)
+			res = c ? (*target ? 0 : -ENOMEM) : -ENOENT;
 		views_list_free(&l);
 		return res;
 	}
@@ -314,15 +485,22 @@ static int views_resolve(struct psfs *fs, const char *path, char **target)
 		catalog_snapshot_free(items, n);
 		return -ENOMEM;
 	}
-	res = -ENOENT;
-	for (size_t i = 0; i < n && res; i++)
-		if (views_cwd_under(items[i].cwd, rest))
+	char *norm = views_cwd_normalize(rest);
+	res = norm ? -ENOENT : -ENOMEM;
+	for (size_t i = 0; norm && i < n && res; i++)
+		if (views_cwd_under(items[i].cwd, norm))
 			res = 0; /* a directory on the way to some cwd */
-	if (res) {
-		/* A session link: DIR/<stem> where DIR is its cwd. */
+	free(norm);
+	if (res == -ENOENT) {
+		/* A session link: DIR/<stem> where DIR is its cwd (the stem is
+		 * the store's file name, never escaped). */
 		const char *slash = strrchr(rest, '/');
-		char *dir = slash ? strndup(rest, (size_t)(slash - rest)) : strdup("");
+		char *raw = slash ? strndup(rest, (size_t)(slash - rest)) : strdup("");
+		char *dir = raw ? views_cwd_normalize(raw) : NULL;
 		const char *stem = slash ? slash + 1 : rest;
+		free(raw);
+		if (!dir)
+			res = -ENOMEM;
 		for (size_t i = 0; dir && i < n && res; i++) {
 			if (strcmp(items[i].stem, stem) == 0 && views_cwd_is(items[i].cwd, dir)) {
 				*target = views_target(&items[i], views_depth(dir) + 1);
@@ -395,6 +573,12 @@ int views_readdir(struct psfs *fs, const char *path, void *buf, fuse_fill_dir_t 
 		catalog_snapshot_free(items, n);
 		return -ENOMEM;
 	}
+	char *norm = views_cwd_normalize(rest);
+	if (!norm) {
+		catalog_snapshot_free(items, n);
+		return -ENOMEM;
+	}
+	rest = norm;
 	struct buf seen = BUF_INIT; /* child names already listed, NUL-separated */
 	for (size_t i = 0; i < n; i++) {
 		const char *cwd = items[i].cwd;
@@ -422,6 +606,7 @@ int views_readdir(struct psfs *fs, const char *path, void *buf, fuse_fill_dir_t 
 		}
 	}
 	buf_free(&seen);
+	free(norm);
 	catalog_snapshot_free(items, n);
 	return 0;
 }
@@ -470,6 +655,14 @@ int views_usage_csv(struct psfs *fs, const char *project, char **buf, size_t *le
 		err = store_list_projects(fs->store, views_csv_project, &c);
 	if (!err)
 		err = c.err;
+	/* The whole store's file covers the sessions at its root too (their
+	 * project column is empty). */
+	if (!err && !project) {
+		c.project = "";
+		err = store_list_sessions(fs->store, "", views_csv_session, &c);
+		if (!err)
+			err = c.err;
+	}
 	if (err || buf_finish(&out)) {
 		buf_free(&out);
 		return -psfs_errno(err ? err : PS_ERR_NOMEM);

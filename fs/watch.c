@@ -23,8 +23,11 @@
 #include "buf.h"
 #include "views.h"
 
-#define WATCH_PROJECT_MASK (IN_MODIFY | IN_CLOSE_WRITE | IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_ATTRIB)
-#define WATCH_ROOT_MASK (IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_ONLYDIR)
+/* The same for the root and the projects: the root holds session files
+ * too (a flat store), and a symlinked project may be the root itself, one
+ * watch whose events then count for both names. */
+#define WATCH_MASK (IN_MODIFY | IN_CLOSE_WRITE | IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_ATTRIB | \
+		    IN_ONLYDIR | IN_MASK_ADD)
 
 struct watch_dir {
 	int wd;
@@ -89,11 +92,14 @@ static void watch_add(const char *project)
 {
 	char path[PATH_MAX];
 	snprintf(path, sizeof path, "%s/%s", store_root(watch.fs->store), project ? project : "");
-	int wd = inotify_add_watch(watch.fd, path, (project ? WATCH_PROJECT_MASK : WATCH_ROOT_MASK) | IN_DONT_FOLLOW);
+	/* A symlinked project is followed (store.h): its directory is
+	 * watched, under every name that leads to it. */
+	int wd = inotify_add_watch(watch.fd, path, WATCH_MASK);
 	if (wd < 0)
 		return; /* gone meanwhile, or out of watches: timeouts still apply */
 	for (size_t i = 0; i < watch.n; i++) {
-		if (watch.dirs[i].wd == wd)
+		if (watch.dirs[i].wd == wd && (project && watch.dirs[i].name ? strcmp(watch.dirs[i].name, project) == 0
+						 : !project && !watch.dirs[i].name))
 			return;
 	}
 	if (watch.n == watch.cap) {
@@ -111,11 +117,12 @@ static void watch_add(const char *project)
 
 static void watch_forget(int wd)
 {
-	for (size_t i = 0; i < watch.n; i++) {
+	for (size_t i = 0; i < watch.n;) {
 		if (watch.dirs[i].wd == wd) {
 			free(watch.dirs[i].name);
 			watch.dirs[i] = watch.dirs[--watch.n];
-			return;
+		} else {
+			i++;
 		}
 	}
 }
@@ -154,6 +161,10 @@ static void watch_forget_tree(const char *name)
  * entries, nearly all in one branch), and the views at the root. */
 static void watch_session_changed(const char *project, const char *session)
 {
+	/* The session directory in the mount: "/project/session", or
+	 * "/session" for a session file in the store root. */
+	char sdir[PATH_MAX];
+	snprintf(sdir, sizeof sdir, "/%s%s%s", project, *project ? "/" : "", session);
 	static const char *const roots[] = {
 		"context.json", "transcript.md", "usage.json", "leaf", "name", "labels", "problems",
 		"session.jsonl", "entries", "header.json",
@@ -164,8 +175,9 @@ static void watch_session_changed(const char *project, const char *session)
 	unsigned char *grew = NULL;
 	size_t n_dirs = 0;
 
-	watch_invalidate("/%s/%s%s", project, session, "");
-	watch_invalidate("/%s/%s%s", project, VIEWS_USAGE_CSV, "");
+	watch_invalidate("%s%s%s", sdir, "", "");
+	if (*project)
+		watch_invalidate("/%s/%s%s", project, VIEWS_USAGE_CSV, "");
 	watch_invalidate("/%s%s%s", VIEWS_USAGE_CSV, "", "");
 	/* A new name, a new session or a newer one reorders these. */
 	for (size_t i = 0; i < sizeof views / sizeof views[0]; i++)
@@ -177,7 +189,7 @@ static void watch_session_changed(const char *project, const char *session)
 		if (told->generation != s->generation || told->labels != labels) {
 			/* Rewritten (entry names may have gone, or now show
 			 * other text) or relabeled (forks renamed). */
-			watch_forget_tree(project);
+			watch_forget_tree(*project ? project : session);
 			told->generation = s->generation;
 			told->labels = labels;
 			told->entries = 0;
@@ -205,14 +217,14 @@ static void watch_session_changed(const char *project, const char *session)
 		store_release(watch.fs->store, &ref);
 	}
 	for (size_t i = 0; i < sizeof roots / sizeof roots[0]; i++)
-		watch_invalidate("/%s/%s/%s", project, session, roots[i]);
+		watch_invalidate("%s/%s%s", sdir, roots[i], "");
 	for (size_t i = 0; i < n_dirs; i++) {
 		static const char *const generated[] = { "context.json", "transcript.md" };
 		char path[PATH_MAX];
-		watch_invalidate("/%s/%s/%s", project, session, dirs[i]);
+		watch_invalidate("%s/%s%s", sdir, dirs[i], "");
 		for (size_t g = 0; g < sizeof generated / sizeof generated[0]; g++) {
 			snprintf(path, sizeof path, "%s/%s", dirs[i], generated[g]);
-			watch_invalidate("/%s/%s/%s", project, session, path);
+			watch_invalidate("%s/%s%s", sdir, path, "");
 		}
 		free(dirs[i]);
 	}
@@ -220,24 +232,15 @@ static void watch_session_changed(const char *project, const char *session)
 	free(grew);
 }
 
-static void watch_event(const struct inotify_event *ev)
+/* An event in one watched directory: the store root (project NULL) or a
+ * project. */
+static void watch_event_in(const char *project, const struct inotify_event *ev)
 {
-	const char *project = NULL;
-	int found = 0;
-	for (size_t i = 0; i < watch.n; i++) {
-		if (watch.dirs[i].wd == ev->wd) {
-			project = watch.dirs[i].name;
-			found = 1;
-			break;
-		}
-	}
-	if (ev->mask & IN_IGNORED) {
-		watch_forget(ev->wd);
-		return;
-	}
-	if (!found || !ev->len)
-		return;
-	if (!project) {
+	size_t n = strlen(ev->name);
+	int session_file = n > 6 && strcmp(ev->name + n - 6, ".jsonl") == 0;
+	if (!project && !session_file) {
+		if (!(ev->mask & (IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO)))
+			return;
 		/* A project directory came or went. */
 		if (ev->mask & (IN_CREATE | IN_MOVED_TO))
 			watch_add(ev->name);
@@ -246,16 +249,48 @@ static void watch_event(const struct inotify_event *ev)
 		watch_invalidate("/%s%s%s", ev->name, "", "");
 		return;
 	}
-	size_t n = strlen(ev->name);
-	if (n <= 6 || strcmp(ev->name + n - 6, ".jsonl") != 0)
+	if (!session_file)
 		return;
-	/* A session gone or replaced by a rename: its names go with it. */
-	if (ev->mask & (IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO))
-		watch_forget_tree(project);
 	char session[NAME_MAX + 1];
 	memcpy(session, ev->name, n - 6);
 	session[n - 6] = '\0';
-	watch_session_changed(project, session);
+	/* A session gone or replaced by a rename: its names go with it. */
+	if (ev->mask & (IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO)) {
+		watch_forget_tree(project ? project : session);
+		if (!project)
+			watch_invalidate("/%s%s%s", session, "", "");
+	}
+	watch_session_changed(project ? project : "", session);
+}
+
+static void watch_event(const struct inotify_event *ev)
+{
+	if (ev->mask & IN_IGNORED) {
+		watch_forget(ev->wd);
+		return;
+	}
+	if (!ev->len)
+		return;
+	/* One directory may be watched under several names (a symlinked
+	 * project): the event counts for each.  Names are copied first, as
+	 * watch_add may move the table. */
+	char **names = calloc(watch.n ? watch.n : 1, sizeof *names);
+	int *is_root = calloc(watch.n ? watch.n : 1, sizeof *is_root);
+	size_t found = 0;
+	for (size_t i = 0; names && is_root && i < watch.n; i++) {
+		if (watch.dirs[i].wd != ev->wd)
+			continue;
+		is_root[found] = !watch.dirs[i].name;
+		names[found] = watch.dirs[i].name ? strdup(watch.dirs[i].name) : NULL;
+		if (is_root[found] || names[found])
+			found++;
+	}
+	for (size_t i = 0; i < found; i++) {
+		watch_event_in(is_root[i] ? NULL : names[i], ev);
+		free(names[i]);
+	}
+	free(names);
+	free(is_root);
 }
 
 static void *watch_main(void *arg)

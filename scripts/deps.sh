@@ -1,22 +1,39 @@
 #!/usr/bin/env bash
-# Installs what pisessionfs needs to build, mount and test, from Debian's
-# packages only.  Safe to run again: apt-get skips what is installed.
+# Installs what pisessionfs needs, from Debian's packages only.  Safe to run
+# again: apt-get skips what is installed.
+#   scripts/deps.sh          what building and mounting need (quickstart.sh)
+#   scripts/deps.sh --test   that, and what the tests need (run-tests.sh)
 set -euo pipefail
 
 packages=(
-	build-essential pkg-config clang
+	build-essential pkg-config
+	libfuse3-dev fuse3 libjansson-dev uuid-dev
+)
+test_packages=(
+	clang
 	# libFuzzer and clang's sanitizer runtime, for make fuzz
 	libfuzzer-14-dev libclang-rt-14-dev
 	# /usr/bin/time for make bench
 	time
-	libfuse3-dev fuse3 libjansson-dev uuid-dev check
-	python3 valgrind
+	# the unit tests' framework; python3 drives the mount tests
+	check python3 valgrind
+	# findmnt, for the mount tests' view of the mount table
+	util-linux
 	# what the editor and tool tests drive
 	vim nano emacs-nox tmux attr
 	# saves by rename in the editor and tool tests (t_write_editors,
 	# t_write_tools): rsync, nvim, and gio (libglib2.0-bin)
 	rsync neovim libglib2.0-bin
 )
+
+case ${1:-} in
+--test) packages+=("${test_packages[@]}") ;;
+"") ;;
+*)
+	echo "usage: $0 [--test]" >&2
+	exit 2
+	;;
+esac
 
 run() {
 	if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi
@@ -26,9 +43,12 @@ missing=()
 for p in "${packages[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
-# npm installs pi, the reference; a machine whose Node.js ships its own npm
-# (NodeSource's nodejs) must not get Debian's, which conflicts with it.
-command -v npm >/dev/null 2>&1 || missing+=(npm)
+# npm installs pi, the reference the tests compare with; a machine whose
+# Node.js ships its own npm (NodeSource's nodejs) must not get Debian's,
+# which conflicts with it.
+if [ "${1:-}" = --test ]; then
+	command -v npm >/dev/null 2>&1 || missing+=(npm)
+fi
 if [ "${#missing[@]}" -gt 0 ]; then
 	echo "deps: installing ${missing[*]}"
 	run apt-get update -qq

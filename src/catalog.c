@@ -153,6 +153,13 @@ static ps_err catalog_scan(struct ps_catalog *cat)
 	ps_err err = store_list_projects(cat->store, catalog_on_project, &w);
 	if (!err)
 		err = w.err;
+	/* The session files that lie directly in the store (project ""). */
+	if (!err) {
+		w.project = "";
+		err = store_list_sessions(cat->store, "", catalog_on_session, &w);
+		if (!err)
+			err = w.err;
+	}
 	/* Sessions gone from the store go from the table. */
 	for (size_t i = 0; i < cat->n;) {
 		if (!cat->items[i].seen) {

@@ -11,7 +11,7 @@
 #include "store.h"
 
 struct catalog_session {
-	char *project;   /* store directory */
+	char *project;   /* store directory; "" for a session file in the store root */
 	char *stem;      /* file name without .jsonl */
 	char *id;        /* the header's id ("" if not a session) */
 	char *cwd;       /* the header's cwd ("" if none) */

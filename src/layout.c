@@ -1,3 +1,4 @@
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -69,8 +70,20 @@ static int layout_label_eq(const struct ps_session *s, uint32_t idx, const char 
 	return l != PS_NIL && strcmp(session_str(s, l), label) == 0;
 }
 
+static int layout_branch_shadowed(const struct ps_session *s, uint32_t branch);
+static char *layout_branch_name_as(const struct ps_session *s, uint32_t branch, int by_label);
+
+/* How long the label part of a branch name NNNN~<label> may be, so that
+ * the whole name fits in a file name. */
+static size_t layout_branch_label_max(uint32_t depth)
+{
+	int digits = snprintf(NULL, 0, "%04u", depth);
+	return (size_t)(NAME_MAX - 1 - digits);
+}
+
 /* A labelled branch is listed by its label unless an earlier branch (in file
- * order) of the same directory and depth has the same label. */
+ * order) of the same directory and depth has the same label, or the name
+ * would be the id name of another branch there. */
 static int layout_branch_label_wins(const struct ps_session *s, uint32_t branch)
 {
 	const struct ps_branch *b = &s->branches[branch];
@@ -94,6 +107,22 @@ static int layout_branch_label_wins(const struct ps_session *s, uint32_t branch)
 		const struct ps_entry *o = &s->entries[other];
 		if (s->branches[o->branch].first == other && s->branches[o->branch].parent == b->parent &&
 		    o->depth == s->entries[first].depth && o->branch != 0)
+			return 0;
+	}
+	/* Labels keep their '~': one that reads like an id name with a
+	 * suffix (NNNN~<id>~L<line>, a cut id ~h<hash>) must not take it. */
+	if (strchr(label, '~')) {
+		char *mine = layout_branch_name_as(s, branch, 1);
+		int clash = !mine;
+		for (uint32_t o = s->branches[b->parent].first_sub; !clash && o != PS_NIL; o = s->branches[o].next_sub) {
+			if (o == branch || s->entries[s->branches[o].first].depth != s->entries[first].depth)
+				continue;
+			char *id_name = layout_branch_name_as(s, o, 0);
+			clash = !id_name || strcmp(id_name, mine) == 0;
+			free(id_name);
+		}
+		free(mine);
+		if (clash)
 			return 0;
 	}
 	return 1;
@@ -121,7 +150,10 @@ static char *layout_branch_name_as(const struct ps_session *s, uint32_t branch, 
 {
 	const struct ps_entry *e = &s->entries[s->branches[branch].first];
 	const char *raw = by_label ? session_str(s, e->label) : session_str(s, e->id);
-	char *esc = escape_name_max(raw, strlen(raw), by_label ? LAYOUT_MAX_LABEL : LAYOUT_MAX_ID);
+	/* Ids keep the strict escaping of entry names; labels are shown as
+	 * typed (docs/layout.md "Escaping"). */
+	char *esc = by_label ? escape_typed_name(raw, strlen(raw), layout_branch_label_max(e->depth))
+			     : escape_name_max(raw, strlen(raw), LAYOUT_MAX_ID);
 	char *name = NULL;
 	int r;
 	if (!esc)
@@ -191,28 +223,75 @@ out:
 	return out;
 }
 
-/* The label name an entry is listed under in labels/: its label, or
- * label~id when an earlier labelled entry has the same label. */
-static char *layout_label_name(const struct ps_session *s, uint32_t idx)
+/* The names an entry labelled `label` may be listed under in labels/, in
+ * order of preference: the label, label~<id>, label~<id>~L<line>; each
+ * kept within a file name's length.  which is 0, 1 or 2. */
+static char *layout_label_candidate(const struct ps_session *s, uint32_t idx, const char *label, int which)
 {
-	const char *label = session_str(s, s->entries[idx].label);
-	int clash = 0;
-	for (uint32_t i = 0; i < s->n_labeled && s->labeled[i] != idx; i++)
-		if (layout_label_eq(s, s->labeled[i], label))
-			clash = 1;
-	char *esc = escape_name_max(label, strlen(label), LAYOUT_MAX_LABEL);
-	if (!esc || !clash)
-		return esc;
 	const char *id = session_str(s, s->entries[idx].id);
-	char *eid = escape_name_max(id, strlen(id), LAYOUT_MAX_ID);
-	char *name = NULL;
-	int latest = session_find(s, id, strlen(id)) == idx;
-	/* With duplicate ids, the line tells the earlier ones apart. */
-	if (eid && (latest ? asprintf(&name, "%s~%s", esc, eid) : asprintf(&name, "%s~%s~L%u", esc, eid, s->entries[idx].line)) < 0)
+	char *eid = which ? escape_name_max(id, strlen(id), LAYOUT_MAX_ID) : NULL;
+	char line[16] = "";
+	char *esc = NULL, *name = NULL;
+	if (which && !eid)
+		return NULL;
+	if (which == 2)
+		snprintf(line, sizeof line, "~L%u", s->entries[idx].line);
+	size_t suffix = which ? 1 + strlen(eid) + strlen(line) : 0;
+	esc = escape_typed_name(label, strlen(label), NAME_MAX - suffix);
+	if (esc && which && asprintf(&name, "%s~%s%s", esc, eid, line) < 0)
 		name = NULL;
+	if (!which) {
+		name = esc;
+		esc = NULL;
+	}
 	free(esc);
 	free(eid);
 	return name;
+}
+
+/* The names labels/ lists: names[i] for s->labeled[i], NULL where the
+ * label was cleared.  Each entry takes the first of its candidates no
+ * earlier entry took, so a name never moves to another entry when labels
+ * are added, and no two entries share one even when a label holds '~'.
+ * Returns NULL when memory runs out; free with layout_label_names_free. */
+static char **layout_label_names(const struct ps_session *s)
+{
+	char **names = calloc(s->n_labeled ? s->n_labeled : 1, sizeof *names);
+	if (!names)
+		return NULL;
+	for (uint32_t i = 0; i < s->n_labeled; i++) {
+		uint32_t e = s->labeled[i];
+		if (s->entries[e].label == PS_NIL)
+			continue;
+		const char *label = session_str(s, s->entries[e].label);
+		for (int which = 0; which < 3 && !names[i]; which++) {
+			char *name = layout_label_candidate(s, e, label, which);
+			int taken = 0;
+			if (!name)
+				goto fail;
+			for (uint32_t j = 0; j < i && !taken; j++)
+				taken = names[j] && strcmp(names[j], name) == 0;
+			/* The last candidate holds the line: only a crafted label
+			 * can clash with it, and it is listed anyway. */
+			if (taken && which < 2)
+				free(name);
+			else
+				names[i] = name;
+		}
+	}
+	return names;
+fail:
+	for (uint32_t i = 0; i < s->n_labeled; i++)
+		free(names[i]);
+	free(names);
+	return NULL;
+}
+
+static void layout_label_names_free(const struct ps_session *s, char **names)
+{
+	for (uint32_t i = 0; names && i < s->n_labeled; i++)
+		free(names[i]);
+	free(names);
 }
 
 char *layout_symlink_target(const struct ps_session *s, const struct layout_node *node)
@@ -240,22 +319,37 @@ static int layout_parse_depth(const char *name, char sep, uint32_t *depth, const
 	return 1;
 }
 
-/* A shortened name cannot be decoded back to its id or label: compare with
- * the names the candidates are listed under.  Only names over the length
- * limits take this path. */
+/* A shortened name cannot be decoded back to its id or label, and a label
+ * holding '~' may read like an id name with a suffix: compare with the
+ * names the candidates are listed under (and were listed under before).
+ * Only names holding '~' take this path. */
 static ps_err layout_scan_branch(const struct ps_session *s, uint32_t dir, const char *name, uint32_t *out)
 {
 	for (uint32_t b = s->branches[dir].first_sub; b != PS_NIL; b = s->branches[b].next_sub) {
 		char *listed = layout_branch_name(s, b);
 		/* A labelled branch keeps resolving by its id name too. */
 		char *by_id = listed ? layout_branch_id_name(s, b) : NULL;
+		char *before = NULL;
+		const struct ps_entry *e = &s->entries[s->branches[b].first];
+		if (by_id && strcmp(listed, by_id) != 0) {
+			const char *label = session_str(s, e->label);
+			char *esc = escape_name_max(label, strlen(label), LAYOUT_MAX_LABEL);
+			if (!esc || asprintf(&before, "%04u~%s", e->depth, esc) < 0)
+				before = NULL;
+			free(esc);
+			if (!before) {
+				free(by_id);
+				by_id = NULL;
+			}
+		}
 		if (!by_id) {
 			free(listed);
 			return PS_ERR_NOMEM;
 		}
-		int same = strcmp(listed, name) == 0 || strcmp(by_id, name) == 0;
+		int same = strcmp(listed, name) == 0 || strcmp(by_id, name) == 0 || (before && strcmp(before, name) == 0);
 		free(listed);
 		free(by_id);
+		free(before);
 		if (same) {
 			*out = b;
 			return PS_OK;
@@ -280,32 +374,35 @@ static ps_err layout_scan_entry(const struct ps_session *s, uint32_t dir, const 
 	return PS_ERR_NOENT;
 }
 
-/* Finds the sub-branch of dir named `name` (NNNN~id or NNNN~label). */
+/* Finds the sub-branch of dir named `name` (NNNN~id or NNNN~label, as
+ * listed now or before). */
 static ps_err layout_find_branch(const struct ps_session *s, uint32_t dir, const char *name, uint32_t *out)
 {
 	uint32_t depth;
 	const char *rest;
 	if (!layout_parse_depth(name, '~', &depth, &rest))
 		return PS_ERR_NOENT;
-	if (escape_is_shortened(rest) || strstr(rest, "~L"))
-		return layout_scan_branch(s, dir, name, out);
 	char *key = strdup(rest);
 	if (!key)
 		return PS_ERR_NOMEM;
 	size_t n = escape_unname(key);
 	ps_err err = PS_ERR_NOENT;
-	if (n == (size_t)-1 || n == 0 || strlen(key) != n)
-		goto out;
-	for (uint32_t e = session_find(s, key, n); e != PS_NIL; e = s->entries[e].prev_same_id) {
-		uint32_t b = s->entries[e].branch;
-		if (b != 0 && s->branches[b].first == e && s->branches[b].parent == dir &&
-		    s->entries[e].depth == depth) {
-			*out = b;
-			err = PS_OK;
-			goto out;
+	if (n != (size_t)-1 && n != 0 && strlen(key) == n) {
+		for (uint32_t e = session_find(s, key, n); e != PS_NIL; e = s->entries[e].prev_same_id) {
+			uint32_t b = s->entries[e].branch;
+			if (b != 0 && s->branches[b].first == e && s->branches[b].parent == dir &&
+			    s->entries[e].depth == depth) {
+				*out = b;
+				err = PS_OK;
+				goto out;
+			}
 		}
 	}
-	for (uint32_t i = 0; i < s->n_labeled; i++) {
+	free(key);
+	if (!(key = layout_typed_label(rest, &err)) && err)
+		return err;
+	err = PS_ERR_NOENT;
+	for (uint32_t i = 0; key && i < s->n_labeled; i++) {
 		uint32_t e = s->labeled[i];
 		uint32_t b = s->entries[e].branch;
 		if (layout_label_eq(s, e, key) && b != 0 && s->branches[b].first == e &&
@@ -316,6 +413,8 @@ static ps_err layout_find_branch(const struct ps_session *s, uint32_t dir, const
 			goto out;
 		}
 	}
+	if (strchr(rest, '~'))
+		err = layout_scan_branch(s, dir, name, out);
 out:
 	free(key);
 	return err;
@@ -362,24 +461,102 @@ out:
 	return err;
 }
 
-/* Resolves one name inside the labels/ directory. */
+char *layout_typed_label(const char *name, ps_err *err)
+{
+	size_t n;
+	char *label = escape_typed_string(name, &n);
+	*err = PS_OK;
+	if (label || n == (size_t)-1) {
+		if (!label)
+			*err = PS_ERR_NOMEM;
+		return label;
+	}
+	if (!(label = strdup(name))) {
+		*err = PS_ERR_NOMEM;
+		return NULL;
+	}
+	n = escape_unname(label);
+	if (n == (size_t)-1 || n == 0 || strlen(label) != n) {
+		free(label);
+		label = NULL;
+	}
+	return label;
+}
+
+/* Whether name is one an entry's label was listed under, or may be listed
+ * under when another entry's label comes or goes (label, label~<id>,
+ * label~<id>~L<line>, as shown now or before): such names keep resolving. */
+static ps_err layout_label_alias(const struct ps_session *s, uint32_t e, const char *name, const char *typed, int *same)
+{
+	const char *label = session_str(s, s->entries[e].label);
+	*same = typed && strcmp(label, typed) == 0;
+	if (*same)
+		return PS_OK;
+	for (int which = 1; which < 3 && !*same; which++) {
+		char *now = layout_label_candidate(s, e, label, which);
+		if (!now)
+			return PS_ERR_NOMEM;
+		*same = strcmp(now, name) == 0;
+		free(now);
+	}
+	/* The names of before: escape_name_max, suffixes as above. */
+	char *old = escape_name_max(label, strlen(label), LAYOUT_MAX_LABEL);
+	const char *id = session_str(s, s->entries[e].id);
+	char *eid = escape_name_max(id, strlen(id), LAYOUT_MAX_ID);
+	size_t ol = old ? strlen(old) : 0, il = eid ? strlen(eid) : 0;
+	if (!old || !eid) {
+		free(old);
+		free(eid);
+		return PS_ERR_NOMEM;
+	}
+	if (!*same && strncmp(name, old, ol) == 0) {
+		const char *rest = name + ol;
+		char line[16];
+		snprintf(line, sizeof line, "~L%u", s->entries[e].line);
+		*same = !*rest || (rest[0] == '~' && strncmp(rest + 1, eid, il) == 0 &&
+				   (!rest[1 + il] || strcmp(rest + 1 + il, line) == 0));
+	}
+	free(old);
+	free(eid);
+	return PS_OK;
+}
+
+/* Resolves one name inside the labels/ directory: a listed name, else a
+ * name of the same label from before (see layout_label_alias). */
 static ps_err layout_find_label(const struct ps_session *s, const char *name, uint32_t *out)
 {
+	char **names = layout_label_names(s);
+	ps_err err = PS_ERR_NOENT;
+	char *typed = NULL;
+	if (!names)
+		return PS_ERR_NOMEM;
 	for (uint32_t i = 0; i < s->n_labeled; i++) {
-		uint32_t e = s->labeled[i];
-		if (s->entries[e].label == PS_NIL)
-			continue;
-		char *listed = layout_label_name(s, e);
-		if (!listed)
-			return PS_ERR_NOMEM;
-		int same = strcmp(listed, name) == 0;
-		free(listed);
-		if (same) {
-			*out = e;
-			return PS_OK;
+		if (names[i] && strcmp(names[i], name) == 0) {
+			*out = s->labeled[i];
+			err = PS_OK;
+			goto out;
 		}
 	}
-	return PS_ERR_NOENT;
+	typed = layout_typed_label(name, &err);
+	if (err)
+		goto out;
+	err = PS_ERR_NOENT;
+	for (uint32_t i = 0; i < s->n_labeled; i++) {
+		uint32_t e = s->labeled[i];
+		int same;
+		if (s->entries[e].label == PS_NIL)
+			continue;
+		ps_err r = layout_label_alias(s, e, name, typed, &same);
+		if (r || same) {
+			err = r;
+			*out = e;
+			goto out;
+		}
+	}
+out:
+	free(typed);
+	layout_label_names_free(s, names);
+	return err;
 }
 
 static char *layout_entry_json_name(const struct ps_session *s, uint32_t idx);
@@ -678,13 +855,15 @@ ps_err layout_list(const struct ps_session *s, const struct layout_node *dir, la
 		return layout_list_tree(s, dir, fill, ctx);
 	case LAYOUT_LABELS_DIR:
 		node.kind = LAYOUT_LABEL;
+		char **names = layout_label_names(s);
+		if (!names)
+			return PS_ERR_NOMEM;
 		for (uint32_t i = 0; i < s->n_labeled; i++) {
 			node.entry = s->labeled[i];
-			if (s->entries[node.entry].label == PS_NIL)
-				continue;
-			if (layout_emit(fill, ctx, layout_label_name(s, node.entry), &node, &err))
-				return err;
+			if (names[i] && fill(ctx, names[i], &node))
+				break;
 		}
+		layout_label_names_free(s, names);
 		return PS_OK;
 	case LAYOUT_IMAGES_DIR: {
 		struct image_ref *refs;

@@ -55,6 +55,13 @@ char *layout_entry_path(const struct ps_session *s, uint32_t idx);
  * label names it in listings: it always resolves, and unlike the listed
  * name it never changes when a label comes or goes. */
 char *layout_branch_id_name(const struct ps_session *s, uint32_t branch);
+/* The label a name typed in labels/ or after NNNN~ stands for (new
+ * string): the label whose name it is as labels are shown now, or as they
+ * were shown before (every byte outside A-Z a-z 0-9 _ - written %XX), so
+ * paths once shown keep working.  NULL with *err PS_OK when no label has
+ * that name ("%41": the label "A" is named "A"), with *err PS_ERR_NOMEM
+ * when memory runs out. */
+char *layout_typed_label(const char *name, ps_err *err);
 /* Target of a symlink node (leaf, label), relative to the symlink. */
 char *layout_symlink_target(const struct ps_session *s, const struct layout_node *node);
 

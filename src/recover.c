@@ -499,7 +499,9 @@ static void recover_scan_dir(int at, const char *dirpath, const char *prefix,
 			     void (*one)(int, const char *, const char *, recover_report_fn, void *),
 			     int (*want)(const char *), recover_report_fn report, void *ctx)
 {
-	int fd = openat(at, dirpath, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	/* A session's directory may be a symlinked project (store.h): followed
+	 * here as everywhere else; the files in it are opened O_NOFOLLOW. */
+	int fd = openat(at, dirpath, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
 	struct dirent *de;
 	size_t plen = prefix ? strlen(prefix) : 0;
@@ -575,12 +577,15 @@ ps_err recover_store(const char *root, recover_report_fn report, void *ctx)
 	struct stat st;
 	if (!d)
 		return errno == ENOENT || errno == ENOTDIR ? PS_ERR_NOENT : PS_ERR_IO;
+	/* The session files that lie in the root itself (a flat store). */
+	recover_scan_dir(AT_FDCWD, root, NULL, recover_store_entry, recover_store_wants, report, ctx);
 	while ((de = readdir(d))) {
 		char *dirpath = NULL;
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 			continue;
-		/* Real directories only, as the store shows them. */
-		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR(st.st_mode))
+		/* Directories and symlinks to directories, as the store shows
+		 * them. */
+		if (fstatat(dirfd(d), de->d_name, &st, 0) != 0 || !S_ISDIR(st.st_mode))
 			continue;
 		if (asprintf(&dirpath, "%s/%s", root, de->d_name) < 0)
 			continue;

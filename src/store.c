@@ -36,6 +36,21 @@ static int store_name_ok(const char *name)
 	return name && *name && strcmp(name, ".") != 0 && strcmp(name, "..") != 0 && !strchr(name, '/');
 }
 
+/* A session's directory: a project's name, or "" for the store root (a
+ * flat store: pi's --session-dir). */
+static int store_project_ok(const char *project)
+{
+	return project && (!*project || store_name_ok(project));
+}
+
+/* "project/session.jsonl", or "session.jsonl" at the store root. */
+static int store_session_rel(const char *project, const char *session, char *rel, size_t size)
+{
+	if (!store_project_ok(project) || !store_name_ok(session))
+		return 0;
+	return (size_t)snprintf(rel, size, "%s%s%s.jsonl", project, *project ? "/" : "", session) < size;
+}
+
 ps_err store_open(const char *root, size_t max_sessions, struct ps_store **out)
 {
 	struct ps_store *st = calloc(1, sizeof *st);
@@ -101,7 +116,9 @@ ps_err store_stat_project(struct ps_store *st, const char *project, struct stat 
 {
 	if (!store_name_ok(project))
 		return PS_ERR_NOENT;
-	if (fstatat(st->root_fd, project, sb, AT_SYMLINK_NOFOLLOW) != 0)
+	/* A symlinked project directory is followed, as pi's listAll does
+	 * (docs/security.md); a loop is ELOOP, so not a project. */
+	if (fstatat(st->root_fd, project, sb, 0) != 0)
 		return store_errno(errno);
 	return S_ISDIR(sb->st_mode) ? PS_OK : PS_ERR_NOENT;
 }
@@ -118,24 +135,26 @@ static int store_session_file(const char *name, size_t *stem)
 ps_err store_stat_session(struct ps_store *st, const char *project, const char *session, struct stat *sb)
 {
 	char rel[PATH_MAX];
-	if (!store_name_ok(project) || !store_name_ok(session))
+	if (!store_session_rel(project, session, rel, sizeof rel))
 		return PS_ERR_NOENT;
-	if ((size_t)snprintf(rel, sizeof rel, "%s/%s.jsonl", project, session) >= sizeof rel)
-		return PS_ERR_NOENT;
+	/* The session file itself is never a symlink: it is what appends go
+	 * to.  Its project is a directory, or a symlink to one. */
 	if (fstatat(st->root_fd, rel, sb, AT_SYMLINK_NOFOLLOW) != 0)
 		return store_errno(errno);
-	/* The project itself must be a real directory, not a symlink. */
-	struct stat pb;
-	ps_err err = store_stat_project(st, project, &pb);
-	if (err)
-		return err;
+	if (*project) {
+		struct stat pb;
+		ps_err err = store_stat_project(st, project, &pb);
+		if (err)
+			return err;
+	}
 	return S_ISREG(sb->st_mode) ? PS_OK : PS_ERR_NOENT;
 }
 
 static ps_err store_list(struct ps_store *st, const char *dir, int sessions, int need_stat, store_fill_fn fill,
 			 void *ctx)
 {
-	int fd = openat(st->root_fd, dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+	/* A project may be a symlink to a directory (store_stat_project). */
+	int fd = openat(st->root_fd, dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
 		return store_errno(errno);
 	DIR *d = fdopendir(fd);
@@ -157,7 +176,9 @@ static ps_err store_list(struct ps_store *st, const char *dir, int sessions, int
 		 * system fills it in: a 5,000-session listing then costs no
 		 * stat per file. */
 		if (need_stat || de->d_type != want) {
-			if (fstatat(dirfd(d), de->d_name, &sb, AT_SYMLINK_NOFOLLOW) != 0)
+			/* Session files as they are (never through a symlink),
+			 * project directories followed. */
+			if (fstatat(dirfd(d), de->d_name, &sb, sessions ? AT_SYMLINK_NOFOLLOW : 0) != 0)
 				continue; /* removed meanwhile */
 			if (sessions ? !S_ISREG(sb.st_mode) : !S_ISDIR(sb.st_mode))
 				continue;
@@ -179,9 +200,9 @@ static ps_err store_list(struct ps_store *st, const char *dir, int sessions, int
 
 static ps_err store_list_in(struct ps_store *st, const char *project, int need_stat, store_fill_fn fill, void *ctx)
 {
-	if (!store_name_ok(project))
+	if (!store_project_ok(project))
 		return PS_ERR_NOENT;
-	return store_list(st, project, 1, need_stat, fill, ctx);
+	return store_list(st, *project ? project : ".", 1, need_stat, fill, ctx);
 }
 
 ps_err store_list_projects(struct ps_store *st, store_fill_fn fill, void *ctx)
@@ -258,7 +279,8 @@ static ps_err store_get(struct ps_store *st, const char *project, const char *se
 	char key[PATH_MAX];
 	struct store_slot *sl, *freed = NULL;
 
-	if (!store_name_ok(project) || !store_name_ok(session))
+	/* The key is "project/session", "/session" at the store root. */
+	if (!store_project_ok(project) || !store_name_ok(session))
 		return PS_ERR_NOENT;
 	if ((size_t)snprintf(key, sizeof key, "%s/%s", project, session) >= sizeof key)
 		return PS_ERR_NOENT;
@@ -297,7 +319,7 @@ static ps_err store_get(struct ps_store *st, const char *project, const char *se
 	ps_err err;
 	if (!sl->session) {
 		char path[PATH_MAX * 2];
-		snprintf(path, sizeof path, "%s/%s.jsonl", st->root, key);
+		snprintf(path, sizeof path, "%s/%s.jsonl", st->root, *project ? key : session);
 		struct stat sb;
 		err = store_stat_session(st, project, session, &sb);
 		if (!err)

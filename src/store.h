@@ -26,10 +26,14 @@ ps_err store_open(const char *root, size_t max_sessions, struct ps_store **out);
 void store_free(struct ps_store *store);
 const char *store_root(const struct ps_store *store);
 
-/* Calls fill for each project directory (real directories only: symlinks
- * could lead outside the store) or each session file (regular files
- * named *.jsonl, passed without the suffix).  Stops when fill returns
- * non-zero. */
+/* Calls fill for each project directory (directories, and symlinks to
+ * directories: pi follows them too) or each session file (regular files
+ * named *.jsonl, passed without the suffix; never symlinks).  Stops when
+ * fill returns non-zero.
+ *
+ * Wherever a project is taken, "" names the store root itself: the
+ * session files that lie directly in it (a flat store, as pi writes with
+ * --session-dir or $PI_CODING_AGENT_SESSION_DIR). */
 typedef int (*store_fill_fn)(void *ctx, const char *name, const struct stat *st);
 ps_err store_list_projects(struct ps_store *store, store_fill_fn fill, void *ctx);
 ps_err store_list_sessions(struct ps_store *store, const char *project, store_fill_fn fill, void *ctx);

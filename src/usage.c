@@ -315,6 +315,64 @@ static int usage_csv_num(struct buf *out, double d, int last)
 	return usage_csv_field(out, num, strlen(num), last);
 }
 
+void usage_cost_text(double d, char out[USAGE_COST_TEXT])
+{
+	char sci[40], cents[40];
+	double a = fabs(d);
+	int prec;
+	if (!isfinite(d) || a >= 1e21) {
+		/* Beyond any bill: printf's own rounding will do. */
+		snprintf(out, USAGE_COST_TEXT, "%.2f", isfinite(d) ? d : 0.0);
+		return;
+	}
+	/* ccusage prints costs with Intl.NumberFormat (two fraction digits,
+	 * rounding half away from zero), which rounds the number as
+	 * JavaScript writes it: the shortest digits that read back as the
+	 * double (1.005 is "1.005" and becomes 1.01, though the double is a
+	 * little less).  %.*e with the least precision that round-trips gives
+	 * those digits. */
+	for (prec = 0; prec < 17; prec++) {
+		snprintf(sci, sizeof sci, "%.*e", prec, a);
+		if (strtod(sci, NULL) == a)
+			break;
+	}
+	char digits[24];
+	size_t n = 0;
+	const char *p = sci;
+	for (; *p && *p != 'e'; p++)
+		if (*p >= '0' && *p <= '9')
+			digits[n++] = *p;
+	int exp10 = *p == 'e' ? atoi(p + 1) : 0;
+	/* digits[0] is worth 10^exp10; digits[k] is the thousandths'. */
+	long k = (long)exp10 + 3;
+	size_t c = 0;
+	for (long i = 0; i < k && c < sizeof cents - 1; i++)
+		cents[c++] = (size_t)i < n ? digits[i] : '0';
+	int up = k >= 0 && (size_t)k < n && digits[k] >= '5';
+	while (c < 3) {
+		memmove(cents + 1, cents, c++);
+		cents[0] = '0';
+	}
+	for (size_t i = c; up && i-- > 0;) {
+		if (cents[i] == '9') {
+			cents[i] = '0';
+		} else {
+			cents[i]++;
+			up = 0;
+		}
+	}
+	cents[c] = '\0';
+	snprintf(out, USAGE_COST_TEXT, "%s%s%.*s.%s", d < 0 ? "-" : "", up ? "1" : "", (int)(c - 2), cents,
+		 cents + c - 2);
+}
+
+static int usage_csv_cost(struct buf *out, double d, int last)
+{
+	char num[USAGE_COST_TEXT];
+	usage_cost_text(d, num);
+	return usage_csv_field(out, num, strlen(num), last);
+}
+
 int usage_csv_header(struct buf *out)
 {
 	return buf_puts(out, "project,session,id,name,cwd,start,lastActivity,messages,"
@@ -377,7 +435,7 @@ ps_err usage_csv_row(struct ps_session *s, const char *project, const char *sess
 	    usage_csv_json(out, json_object_get(header, "timestamp")) || usage_csv_str(out, last) ||
 	    usage_csv_num(out, (double)a->messages, 0) || usage_csv_num(out, a->total.input, 0) ||
 	    usage_csv_num(out, a->total.output, 0) || usage_csv_num(out, a->total.cache_read, 0) ||
-	    usage_csv_num(out, a->total.cache_write, 0) || usage_csv_num(out, a->total.cost, 1))
+	    usage_csv_num(out, a->total.cache_write, 0) || usage_csv_cost(out, a->total.cost, 1))
 		goto out;
 	err = PS_OK;
 out:

@@ -20,7 +20,8 @@
  * From each usage object: input, output, cacheRead, cacheWrite and
  * totalTokens as stored, and cost.total; a field that is not a number
  * counts 0.  Sums are doubles, added in file order as pi adds them, and
- * printed in JavaScript's shortest round-trip form (jsonout_number). */
+ * printed in JavaScript's shortest round-trip form (jsonout_number), except
+ * usage.csv's cost, rounded to cents (usage_cost_text). */
 #ifndef PS_USAGE_H
 #define PS_USAGE_H
 
@@ -44,6 +45,13 @@
  * counts `message` entries, assistantMessages those with role assistant.
  * PS_ERR_NOTSESSION for a file without a header. */
 ps_err usage_json(struct ps_session *s, char **buf, size_t *len);
+
+/* A cost as usage.csv prints it: rounded to cents the way ccusage prints
+ * costs (JavaScript's toFixed(2): the nearest, ties away from zero), so
+ * "30.330197699999985" reads "30.33".  usage.json keeps the full double
+ * (it is for programs, as ccusage's --json). */
+#define USAGE_COST_TEXT 48
+void usage_cost_text(double d, char out[USAGE_COST_TEXT]);
 
 /* The CSV header line matching usage_csv_row(), with its newline:
  * project,session,id,name,cwd,start,lastActivity,messages,input,output,

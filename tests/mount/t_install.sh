@@ -17,7 +17,7 @@ mkdir -p "$STORE/--w--"
 BUILD_DIR=$(dirname "$DAEMON")
 fsx_out make -s -C "$REPO" install PREFIX="$PREFIX_DIR" BUILD="${BUILD_DIR#"$REPO"/}"
 assert_eq "make install succeeds" 0 "$RC"
-for f in bin/pisessionfs bin/pisession share/man/man1/pisessionfs.1; do
+for f in bin/pisessionfs bin/pisession share/man/man1/pisessionfs.1 share/man/man1/pisession.1; do
 	assert_true "installed $f" test -f "$PREFIX_DIR/$f"
 done
 assert_true "the installed daemon is executable" test -x "$PREFIX_DIR/bin/pisessionfs"
@@ -25,6 +25,14 @@ fsx_out "$PREFIX_DIR/bin/pisessionfs" --version
 assert_contains "--version names the program" "pisessionfs" "$OUT"
 fsx_out man -l "$PREFIX_DIR/share/man/man1/pisessionfs.1"
 assert_contains "the man page renders" "mount a pi coding-agent session store" "$OUT"
+fsx_out man -l "$PREFIX_DIR/share/man/man1/pisession.1"
+assert_contains "pisession's man page renders" "show what pisessionfs would show for one pi session file" "$OUT"
+# Every page a man page refers to in SEE ALSO is installed, or a system one.
+while read -r page; do
+	case $page in
+	pisession*) assert_true "SEE ALSO $page is installed" test -f "$PREFIX_DIR/share/man/man${page##*.}/$page" ;;
+	esac
+done < <(sed -n '/^\.SH SEE ALSO/,$s/^\.BR \([a-z0-9.]*\) (\([0-9]\)).*/\1.\2/p' "$REPO"/docs/*.1 | sort -u)
 
 # mount -t fuse with the TYPE#SOURCE form (fstab: fuse.pisessionfs finds
 # the program on mount's PATH; this form names it exactly).
@@ -47,7 +55,8 @@ assert_true "fusermount3 -u unmounts it" bash -c "! grep -q ' $MNT ' /proc/self/
 # EXIT trap removes exactly what it installed.  It never touches an
 # installation it did not make: if a pisessionfs is already installed there
 # (or in a directory searched before it), the test fails and says so.
-SYS_FILES=(/usr/local/bin/pisessionfs /usr/local/bin/pisession /usr/local/share/man/man1/pisessionfs.1)
+SYS_FILES=(/usr/local/bin/pisessionfs /usr/local/bin/pisession /usr/local/share/man/man1/pisessionfs.1
+	/usr/local/share/man/man1/pisession.1)
 SHADOWS=(/usr/local/sbin/pisessionfs /usr/sbin/pisessionfs /usr/bin/pisessionfs /sbin/pisessionfs /bin/pisessionfs)
 SYS_INSTALLED=()
 SYS_NEW_DIRS=()

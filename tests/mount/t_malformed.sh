@@ -53,8 +53,9 @@ user_msg a null "no header here" >"$PD/nohdr.jsonl"
 : >"$PD/empty.jsonl"
 { printf 'garbage first\n'; header; user_msg a null "after garbage"; } >"$PD/lategarbage.jsonl"
 # Not sessions at all: a directory named *.jsonl, a symlink, a FIFO, a
-# socket-less special file, a non-jsonl file, a symlinked project, a plain
-# file at the store root.
+# socket-less special file, a non-jsonl file.  A symlinked project and a
+# session file at the store root are shown (docs/layout.md, "The mount
+# root"); a plain file at the root is not.
 mkdir "$PD/dir.jsonl"
 { header; user_msg a null "outside"; } >"$T_DIR/outside.jsonl"
 ln -s "$T_DIR/outside.jsonl" "$PD/link.jsonl"
@@ -66,6 +67,7 @@ mkdir -p "$T_DIR/elsewhere"
 cp "$T_DIR/outside.jsonl" "$T_DIR/elsewhere/s.jsonl"
 ln -s "$T_DIR/elsewhere" "$STORE/--linked--"
 cp "$T_DIR/outside.jsonl" "$STORE/stray.jsonl"
+echo "not a session" >"$STORE/notes.txt"
 # The tree rules: a cycle, a self-parent, an orphan, an extra root,
 # duplicate ids, a child of the later duplicate.
 {
@@ -158,8 +160,10 @@ done
 mount_fs "$STORE" "$MNT"
 
 # --- what the store shows -------------------------------------------------------
-assert_eq "ls of the mount root: no symlinked project, no stray file" "$P
-.pisessionfs" "$(ls_names "$MNT" | grep -Ev '^(by-id|by-name|by-cwd|recent|usage\.csv)$')"
+assert_eq "ls of the mount root: the project, the symlinked project, the session at the root" "--linked--
+$P
+.pisessionfs
+stray" "$(ls_names "$MNT" | grep -Ev '^(by-id|by-name|by-cwd|recent|usage\.csv)$')"
 assert_eq "ls of the project: only regular *.jsonl files" "bigbranch
 biglabel
 empty
@@ -178,11 +182,14 @@ for n in dir link dangling fifo notes.txt --nothing; do
 	assert_missing "$M/$n"
 done
 # (".jsonl" would be a session with an empty name: the listing above has no
-# empty line.)  A symlinked project and a plain file at the store root are
-# not projects.
-assert_missing "$MNT/--linked--"
-assert_missing "$MNT/stray"
+# empty line.)  A symlinked project is followed; a session file at the store
+# root is a session directory at the mount root; other files there are not
+# shown.
+assert_contains "the symlinked project's session reads" "outside" "$(fsx cat "$MNT/--linked--/s/0001-user.a.md")"
+assert_contains "the session at the store root reads" "outside" "$(fsx cat "$MNT/stray/0001-user.a.md")"
 assert_missing "$MNT/stray.jsonl"
+assert_missing "$MNT/notes.txt"
+assert_missing "$MNT/notes"
 
 # --- truncated last line -----------------------------------------------------------
 assert_eq "truncated: only the complete entry" "0001-user.a.md" "$(entry_files "$M/trunc")"
@@ -337,11 +344,11 @@ assert_missing "$E/entries/..json"
 L=$M/labels
 fsx_out ls -A "$L"
 lsl=${OUT%$'\n'}
-assert_eq "labels: branches named by label, '/' and UTF-8 escaped" "0001-user.a.md
+assert_eq "labels: branches named by label as typed, only '/' escaped" "0001-user.a.md
 0002-assistant.b.md
-0002~%E6%97%A5%E6%9C%AC%E8%AA%9E
 0002~e
-0002~fix%2Fbug%201
+0002~fix%2Fbug 1
+0002~日本語
 0003-label.l1.md
 0004-label.l2.md
 0005-label.l5.md
@@ -349,25 +356,31 @@ assert_eq "labels: branches named by label, '/' and UTF-8 escaped" "0001-user.a.
 0007-label.l7.md" "$(grep -v '^[a-z]' <<<"$lsl" || true)"
 assert_exists "$L/0002~c"
 assert_exists "$L/0002~d"
-assert_same_bytes "$L/0002~c/0002-user.c.md" "$L/0002~fix%2Fbug%201/0002-user.c.md"
+assert_same_bytes "$L/0002~c/0002-user.c.md" "$L/0002~fix%2Fbug 1/0002-user.c.md"
 fsx_out ls -A "$L/labels"
-assert_eq "labels: labels/" "%E6%97%A5%E6%9C%AC%E8%AA%9E
-100%25
-fix%2Fbug%201
-x" "${OUT%$'\n'}"
-fsx_out readlink "$L/labels/fix%2Fbug%201"
-assert_eq "labels: the '/' label's target" "../0002~fix%2Fbug%201/0002-user.c.md" "${OUT%$'\n'}"
+assert_eq "labels: labels/" "100%
+fix%2Fbug 1
+x
+日本語" "${OUT%$'\n'}"
+fsx_out readlink "$L/labels/fix%2Fbug 1"
+assert_eq "labels: the '/' label's target" "../0002~fix%2Fbug 1/0002-user.c.md" "${OUT%$'\n'}"
+assert_same_bytes "$L/labels/fix%2Fbug 1" "$L/0002~c/0002-user.c.md"
+# The names of before (every byte outside A-Za-z0-9_- escaped) resolve.
 assert_same_bytes "$L/labels/fix%2Fbug%201" "$L/0002~c/0002-user.c.md"
+assert_exists "$L/0002~fix%2Fbug%201"
+assert_exists "$L/labels/100%25"
+assert_exists "$L/labels/%E6%97%A5%E6%9C%AC%E8%AA%9E"
 fsx_out readlink "$L/labels/x"
 assert_eq "labels: the latest label of b wins" "../0002-assistant.b.md" "${OUT%$'\n'}"
-PUNCT='v1%2E2%3Aa%2Bb%3Dc%40d%2Ce'   # "v1.2:a+b=c@d,e", every byte outside A-Za-z0-9_- escaped
-assert_missing "$L/labels/$PUNCT"   # replaced by "x"
+PUNCT='v1%2E2%3Aa%2Bb%3Dc%40d%2Ce'   # "v1.2:a+b=c@d,e" as it was named before
+assert_missing "$L/labels/v1.2:a+b=c@d,e"   # replaced by "x"
 label_entry l8 l7 e "v1.2:a+b=c@d,e" >>"$PD/labels.jsonl"
-assert_poll "labels: punctuation escaped in a branch name (0002~$PUNCT)" 2 test -d "$L/0002~$PUNCT"
-assert_poll "labels: punctuation escaped in labels/$PUNCT" 2 test -L "$L/labels/$PUNCT"
-# Each string has exactly one name: other spellings do not resolve.
-assert_missing "$L/labels/v1.2:a+b=c@d,e"
-assert_missing "$L/0002~v1.2:a+b=c@d,e"
+assert_poll "labels: punctuation kept in a branch name" 2 test -d "$L/0002~v1.2:a+b=c@d,e"
+assert_poll "labels: punctuation kept in labels/" 2 test -L "$L/labels/v1.2:a+b=c@d,e"
+assert_eq "labels: listed as typed" 1 "$(fsx ls -A "$L/labels" | grep -cxF 'v1.2:a+b=c@d,e' || true)"
+# The name of before resolves too, and no other spelling does.
+assert_exists "$L/labels/$PUNCT"
+assert_exists "$L/0002~$PUNCT"
 assert_missing "$L/labels/${PUNCT,,}"
 assert_missing "$L/0002~${PUNCT,,}"
 assert_missing "$L/labels/%78"     # "x" spelled %78

@@ -5,7 +5,9 @@
 
 * every name is a proper name (never "." or "..", no "/", no NUL) and every
   name inside a session directory other than the fixed ones is written in
-  layout.md's escaped alphabet (A-Z a-z 0-9 _ - . ~ and %XX upper-case);
+  layout.md's escaped alphabet (A-Z a-z 0-9 _ - . ~ and %XX upper-case),
+  except labels (labels/*) and branch names (NNNN~*), shown as typed: those
+  hold no control character and no more than 255 bytes;
 * every symlink is relative; inside a session directory it resolves (lexically,
   from its own directory) to a path inside that session directory, in a
   navigation view (by-id, by-name, by-cwd, recent) to a session directory
@@ -32,6 +34,13 @@ import check  # noqa: E402
 VIEWS = {"by-id", "by-name", "by-cwd", "recent"}
 FIXED = {"context.json", "leaf", "labels", "name", "header.json", "entries", "session.jsonl", "problems", "error"}
 ESCAPED = re.compile(r"^(?:[A-Za-z0-9_.~-]|%[0-9A-F]{2})+$")
+BRANCH = re.compile(r"^[0-9]{4,}~")
+
+
+def typed_ok(n):
+    """A label or branch name as typed (layout.md "Escaping")."""
+    b = os.fsencode(n)
+    return len(b) <= 255 and not any(c < 0x20 or c == 0x7f for c in b)
 
 
 def main():
@@ -72,7 +81,10 @@ def main():
                 bad["names"].append("%r in %s" % (n, d))
                 continue
             in_session = len(parts) >= 2 and parts[0] not in VIEWS and parts[0] != ".pisessionfs"
-            if in_session and n not in FIXED and not ESCAPED.match(n):
+            typed = in_session and (parts[-1] == "labels" and len(parts) == 3 or BRANCH.match(n))
+            if typed and not typed_ok(n):
+                bad["escape"].append("%s: %r holds a control character or is over 255 bytes" % (rel, n))
+            elif in_session and not typed and n not in FIXED and not ESCAPED.match(n):
                 bad["escape"].append("%s: %r is not in the escaped alphabet" % (rel, n))
             try:
                 st = check.fs_lstat(p)

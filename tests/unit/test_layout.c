@@ -161,6 +161,103 @@ START_TEST(test_layout_escape_roundtrip)
 }
 END_TEST
 
+/* Names as typed (labels, branch names, views): kept but for '/',
+ * control characters, "." and "..", '%' before two upper-case hex digits,
+ * a name that reads like a cut one; one name per string, and a typed
+ * name reads back as its string. */
+START_TEST(test_layout_typed_names)
+{
+	static const struct { const char *raw, *name; } cases[] = {
+		{ "my label", "my label" }, { "café ☕", "café ☕" }, { "a/b", "a%2Fb" }, { ".", "%2E" },
+		{ "..", "%2E%2E" }, { "...", "..." }, { ".hidden", ".hidden" }, { "100%", "100%" },
+		{ "50%off", "50%off" }, { "a%2Fb", "a%252Fb" }, { "%41", "%2541" }, { "%4", "%4" },
+		{ "%%41", "%%2541" }, { "%/", "%%2F" }, { "tab\there", "tab%09here" }, { "v1~old", "v1~old" },
+		{ "x~h0123456789abcdef", "x%7Eh0123456789abcdef" }, { "x~h0123456789ABCDEF", "x~h0123456789ABCDEF" },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		char *name = escape_typed_name(cases[i].raw, strlen(cases[i].raw), 255);
+		ck_assert_str_eq(name, cases[i].name);
+		size_t n;
+		char *back = escape_typed_string(name, &n);
+		ck_assert_ptr_nonnull(back);
+		ck_assert_str_eq(back, cases[i].raw);
+		free(back);
+		free(name);
+	}
+	/* Other spellings name no string; a typed tab is its escape. */
+	static const char *const none[] = { "%41", "%2E.", "%2Eab", "tab%09here%41", "x~h0123456789abcdef" };
+	for (size_t i = 0; i < sizeof none / sizeof none[0]; i++) {
+		size_t n;
+		char *back = escape_typed_string(none[i], &n);
+		ck_assert_msg(!back && n == 0, "%s names a string", none[i]);
+	}
+	size_t n;
+	char *tab = escape_typed_string("a\tb", &n);
+	ck_assert_str_eq(tab, "a\tb");
+	free(tab);
+	/* Long names are cut at a whole character, marked, and stay unique. */
+	char long_a[600], long_b[600];
+	for (int i = 0; i < 299; i++) {
+		memcpy(long_a + 2 * i, "\xc3\xa9", 2);
+		memcpy(long_b + 2 * i, "\xc3\xa9", 2);
+	}
+	memcpy(long_a + 598, "a", 2);
+	memcpy(long_b + 598, "b", 2);
+	char *cut_a = escape_typed_name(long_a, strlen(long_a), 255);
+	char *cut_b = escape_typed_name(long_b, strlen(long_b), 255);
+	ck_assert_uint_le(strlen(cut_a), 255);
+	ck_assert(escape_typed_shortened(cut_a));
+	ck_assert_str_ne(cut_a, cut_b);
+	size_t body = strlen(cut_a) - 18;
+	ck_assert_uint_eq(body % 2, 0); /* whole two-byte characters */
+	free(cut_a);
+	free(cut_b);
+}
+END_TEST
+
+/* labels/ and branch names: as typed; a clash takes ~<id> and keeps it
+ * resolving when the clash goes; a literal label holding '~' never takes
+ * another entry's name; the names of before resolve. */
+START_TEST(test_layout_typed_labels)
+{
+	char *path = helper_write(HDR MSG("a", "null", "user", "1") MSG("b", "\"a\"", "assistant", "2")
+		MSG("c", "\"a\"", "assistant", "fork") MSG("d", "\"b\"", "user", "3")
+		LABEL("l1", "d", "c", "my idea") LABEL("l2", "l1", "a", "x") LABEL("l3", "l2", "b", "x~d")
+		LABEL("l4", "l3", "d", "x"));
+	struct ps_session *s = helper_open(path);
+	struct listing root = list_dir(s, "");
+	ck_assert(listed(&root, "0002~my idea"));
+	struct listing labels = list_dir(s, "labels");
+	ck_assert_int_eq(labels.n, 4);
+	ck_assert(listed(&labels, "my idea"));
+	ck_assert(listed(&labels, "x"));
+	ck_assert(listed(&labels, "x~d"));    /* b's own label, typed so */
+	ck_assert(listed(&labels, "x~d~L5")); /* d's second x: x~d is taken */
+	struct layout_node node;
+	ck_assert_int_eq(layout_resolve(s, "labels/x~d", &node), PS_OK);
+	ck_assert_int_eq(node.entry, 1);
+	ck_assert_int_eq(layout_resolve(s, "labels/x~d~L5", &node), PS_OK);
+	ck_assert_int_eq(node.entry, 3);
+	ck_assert_int_eq(layout_resolve(s, "labels/x", &node), PS_OK);
+	ck_assert_int_eq(node.entry, 0);
+	/* The names of before, and aliases that may be listed later. */
+	ck_assert_int_eq(layout_resolve(s, "0002~my%20idea", &node), PS_OK);
+	ck_assert_int_eq(layout_resolve(s, "labels/my%20idea", &node), PS_OK);
+	ck_assert_int_eq(node.entry, 2);
+	ck_assert_int_eq(layout_resolve(s, "labels/%78", &node), PS_ERR_NOENT);
+	ck_assert_int_eq(layout_resolve(s, "0002~my%2520idea", &node), PS_ERR_NOENT);
+	ps_err err;
+	char *label = layout_typed_label("my%20idea", &err);
+	ck_assert_str_eq(label, "my idea");
+	free(label);
+	ck_assert_ptr_null(layout_typed_label("%41", &err));
+	ck_assert_int_eq(err, PS_OK);
+	session_free(s);
+	unlink(path);
+	free(path);
+}
+END_TEST
+
 START_TEST(test_layout_not_a_session)
 {
 	char *path = helper_write("garbage\n");
@@ -236,6 +333,8 @@ Suite *layout_suite(void)
 	tcase_add_test(tc, test_layout_label_names_branch);
 	tcase_add_test(tc, test_layout_extra_roots_and_entries_dir);
 	tcase_add_test(tc, test_layout_escape_roundtrip);
+	tcase_add_test(tc, test_layout_typed_names);
+	tcase_add_test(tc, test_layout_typed_labels);
 	tcase_add_test(tc, test_layout_not_a_session);
 	tcase_add_test(tc, test_layout_long_names);
 	suite_add_tcase(s, tc);

@@ -162,13 +162,35 @@ START_TEST(test_usage_csv)
 	ck_assert_str_eq(b.data,
 			 "project,session,id,name,cwd,start,lastActivity,messages,input,output,cacheRead,cacheWrite,cost\n"
 			 "--p--,2026-01-01T00-00-00-000Z_sess-1,sess-1,\"Fix \"\"auth\"\", now\",/p,"
-			 "2026-01-01T00:00:00.000Z,2026-01-02T10:00:00.500Z,9,6214,69,104,5020,0.6637650000000002\n"
+			 "2026-01-01T00:00:00.000Z,2026-01-02T10:00:00.500Z,9,6214,69,104,5020,0.66\n"
 			 "\"odd,\"\"dir\"\"\nname\",,sess-1,\"Fix \"\"auth\"\", now\",/p,"
-			 "2026-01-01T00:00:00.000Z,2026-01-02T10:00:00.500Z,9,6214,69,104,5020,0.6637650000000002\n");
+			 "2026-01-01T00:00:00.000Z,2026-01-02T10:00:00.500Z,9,6214,69,104,5020,0.66\n");
 	buf_free(&b);
 	session_free(s);
 	unlink(path);
 	free(path);
+}
+END_TEST
+
+/* usage.csv's cost in cents as ccusage prints costs (Intl.NumberFormat,
+ * two fraction digits): the number as JavaScript writes it, rounded half
+ * away from zero.  The expected texts are node's. */
+START_TEST(test_usage_cost_cents)
+{
+	static const struct { double d; const char *text; } cases[] = {
+		{ 30.330197699999985, "30.33" }, { 0, "0.00" }, { -0.0, "0.00" }, { 0.004, "0.00" },
+		{ 0.005, "0.01" },
+		{ 0.125, "0.13" },   /* a tie: away from zero, where %.2f rounds to even */
+		{ 0.375, "0.38" }, { 1.005, "1.01" }, /* the double is 1.00499999999999989... */
+		{ 9.995, "10.00" }, { 9.996, "10.00" }, { 1e-7, "0.00" }, { 0.0049999, "0.00" }, { 5e-3, "0.01" }, { 99.999, "100.00" }, { 0.6637650000000002, "0.66" },
+		{ -0.125, "-0.13" }, { -0.001, "-0.00" }, { 1234567.891, "1234567.89" },
+		{ 1e20, "100000000000000000000.00" }, { 0.994999, "0.99" }, { 0.995, "1.00" },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		char text[USAGE_COST_TEXT];
+		usage_cost_text(cases[i].d, text);
+		ck_assert_msg(strcmp(text, cases[i].text) == 0, "%.17g: got %s, want %s", cases[i].d, text, cases[i].text);
+	}
 }
 END_TEST
 
@@ -188,7 +210,7 @@ START_TEST(test_usage_empty_session)
 	free(buf);
 	ck_assert_int_eq(usage_csv_row(s, "p", "f", &b), PS_OK);
 	ck_assert_int_eq(buf_finish(&b), 0);
-	ck_assert_str_eq(b.data, "p,f,sess-1,,/p,2026-01-01T00:00:00.000Z,,0,0,0,0,0,0\n");
+	ck_assert_str_eq(b.data, "p,f,sess-1,,/p,2026-01-01T00:00:00.000Z,,0,0,0,0,0,0.00\n");
 	buf_free(&b);
 	session_free(s);
 	unlink(path);
@@ -375,14 +397,17 @@ START_TEST(test_usage_fixtures_match_independent_sum)
 
 		/* The CSV row carries the same totals, in the same form. */
 		struct buf b = BUF_INIT;
-		char tail[256], num[32];
+		char tail[256], num[USAGE_COST_TEXT];
 		ck_assert_int_eq(usage_csv_row(s, "proj", "sess", &b), PS_OK);
 		ck_assert_int_eq(buf_finish(&b), 0);
 		snprintf(tail, sizeof tail, ",%.0f", want.messages);
 		for (int k = 0; k < 6; k++) {
 			if (k == 4)
 				continue; /* totalTokens is not a CSV column */
-			jsonout_number(want.total[k], num);
+			if (k == 5)
+				usage_cost_text(want.total[k], num); /* cents, as ccusage */
+			else
+				jsonout_number(want.total[k], num);
 			strcat(tail, ",");
 			strcat(tail, num);
 		}
@@ -404,6 +429,7 @@ Suite *usage_suite(void)
 	tcase_add_test(tc, test_usage_every_kind);
 	tcase_add_test(tc, test_usage_continues_after_append);
 	tcase_add_test(tc, test_usage_csv);
+	tcase_add_test(tc, test_usage_cost_cents);
 	tcase_add_test(tc, test_usage_empty_session);
 	tcase_add_test(tc, test_usage_not_session);
 	tcase_add_test(tc, test_usage_overflow_is_null);
