@@ -66,6 +66,16 @@ static struct psfs *psfs_self(void)
 	return fuse_get_context()->private_data;
 }
 
+static double psfs_saved_grace(void);
+
+/* The names libfuse gives a file that is replaced or removed while open
+ * (psfs_init: hard_remove is off). */
+static int psfs_is_fuse_hidden(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	return strncmp(slash ? slash + 1 : path, ".fuse_hidden", 12) == 0;
+}
+
 /* Whether a name at the mount root is a session file lying directly in the
  * store (a flat store, docs/layout.md): STORE/<name>.jsonl, where no
  * project directory, view or file of the mount root has that name. */
@@ -243,6 +253,9 @@ static int psfs_overlay_stat(const char *path, struct stat *st)
 	if (node && node->kind == OVERLAY_HIDDEN)
 		res = -ENOENT;
 	else if (node) {
+		/* A saved name outlives every lookup the kernel may cache. */
+		if (node->kind == OVERLAY_SAVED)
+			overlay_saved_keep(node, psfs_saved_grace());
 		overlay_stat(node, st);
 		res = 1;
 	}
@@ -278,6 +291,22 @@ static int psfs_getattr(const char *path, struct stat *st, struct fuse_file_info
 			overlay_stat(f->node, st);
 			overlay_unlock();
 			return 0;
+		}
+	}
+	if (psfs_is_fuse_hidden(path)) {
+		/* A descriptor of an entry another program saved over by
+		 * rename: libfuse renamed its node (psfs_init, psfs_rename);
+		 * the entry itself never moved. */
+		char *entry = NULL;
+		overlay_lock();
+		struct overlay_node *alias = overlay_get(path);
+		if (alias && alias->kind == OVERLAY_ALIAS)
+			entry = strdup(alias->edit_of);
+		overlay_unlock();
+		if (entry) {
+			res = psfs_getattr(entry, st, NULL);
+			free(entry);
+			return res;
 		}
 	}
 	res = psfs_overlay_stat(path, st);
@@ -669,11 +698,27 @@ static int psfs_open_overlay(const char *path, struct fuse_file_info *fi, int *f
 		overlay_unlock();
 		return 0;
 	}
-	if (node->kind != OVERLAY_FILE) {
+	int writing = (fi->flags & O_ACCMODE) != O_RDONLY;
+	if (node->kind == OVERLAY_SAVED && writing) {
+		/* The name of a file that became an entry, which the kernel
+		 * still knows (it sends OPEN, not CREATE, and O_CREAT is not
+		 * passed on): written again, it is a new file, as once the
+		 * name is forgotten (`echo a > next.md; echo b > next.md`). */
+		struct overlay_node *fresh = overlay_add(path, OVERLAY_FILE, node->mode);
+		if (!fresh) {
+			overlay_unlock();
+			return -ENOMEM;
+		}
+		struct fuse_context *ctx = fuse_get_context();
+		fresh->uid = ctx->uid;
+		fresh->gid = ctx->gid;
+		node = fresh;
+		psfs_watch_queue(path);
+	} else if (node->kind != OVERLAY_FILE && node->kind != OVERLAY_SAVED) {
 		overlay_unlock();
 		return node->kind == OVERLAY_BRANCH ? -EISDIR : -ENOENT;
 	}
-	if ((fi->flags & O_TRUNC) && (fi->flags & O_ACCMODE) != O_RDONLY)
+	if ((fi->flags & O_TRUNC) && writing)
 		overlay_truncate(node, 0);
 	node->opens++;
 	overlay_unlock();
@@ -691,6 +736,9 @@ static int psfs_open_overlay(const char *path, struct fuse_file_info *fi, int *f
 	if ((fi->flags & O_TRUNC) && (fi->flags & O_ACCMODE) != O_RDONLY && psfs_overlay_rewrites_entry(node))
 		f->truncated = 1;
 	overlay_unlock();
+	/* The kernel computes O_APPEND offsets from a size it may have
+	 * cached of what the name held before: writes go to the end. */
+	f->append = (fi->flags & O_APPEND) != 0;
 	fi->fh = (uint64_t)(uintptr_t)f;
 	fi->direct_io = 1;
 	return 0;
@@ -988,7 +1036,7 @@ static int psfs_write(const char *path, const char *buf, size_t size, off_t off,
 	switch (f->kind) {
 	case HANDLE_OVERLAY:
 		overlay_lock();
-		res = overlay_write(f->node, buf, size, off);
+		res = overlay_write(f->node, buf, size, f->append ? (off_t)f->node->len : off);
 		overlay_unlock();
 		if (res > 0) {
 			pthread_mutex_lock(&f->lock);
@@ -1025,6 +1073,130 @@ static int psfs_write(const char *path, const char *buf, size_t size, off_t off,
 	}
 }
 
+/* How long the name of a new file that became an entry keeps answering
+ * after its last lookup: longer than the kernel keeps the name (psfs_init),
+ * so a name the kernel still believes in never leads nowhere. */
+static double psfs_saved_grace(void)
+{
+	double timeout = psfs_self()->cfg.timeout;
+	if (isnan(timeout))
+		timeout = psfs_watch_hears_all() ? PSFS_TIMEOUT_WATCHED : PSFS_TIMEOUT_UNWATCHED;
+	return timeout + 10.0;
+}
+
+/* Commits the in-memory file at `at` as what the name `as` means there: the
+ * entry it was written over (a file made where an editor put the entry
+ * aside; only when at is as), or a new NAME.md / NAME.json in a tree
+ * directory or a pending branch.  serial: the node expected at `at` (0: the
+ * one there).  Once appended, the file is moved to `as` and stays as a SAVED
+ * name for a while (overlay.h).  Returns 0 when appended (*appended set, if
+ * given) or when the file is not one that becomes an entry, else -errno
+ * (refused, nothing appended). */
+static int psfs_commit_file(const char *at, const char *as, uint64_t serial, int *appended)
+{
+	struct psfs *fs = psfs_self();
+	struct store_ref ref;
+	struct psfs_path p;
+	struct layout_node node;
+	const char *name;
+	char *dir = psfs_dirname(as, &name);
+	char *text = NULL, *fork_id = NULL, *label = NULL, *edit_of = NULL;
+	size_t len = 0;
+	int pending = 0, wanted = 0, committed = 0, res = 0;
+
+	if (!dir)
+		return -ENOMEM;
+	overlay_lock();
+	struct overlay_node *file = overlay_get(at);
+	struct overlay_node *parent = overlay_get(dir);
+	if (file && file->kind == OVERLAY_FILE && (!serial || file->serial == serial)) {
+		serial = file->serial;
+		if (strcmp(at, as) == 0 && file->edit_of)
+			edit_of = strdup(file->edit_of);
+		/* A blank file over an entry moved aside is wanted too: it is
+		 * refused as an emptied entry, not kept as a side file. */
+		wanted = (commit_is_entry_name(name) || edit_of) &&
+			 (file->len > 0 || (edit_of && psfs_overlay_rewrites_entry(file)));
+		if (wanted && (text = malloc(file->len + 1)) != NULL && file->len) {
+			/* an emptied entry's data may be NULL */
+			memcpy(text, file->data, file->len);
+			len = file->len;
+		}
+		if (wanted && parent && parent->kind == OVERLAY_BRANCH) {
+			pending = 1;
+			fork_id = strdup(parent->fork_id);
+			label = strdup(parent->label);
+		}
+	}
+	overlay_unlock();
+	if (!wanted || psfs_is_journal(as))
+		goto out;
+	if (!text || (pending && (!fork_id || !label))) {
+		res = -ENOMEM;
+		goto out;
+	}
+	const char *target = edit_of ? edit_of : dir;
+	res = pending ? psfs_split(dir, &p) : psfs_locate(target, &p, &ref, &node);
+	if (!res && pending) {
+		ps_err err = store_acquire(fs->store, p.project, p.session, &ref);
+		res = err ? -psfs_errno(err) : 0;
+	}
+	if (res) {
+		if (res != -EINVAL)
+			journal_reject(as, text, len, "the directory it was written in is gone");
+		goto out;
+	}
+	/* Two descriptors of one file closed at once: the first appends it,
+	 * the second (the session is locked now) finds it appended. */
+	overlay_lock();
+	file = overlay_get(at);
+	int still = file && file->kind == OVERLAY_FILE && file->serial == serial;
+	overlay_unlock();
+	if (!still) {
+		store_release(fs->store, &ref);
+		goto out;
+	}
+	if (pending) {
+		res = commit_branch(&ref, fork_id, label, as, text, len);
+		committed = 1;
+	} else if (edit_of && node.kind == LAYOUT_ENTRY) {
+		res = commit_edit(&ref, ref.session->generation, node.entry, as, text, len);
+		committed = 1;
+	} else if (edit_of && node.kind == LAYOUT_NAME) {
+		res = commit_name(&ref, as, text, len);
+		committed = 1;
+	} else if (node.kind == LAYOUT_TREE_DIR) {
+		res = commit_new(&ref, ref.session->generation, node.branch, as, text, len);
+		committed = 1;
+	} /* else not a tree directory: stays a side file */
+	if (res == 0 && committed) {
+		/* It is an entry now: the file gives way to the entry's, and
+		 * its name answers a while for the calls that follow a save
+		 * (or, short of memory to move it, is gone). */
+		if (appended)
+			*appended = 1;
+		overlay_lock();
+		file = overlay_get(at);
+		if (file && file->serial == serial) {
+			if (edit_of || (strcmp(at, as) != 0 && overlay_rename(file, as) != 0))
+				overlay_remove(file);
+			else
+				overlay_saved(file, psfs_saved_grace());
+		}
+		if (pending && (parent = overlay_get(dir)) && parent->kind == OVERLAY_BRANCH)
+			overlay_remove(parent);
+		overlay_unlock();
+	}
+	store_release(fs->store, &ref);
+out:
+	free(text);
+	free(fork_id);
+	free(label);
+	free(edit_of);
+	free(dir);
+	return res;
+}
+
 /* Turns what a handle holds into entries; called on flush (close), fsync
  * and release.  Errors reach the caller's close() or fsync(). */
 static int psfs_commit(struct psfs_file *f, int last)
@@ -1053,85 +1225,29 @@ static int psfs_commit(struct psfs_file *f, int last)
 	f->truncated = 0;
 	if (f->kind == HANDLE_OVERLAY) {
 		/* A file created in a tree or pending-branch directory. */
-		const char *name;
-		char *dir = psfs_dirname(f->path, &name);
-		char *text = NULL, *fork_id = NULL, *label = NULL, *edit_of = NULL;
-		size_t len = 0;
-		int pending = 0;
-		if (!dir) {
-			res = -ENOMEM;
-			goto out;
-		}
 		overlay_lock();
-		struct overlay_node *parent = overlay_get(dir);
-		if (parent && parent->kind == OVERLAY_BRANCH) {
-			pending = 1;
-			fork_id = strdup(parent->fork_id);
-			label = strdup(parent->label);
-		}
-		int wanted = !f->node->unlinked && strcmp(f->node->path, f->path) == 0 &&
-			     (commit_is_entry_name(name) || f->node->edit_of) &&
-			     (f->node->len > 0 || psfs_overlay_rewrites_entry(f->node));
+		uint64_t serial = f->node->serial;
+		int temporary = f->node->kind == OVERLAY_FILE && f->node->temporary;
 		/* An entry moved aside and written back empty (emacs): refused
-		 * below; at the last close the entry then shows again as it was
-		 * (a refusal at an earlier close leaves the file to its writer:
-		 * vim removes it and puts its backup back). */
-		int emptied = last && wanted && psfs_overlay_rewrites_entry(f->node) &&
+		 * by psfs_commit_file; at the last close the entry then shows
+		 * again as it was (a refusal at an earlier close leaves the file
+		 * to its writer: vim removes it and puts its backup back). */
+		int emptied = last && psfs_overlay_rewrites_entry(f->node) &&
 			      commit_is_blank(f->node->data, f->node->len);
-		if (wanted) {
-			text = malloc(f->node->len + 1);
-			if (text && f->node->len) { /* an emptied entry's data may be NULL */
-				memcpy(text, f->node->data, f->node->len);
-				len = f->node->len;
-			}
-			edit_of = f->node->edit_of ? strdup(f->node->edit_of) : NULL;
-		}
 		overlay_unlock();
-		if (wanted && text && !psfs_is_journal(f->path)) {
-			struct psfs_path p;
-			struct layout_node node;
-			const char *target = edit_of ? edit_of : dir;
-			res = pending ? psfs_split(dir, &p) : psfs_locate(target, &p, &ref, &node);
-			if (!res && pending) {
-				ps_err err = store_acquire(fs->store, p.project, p.session, &ref);
-				res = err ? -psfs_errno(err) : 0;
-			}
-			if (!res) {
-				if (pending)
-					res = commit_branch(&ref, fork_id, label, f->path, text, len);
-				else if (edit_of && node.kind == LAYOUT_ENTRY)
-					res = commit_edit(&ref, ref.session->generation, node.entry, f->path, text, len);
-				else if (edit_of && node.kind == LAYOUT_NAME)
-					res = commit_name(&ref, f->path, text, len);
-				else if (node.kind == LAYOUT_TREE_DIR)
-					res = commit_new(&ref, ref.session->generation, node.branch, f->path, text, len);
-				else
-					res = 0; /* not a tree directory: stays a side file */
-				store_release(fs->store, &ref);
-			} else if (res != -EINVAL) {
-				journal_reject(f->path, text, len, "the directory it was written in is gone");
-			}
-			if (res == -EINVAL && emptied) {
-				overlay_lock();
-				if (!f->node->unlinked)
-					overlay_remove(f->node);
-				overlay_unlock();
-			}
-			if (res == 0 && (pending || edit_of || node.kind == LAYOUT_TREE_DIR)) {
-				/* It is an entry now: the file gives way to the entry's. */
-				overlay_lock();
-				if (!f->node->unlinked)
-					overlay_remove(f->node);
-				if (pending && (parent = overlay_get(dir)) && parent->kind == OVERLAY_BRANCH)
-					overlay_remove(parent);
-				overlay_unlock();
-			}
+		/* mkstemp's file is about to be renamed into place (an edit,
+		 * or a new message): that rename commits it.  Until then it
+		 * is listed like any side file. */
+		if (temporary)
+			goto out;
+		res = psfs_commit_file(f->path, f->path, serial, NULL);
+		if (res == -EINVAL && emptied) {
+			overlay_lock();
+			struct overlay_node *file = overlay_get(f->path);
+			if (file && file->serial == serial)
+				overlay_remove(file);
+			overlay_unlock();
 		}
-		free(text);
-		free(fork_id);
-		free(label);
-		free(edit_of);
-		free(dir);
 		goto out;
 	}
 	ps_err err = store_acquire(fs->store, f->project, f->session, &ref);
@@ -1264,6 +1380,27 @@ static int psfs_parent_kind(const char *path, enum psfs_dir *kind)
 	return res;
 }
 
+static int psfs_ends_with(const char *name, const char *suffix)
+{
+	size_t n = strlen(name), m = strlen(suffix);
+	return n > m && strcmp(name + n - m, suffix) == 0;
+}
+
+static int psfs_is_backup_name(const char *name);
+
+/* Names of the files editors and tools make beside the one they save
+ * (docs/layout.md, "Editors' side files"): backups, hidden files, names
+ * without an extension (vim's 4913 probe, sed's sedXXXXXX, perl -i's and
+ * mkstemp's temporaries), mktemp's tmp.XXXXXXXXXX, JetBrains' safe-write
+ * names, *.tmp, *.swp.  They live in memory; any other name would be lost
+ * at unmount and is refused at create. */
+static int psfs_is_side_name(const char *name)
+{
+	return psfs_is_backup_name(name) || !strchr(name, '.') || strncmp(name, "tmp.", 4) == 0 ||
+	       psfs_ends_with(name, "___jb_tmp___") || psfs_ends_with(name, "___jb_old___") ||
+	       psfs_ends_with(name, ".tmp") || psfs_ends_with(name, ".swp");
+}
+
 static int psfs_create(const char *path, mode_t mode, struct fuse_file_info *fi)
 {
 	enum psfs_dir kind;
@@ -1282,11 +1419,22 @@ static int psfs_create(const char *path, mode_t mode, struct fuse_file_info *fi)
 	overlay_lock();
 	struct overlay_node *old = overlay_get(path);
 	char *edit_of = old && old->kind == OVERLAY_HIDDEN && old->edit_of ? strdup(old->edit_of) : NULL;
+	const char *name = strrchr(path, '/') + 1;
+	if (!old && !psfs_is_side_name(name) && !commit_is_entry_name(name)) {
+		overlay_unlock();
+		journal_log("refused creating %s: a session holds entries (NAME.md, NAME.json) and editors' "
+			    "side files; any other file would be lost at unmount", path);
+		return -EPERM;
+	}
 	struct overlay_node *node = overlay_add(path, OVERLAY_FILE, mode & 07777);
 	if (node) {
 		node->uid = ctx->uid;
 		node->gid = ctx->gid;
 		node->edit_of = edit_of;
+		/* mkstemp (Python's tempfile too) opens its files so; they
+		 * are renamed into place, and that rename is the save. */
+		node->temporary = !edit_of && (fi->flags & O_ACCMODE) == O_RDWR && (fi->flags & O_EXCL) &&
+				  (mode & 07777) == 0600;
 	} else {
 		free(edit_of);
 	}
@@ -1343,7 +1491,7 @@ static int psfs_is_backup_name(const char *name)
 {
 	size_t n = strlen(name);
 	return name[0] == '.' || name[0] == '#' || (n && name[n - 1] == '~') ||
-	       (n > 4 && (strcmp(name + n - 4, ".bak") == 0 || strcmp(name + n - 4, ".orig") == 0));
+	       psfs_ends_with(name, ".bak") || psfs_ends_with(name, ".orig");
 }
 
 /* The label a name in labels/ (or after NNNN~) stands for: the name as
@@ -1461,14 +1609,22 @@ static int psfs_unlink(const char *path)
 
 	overlay_lock();
 	struct overlay_node *ov = overlay_get(path);
-	if (ov && (ov->kind == OVERLAY_FILE || ov->kind == OVERLAY_SYMLINK)) {
+	res = ov ? 0 : 1;
+	if (ov && (ov->kind == OVERLAY_FILE || ov->kind == OVERLAY_SYMLINK || ov->kind == OVERLAY_SAVED ||
+		   ov->kind == OVERLAY_ALIAS)) {
+		/* A copy of an entry put aside and removed while the entry's
+		 * path still looks absent: the entry is back (it never left
+		 * history). */
+		struct overlay_node *hidden = ov->kind == OVERLAY_FILE && ov->edit_of ? overlay_get(ov->edit_of) : NULL;
+		if (hidden && hidden->kind == OVERLAY_HIDDEN)
+			overlay_remove(hidden);
 		overlay_remove(ov);
-		overlay_unlock();
-		return 0;
+	} else if (ov) {
+		res = ov->kind == OVERLAY_HIDDEN ? -ENOENT : -EISDIR;
 	}
 	overlay_unlock();
-	if (ov)
-		return ov->kind == OVERLAY_HIDDEN ? -ENOENT : -EISDIR;
+	if (res <= 0)
+		return res;
 	if ((res = psfs_locate(path, &p, &ref, &node)))
 		return res == -EINVAL ? -EPERM : res;
 	if (node.kind == LAYOUT_LABEL) {
@@ -1626,12 +1782,121 @@ static int psfs_rename_label(const char *from, const char *to, unsigned int flag
 	return res;
 }
 
+/* A side file renamed over an entry file or `name` (sed -i, perl -i, gio,
+ * rsync, JetBrains, Python's mkstemp + os.replace): an edit of it.  A
+ * rename that reports failure has appended nothing. */
+static int psfs_rename_over(const char *from, uint64_t serial, const char *to, struct store_ref *ref,
+			    const struct layout_node *dst)
+{
+	char *text = NULL;
+	size_t len = 0;
+	int res = 0;
+
+	overlay_lock();
+	struct overlay_node *node = overlay_get(from);
+	if (!node || node->serial != serial)
+		res = -ENOENT;
+	else if ((text = malloc(node->len + 1)) == NULL)
+		res = -ENOMEM;
+	else if ((len = node->len) > 0)
+		memcpy(text, node->data, len);
+	overlay_unlock();
+	if (!res)
+		res = dst->kind == LAYOUT_NAME ? commit_name(ref, to, text, len)
+					       : commit_edit(ref, ref->session->generation, dst->entry, to, text, len);
+	free(text);
+	if (res == 0) {
+		overlay_lock();
+		if ((node = overlay_get(from)) && node->serial == serial)
+			overlay_remove(node);
+		if ((node = overlay_get(to)) && node->kind == OVERLAY_HIDDEN)
+			overlay_remove(node);
+		overlay_unlock();
+	}
+	return res;
+}
+
+/* An in-memory file renamed to a name that is not an entry: a new NAME.md
+ * or NAME.json is appended at the rename, exactly like one written there
+ * (rsync, `mv .tmp new.md`, os.replace(tmp, "new.md")); any other name is a
+ * side file moved (or refused, as at create). */
+static int psfs_rename_new(const char *from, uint64_t serial, const char *to, unsigned int flags)
+{
+	const char *name = strrchr(to, '/') + 1;
+	enum psfs_dir kind;
+	int res;
+
+	overlay_lock();
+	struct overlay_node *there = overlay_get(to);
+	int taken = there && (there->kind == OVERLAY_FILE || there->kind == OVERLAY_SYMLINK);
+	int known = there != NULL;
+	overlay_unlock();
+	if (taken && (flags & RENAME_NOREPLACE))
+		return -EEXIST;
+	if (commit_is_entry_name(name) && psfs_parent_kind(to, &kind) == 0 && kind != DIR_LABELS) {
+		int appended = 0;
+		res = psfs_commit_file(from, to, serial, &appended);
+		if (res || appended)
+			return res;
+	} else if (!known && !psfs_is_side_name(name)) {
+		journal_log("refused renaming %s to %s: a session holds entries (NAME.md, NAME.json) and "
+			    "editors' side files; any other file would be lost at unmount", from, to);
+		return -EPERM;
+	}
+	/* Not appended (not an entry name, or nothing in it): moved.  A
+	 * temporary moved into place is a file like any other there. */
+	overlay_lock();
+	struct overlay_node *node = overlay_get(from);
+	res = node && node->serial == serial ? overlay_rename(node, to) : 0;
+	if (node && node->serial == serial && !res && commit_is_entry_name(name))
+		node->temporary = 0;
+	overlay_unlock();
+	return res;
+}
+
+/* An entry file (or `name`) renamed to a name that is not an entry: put
+ * aside (f~, f.orig, f___jb_old___, any name).  The entry stays in
+ * history; the new name holds a copy and the entry's path looks absent
+ * until a file is written or renamed there (an edit) or the copy is
+ * renamed back or removed. */
+static int psfs_rename_aside(const char *from, const char *to, struct store_ref *ref, const struct layout_node *src)
+{
+	char *content = NULL;
+	size_t len = 0;
+	enum psfs_dir kind;
+	ps_err err = view_content(ref->session, src, &content, &len);
+	store_release(psfs_self()->store, ref);
+	if (err)
+		return -psfs_errno(err);
+	int res = psfs_parent_kind(to, &kind);
+	if (res || kind == DIR_LABELS) {
+		journal_log("refused renaming %s to %s: an entry is put aside only inside a tree directory", from, to);
+		free(content);
+		return res && res != -EPERM ? res : -EPERM;
+	}
+	struct fuse_context *ctx = fuse_get_context();
+	overlay_lock();
+	struct overlay_node *copy = overlay_add(to, OVERLAY_FILE, 0644);
+	struct overlay_node *hidden = copy ? overlay_add(from, OVERLAY_HIDDEN, 0) : NULL;
+	res = copy && hidden && overlay_set_data(copy, content, len) == 0 ? 0 : -ENOMEM;
+	if (!res) {
+		copy->uid = hidden->uid = ctx->uid;
+		copy->gid = hidden->gid = ctx->gid;
+		copy->edit_of = strdup(from);
+		hidden->edit_of = strdup(from);
+		if (!copy->edit_of || !hidden->edit_of)
+			res = -ENOMEM;
+	}
+	overlay_unlock();
+	free(content);
+	return res;
+}
+
 static int psfs_rename(const char *from, const char *to, unsigned int flags)
 {
 	struct psfs_path pf, pt;
 	struct store_ref ref;
 	struct layout_node src, dst;
-	const char *to_name;
 	int res;
 
 	if (flags & RENAME_EXCHANGE)
@@ -1642,97 +1907,92 @@ static int psfs_rename(const char *from, const char *to, unsigned int flags)
 		journal_log("refused renaming %s to %s: sessions and projects are the store's files", from, to);
 		return -EPERM;
 	}
-	char *to_dir = psfs_dirname(to, &to_name);
-	if (!to_dir)
-		return -ENOMEM;
 
+	/* What each end is, read under the lock; nodes are looked up again
+	 * (by serial) wherever they are used after it. */
 	overlay_lock();
-	struct overlay_node *node = overlay_get(from);
-	struct overlay_node *target = overlay_get(to);
+	struct overlay_node *node = overlay_get(from), *target = overlay_get(to);
+	int from_kind = node ? (int)node->kind : -1;
+	uint64_t serial = node ? node->serial : 0;
+	int target_listed = target && (target->kind == OVERLAY_FILE || target->kind == OVERLAY_SYMLINK ||
+				       target->kind == OVERLAY_BRANCH);
 	overlay_unlock();
-	if (node && node->kind == OVERLAY_HIDDEN)
-		node = NULL, res = -ENOENT;
-	if (node && (node->kind == OVERLAY_FILE || node->kind == OVERLAY_SYMLINK)) {
-		/* A side file saved over an entry (sed -i, an editor's
-		 * write-then-rename): that is an edit of the entry. */
-		int over_entry = 0;
-		uint32_t entry = PS_NIL;
-		uint64_t gen = 0;
-		if (node->kind == OVERLAY_FILE && (!target || target->kind == OVERLAY_HIDDEN) &&
-		    psfs_locate(to, &pt, &ref, &dst) == 0) {
-			over_entry = dst.kind == LAYOUT_ENTRY;
-			entry = dst.entry;
-			gen = ref.session->generation;
-			if (!over_entry) {
-				store_release(psfs_self()->store, &ref);
-				journal_log("refused renaming %s over %s: it is generated from the session", from, to);
-				free(to_dir);
-				return -EPERM;
-			}
-		}
-		if (over_entry) {
-			overlay_lock();
-			char *text = malloc(node->len + 1);
-			size_t len = node->len;
-			if (text && len)
-				memcpy(text, node->data, len);
-			overlay_unlock();
-			res = text ? commit_edit(&ref, gen, entry, to, text, len) : -ENOMEM;
-			free(text);
+
+	switch (from_kind) {
+	case -1:
+		break;
+	case OVERLAY_HIDDEN:
+	case OVERLAY_ALIAS:
+		return -ENOENT;
+	case OVERLAY_BRANCH:
+		return -EPERM;
+	case OVERLAY_SAVED:
+		/* It was appended when it was closed: over an entry it would
+		 * be a second message; elsewhere only its name moves (vim
+		 * backing up a file it wrote before). */
+		if (!target_listed && psfs_locate(to, &pt, &ref, &dst) == 0) {
 			store_release(psfs_self()->store, &ref);
-			if (res == 0) {
-				overlay_lock();
-				if ((node = overlay_get(from)))
-					overlay_remove(node);
-				if ((target = overlay_get(to)) && target->kind == OVERLAY_HIDDEN)
-					overlay_remove(target);
-				overlay_unlock();
-			}
-			free(to_dir);
-			return res;
+			journal_log("refused renaming %s over %s: it was appended as a new entry when it was closed",
+				    from, to);
+			return -EPERM;
 		}
 		overlay_lock();
 		node = overlay_get(from);
-		res = node ? overlay_rename(node, to) : -ENOENT;
+		res = node && node->serial == serial ? overlay_rename(node, to) : -ENOENT;
 		overlay_unlock();
-		free(to_dir);
 		return res;
+	case OVERLAY_SYMLINK:
+		overlay_lock();
+		node = overlay_get(from);
+		res = node && node->serial == serial ? overlay_rename(node, to) : -ENOENT;
+		overlay_unlock();
+		return res;
+	default: /* OVERLAY_FILE */
+		if (!target_listed && psfs_locate(to, &pt, &ref, &dst) == 0) {
+			if (dst.kind == LAYOUT_ENTRY || dst.kind == LAYOUT_NAME)
+				res = psfs_rename_over(from, serial, to, &ref, &dst);
+			else {
+				journal_log("refused renaming %s over %s: it is generated from the session", from, to);
+				res = -EPERM;
+			}
+			store_release(psfs_self()->store, &ref);
+			return res;
+		}
+		return psfs_rename_new(from, serial, to, flags);
 	}
-	if (node) {
-		free(to_dir);
-		return node->kind == OVERLAY_BRANCH ? -EPERM : -ENOENT;
-	}
-	free(to_dir);
+
 	if ((res = psfs_locate(from, &pf, &ref, &src)))
 		return res;
+	if (psfs_is_fuse_hidden(to) && !layout_is_dir(src.kind)) {
+		/* libfuse hides an open file that is being replaced or removed:
+		 * the file stays what it is (history is append-only); only
+		 * libfuse's node of the open descriptor takes the new name. */
+		store_release(psfs_self()->store, &ref);
+		overlay_lock();
+		struct overlay_node *alias = overlay_add(to, OVERLAY_ALIAS, 0);
+		res = alias && (alias->edit_of = strdup(from)) ? 0 : -ENOMEM;
+		overlay_unlock();
+		journal_log("kept %s: it is open, and libfuse hides it as %s until it is closed", from, to);
+		return res;
+	}
 	if (src.kind == LAYOUT_LABEL) {
 		store_release(psfs_self()->store, &ref);
 		return psfs_rename_label(from, to, flags);
 	}
-	if ((src.kind == LAYOUT_ENTRY || src.kind == LAYOUT_NAME) && psfs_is_backup_name(to_name)) {
-		/* vim and emacs move the file aside before writing a new one:
-		 * the entry stays in history; its path looks empty until the
-		 * new file is written there (an edit) or the backup comes back. */
-		char *content = NULL;
-		size_t len = 0;
-		ps_err err = view_content(ref.session, &src, &content, &len);
-		store_release(psfs_self()->store, &ref);
-		if (err)
-			return -psfs_errno(err);
-		struct fuse_context *ctx = fuse_get_context();
-		overlay_lock();
-		struct overlay_node *copy = overlay_add(to, OVERLAY_FILE, 0644);
-		struct overlay_node *hidden = copy ? overlay_add(from, OVERLAY_HIDDEN, 0) : NULL;
-		res = copy && hidden && overlay_set_data(copy, content, len) == 0 ? 0 : -ENOMEM;
-		if (!res) {
-			copy->uid = hidden->uid = ctx->uid;
-			copy->gid = hidden->gid = ctx->gid;
-			copy->edit_of = strdup(from);
-			hidden->edit_of = strdup(from);
+	if (src.kind == LAYOUT_ENTRY || src.kind == LAYOUT_NAME) {
+		/* Onto another entry would rewrite history; onto any other
+		 * name, the entry is put aside (vim's f~, sed -i.orig,
+		 * JetBrains' f___jb_old___). */
+		if (!target_listed && layout_resolve(ref.session, pt.rest, &dst) == PS_OK) {
+			store_release(psfs_self()->store, &ref);
+			journal_log("refused renaming %s to %s: history is append-only", from, to);
+			return -EPERM;
 		}
-		overlay_unlock();
-		free(content);
-		return res;
+		if (target_listed && (flags & RENAME_NOREPLACE)) {
+			store_release(psfs_self()->store, &ref);
+			return -EEXIST;
+		}
+		return psfs_rename_aside(from, to, &ref, &src);
 	}
 	store_release(psfs_self()->store, &ref);
 	journal_log("refused renaming %s to %s: history is append-only", from, to);
@@ -1854,7 +2114,11 @@ static void *psfs_init(struct fuse_conn_info *conn, struct fuse_config *cfg)
 	cfg->no_rofd_flush = 1;
 	/* Paths identify nodes here; libfuse keeps them for invalidation. */
 	cfg->nullpath_ok = 0;
-	cfg->hard_remove = 1;
+	/* An entry replaced by rename while open (sed -i, rsync, an editor
+	 * saving it as another program reads it): libfuse moves the open
+	 * node aside to .fuse_hidden… (psfs_rename) instead of dropping its
+	 * name, so fstat on the old descriptor keeps working, not ESTALE. */
+	cfg->hard_remove = 0;
 	return fs;
 }
 

@@ -11,6 +11,7 @@ static struct {
 	pthread_mutex_t lock;
 	struct overlay_node **nodes;
 	size_t n, cap;
+	uint64_t serials;
 } ov = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 void overlay_init(void)
@@ -46,12 +47,57 @@ void overlay_unlock(void)
 	pthread_mutex_unlock(&ov.lock);
 }
 
+static int overlay_expired(const struct overlay_node *node)
+{
+	struct timespec now;
+	if (node->kind != OVERLAY_SAVED)
+		return 0;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return now.tv_sec > node->expires.tv_sec ||
+	       (now.tv_sec == node->expires.tv_sec && now.tv_nsec >= node->expires.tv_nsec);
+}
+
+static int overlay_listed(const struct overlay_node *node)
+{
+	return node->kind != OVERLAY_HIDDEN && node->kind != OVERLAY_SAVED && node->kind != OVERLAY_ALIAS;
+}
+
 struct overlay_node *overlay_get(const char *path)
 {
-	for (size_t i = 0; i < ov.n; i++)
-		if (strcmp(ov.nodes[i]->path, path) == 0)
-			return ov.nodes[i];
+	for (size_t i = 0; i < ov.n; i++) {
+		if (strcmp(ov.nodes[i]->path, path) != 0)
+			continue;
+		if (overlay_expired(ov.nodes[i])) {
+			overlay_remove(ov.nodes[i]);
+			return NULL;
+		}
+		return ov.nodes[i];
+	}
 	return NULL;
+}
+
+void overlay_saved_keep(struct overlay_node *node, double seconds)
+{
+	struct timespec until;
+	clock_gettime(CLOCK_MONOTONIC, &until);
+	until.tv_sec += (time_t)seconds;
+	until.tv_nsec += (long)((seconds - (double)(time_t)seconds) * 1e9);
+	if (until.tv_nsec >= 1000000000L) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000L;
+	}
+	if (until.tv_sec > node->expires.tv_sec ||
+	    (until.tv_sec == node->expires.tv_sec && until.tv_nsec > node->expires.tv_nsec))
+		node->expires = until;
+}
+
+void overlay_saved(struct overlay_node *node, double seconds)
+{
+	node->kind = OVERLAY_SAVED;
+	node->temporary = 0;
+	node->expires.tv_sec = 0;
+	node->expires.tv_nsec = 0;
+	overlay_saved_keep(node, seconds);
 }
 
 static void overlay_touch(struct overlay_node *node)
@@ -89,6 +135,7 @@ struct overlay_node *overlay_add(const char *path, enum overlay_kind kind, mode_
 	}
 	node->kind = kind;
 	node->mode = mode;
+	node->serial = ++ov.serials;
 	overlay_touch(node);
 	ov.nodes[ov.n++] = node;
 	return node;
@@ -195,7 +242,9 @@ void overlay_list(const char *dir, void (*fill)(void *ctx, const char *name, con
 {
 	for (size_t i = 0; i < ov.n; i++) {
 		const char *name = overlay_child_name(ov.nodes[i]->path, dir);
-		if (name && ov.nodes[i]->kind != OVERLAY_HIDDEN)
+		/* libfuse's name for a side file removed while open (psfs_init)
+		 * is gone for everyone else. */
+		if (name && overlay_listed(ov.nodes[i]) && strncmp(name, ".fuse_hidden", 12) != 0)
 			fill(ctx, name, ov.nodes[i]);
 	}
 }
@@ -204,7 +253,8 @@ struct overlay_node *overlay_find_prefix(const char *dir, const char *prefix)
 {
 	size_t n = strlen(dir), m = strlen(prefix);
 	for (size_t i = 0; i < ov.n; i++)
-		if (strncmp(ov.nodes[i]->path, dir, n) == 0 && strncmp(ov.nodes[i]->path + n, prefix, m) == 0)
+		if (overlay_listed(ov.nodes[i]) && strncmp(ov.nodes[i]->path, dir, n) == 0 &&
+		    strncmp(ov.nodes[i]->path + n, prefix, m) == 0)
 			return ov.nodes[i];
 	return NULL;
 }
@@ -213,7 +263,7 @@ int overlay_has_children(const char *dir)
 {
 	size_t n = strlen(dir);
 	for (size_t i = 0; i < ov.n; i++)
-		if (ov.nodes[i]->kind != OVERLAY_HIDDEN && strncmp(ov.nodes[i]->path, dir, n) == 0 &&
+		if (overlay_listed(ov.nodes[i]) && strncmp(ov.nodes[i]->path, dir, n) == 0 &&
 		    ov.nodes[i]->path[n] == '/')
 			return 1;
 	return 0;

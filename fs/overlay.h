@@ -16,6 +16,14 @@ enum overlay_kind {
 	OVERLAY_SYMLINK,  /* a scratch symlink (emacs's .#f lock): data is the target */
 	OVERLAY_HIDDEN,   /* an entry file renamed away: the path looks absent */
 	OVERLAY_BRANCH,   /* a pending branch made by mkdir NNNN~name */
+	OVERLAY_SAVED,    /* a new file that became an entry: its name still answers
+			   * (stat, read, chmod, utimes; an open for writing starts a
+			   * new file) until `expires`, so the calls that follow a save
+			   * (install's chmod, rsync's utimes, the shell's next
+			   * `> same.md`) find it; never listed */
+	OVERLAY_ALIAS,    /* the name libfuse gave an open entry file replaced or
+			   * removed (.fuse_hidden…): edit_of is the entry's path,
+			   * which its stat answers for; never listed */
 };
 
 struct overlay_node {
@@ -32,6 +40,10 @@ struct overlay_node {
 	char *edit_of;        /* path of the entry file this content would replace */
 	char *fork_id;        /* BRANCH: id of the entry the branch starts after ("" for a new root) */
 	char *label;          /* BRANCH: the label its first entry gets */
+	uint64_t serial;      /* unique per node: tells a node from a later one at the same path */
+	int temporary;        /* FILE: made the way mkstemp makes files (O_RDWR|O_CREAT|O_EXCL,
+			       * mode 0600): an entry only once renamed into place */
+	struct timespec expires; /* SAVED: CLOCK_MONOTONIC time its name stops answering */
 };
 
 void overlay_init(void);
@@ -43,6 +55,11 @@ void overlay_unlock(void);
  * borrowed and valid while the lock is held (or while an open handle holds
  * the node). */
 struct overlay_node *overlay_get(const char *path);
+/* Turns a FILE into a SAVED name for `seconds` (a SAVED node found by
+ * overlay_get past its time is removed there); overlay_saved_keep pushes
+ * its end back, so that it outlives what the kernel cached of it. */
+void overlay_saved(struct overlay_node *node, double seconds);
+void overlay_saved_keep(struct overlay_node *node, double seconds);
 struct overlay_node *overlay_add(const char *path, enum overlay_kind kind, mode_t mode);
 /* Removes a node from the namespace; it is freed when no handle holds it. */
 void overlay_remove(struct overlay_node *node);
@@ -56,7 +73,7 @@ int overlay_truncate(struct overlay_node *node, off_t size);
 /* The first node whose name inside dir starts with prefix, or NULL. */
 struct overlay_node *overlay_find_prefix(const char *dir, const char *prefix);
 
-/* Calls fill for each node directly inside dir (HIDDEN nodes excluded). */
+/* Calls fill for each node directly inside dir (HIDDEN and SAVED nodes excluded). */
 void overlay_list(const char *dir, void (*fill)(void *ctx, const char *name, const struct overlay_node *node), void *ctx);
 /* Whether any visible node lies inside dir (for rmdir of pending branches). */
 int overlay_has_children(const char *dir);

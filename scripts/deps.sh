@@ -21,6 +21,9 @@ test_packages=(
 	util-linux
 	# what the editor and tool tests drive
 	vim nano emacs-nox tmux attr
+	# saves by rename in the editor and tool tests (t_write_editors,
+	# t_write_tools): rsync, nvim, and gio (libglib2.0-bin)
+	rsync neovim libglib2.0-bin
 )
 
 case ${1:-} in

@@ -241,13 +241,17 @@ refused() {
 	refused "Invalid argument" bash -c 'printf "not json\n" | tee -a "$1" >/dev/null' _ "$S/session.jsonl"
 	refused "Operation not permitted" rm -f "$S/0004-user.7bfd5a82.md"
 	refused "Operation not permitted" rm -f "$S/session.jsonl"
-	refused "Operation not permitted" mv "$S/0004-user.7bfd5a82.md" "$S/0004-user.moved.md"
+	# onto another entry (to any other name, an entry is put aside:
+	# docs/layout.md, "Editors' side files")
+	refused "Operation not permitted" mv "$S/0004-user.7bfd5a82.md" "$S/0005-assistant.8a6d4fb1.md"
 	refused "Operation not permitted" rmdir "$B"
 	refused "Operation not permitted" chmod 777 "$S/0004-user.7bfd5a82.md"
 	for f in context.json header.json entries/7bfd5a82.json problems 0008~c34de545/context.json; do
 		refused "Operation not permitted" bash -c 'printf "x\n" | tee "$1" >/dev/null' _ "$S/$f"
 	done
-	refused "Invalid argument" bash -c 'printf "no front matter\n" | tee "$1" >/dev/null' _ "$S/0004-user.7bfd5a82.md"
+	# a text alone replaces an entry's text (docs/entry-format.md), but a
+	# model_change has none: refused
+	refused "Invalid argument" bash -c 'printf "no front matter\n" | tee "$1" >/dev/null' _ "$S/0001-model_change.5862b5cb.md"
 	refused "Invalid argument" bash -c ': | tee "$1" >/dev/null' _ "$S/0005-assistant.8a6d4fb1.md"
 }
 assert_fails rm -rf "$B"

@@ -2,7 +2,10 @@
 # Editors and tools saving an entry file on a real mount (docs/layout.md,
 # "Editors' side files"; /work/shared/notes/editor-saves.md): vim (swap
 # files, backupcopy=auto and =yes), nano (plain, and with --backup
-# --locking), emacs in batch mode (backups, lock link, auto-save), sed -i.
+# --locking), emacs in batch mode (backups, lock link, auto-save), sed -i,
+# and the saves by rename of issue 11 item 12: nvim, perl -i, Python's
+# atomic saves (mkstemp + os.replace, NamedTemporaryFile(suffix=".md")),
+# gio save, JetBrains' safe write, rsync, Node's fs.writeFile, sed -i.orig.
 # Each save must append exactly one entry (a sibling of the edited entry
 # with the edited text), no side file may reach the session file, the mount
 # must list nothing stray afterwards (only what the editor leaves by
@@ -167,7 +170,7 @@ traced_run() {
 	fi
 }
 
-for s in vim-auto vim-yes nano nano-backup emacs sed; do
+for s in vim-auto vim-yes nano nano-backup emacs sed nvim perl py-mkstemp py-named gio jetbrains rsync node sed-orig; do
 	mksession "s-$s"
 done
 mount_fs "$STORE" "$MNT"
@@ -296,5 +299,120 @@ if ((have_strace)); then
 	traced "$T_DIR/sed.st" "rename\\(\"\\./sed[A-Za-z0-9]{6}\", \"$E\"\\) += 0" "sed -i: its temp file was renamed over the entry"
 fi
 saved "sed -i" '"sed two"'
+
+# --- saves by rename (issue 11 item 12) ------------------------------------------
+# edited_copy OUT TEXT: the entry file with "alpha two" replaced by TEXT.
+edited_copy() {
+	sed "s/^alpha two\$/$2/" "$T_DIR/$SESS.orig" >"$1"
+}
+
+# nvim (Debian's neovim), defaults: its backup f~ while writing.
+if need neovim nvim; then
+	start s-nvim
+	if (cd "$S" && timeout -s KILL 20 nvim -u NONE -i NONE -n -es -c 'set backupskip=' \
+		-c '%s/^alpha two$/nvim two/' -c wq "$E") >"$T_DIR/nvim.out" 2>&1; then
+		pass
+	else
+		fail "nvim failed: $(cat "$T_DIR/nvim.out")"
+	fi
+	saved "nvim" '"nvim two"'
+fi
+
+# perl -i: a temporary beside the file, renamed over it.
+start s-perl
+if (cd "$S" && traced_run "$T_DIR/perl.st" 10 perl -pi -e 's/^alpha two$/perl two/' "$E") >"$T_DIR/perl.out" 2>&1; then
+	pass
+else
+	fail "perl -i failed: $(cat "$T_DIR/perl.out")"
+fi
+if ((have_strace)); then
+	traced "$T_DIR/perl.st" "rename(at2?)?\\(([0-9A-Z_]+, )?\"[^\"]*\", ([0-9A-Z_]+, )?\"$E\"(, [0-9A-Z_]+)?\\) += 0" \
+		"perl -i: its temporary was renamed over the entry"
+fi
+saved "perl -i" '"perl two"'
+
+# Python: mkstemp in the directory, os.replace onto the entry.
+start s-py-mkstemp
+edited_copy "$T_DIR/py.md" "python atomic"
+fsx_out "$PY" -I -S -c '
+import os, sys, tempfile
+d, entry, src = sys.argv[1:]
+fd, tmp = tempfile.mkstemp(dir=d)
+os.write(fd, open(src, "rb").read())
+os.close(fd)
+os.replace(tmp, os.path.join(d, entry))
+print("ok")' "$S" "$E" "$T_DIR/py.md"
+assert_eq "python mkstemp + os.replace" "ok" "${OUT%$'\n'}${ERR:+ $ERR}"
+saved "python mkstemp + os.replace" '"python atomic"'
+
+# Python: a temporary named *.md (NamedTemporaryFile(suffix=".md")) is not
+# a new message at its close: it is the edit its rename makes.
+start s-py-named
+edited_copy "$T_DIR/pyn.md" "python named"
+fsx_out "$PY" -I -S -c '
+import os, sys, tempfile
+d, entry, src = sys.argv[1:]
+with tempfile.NamedTemporaryFile(dir=d, suffix=".md", delete=False) as f:
+    f.write(open(src, "rb").read())
+os.replace(f.name, os.path.join(d, entry))
+print("ok")' "$S" "$E" "$T_DIR/pyn.md"
+assert_eq "python NamedTemporaryFile(.md) + os.replace" "ok" "${OUT%$'\n'}${ERR:+ $ERR}"
+saved "python NamedTemporaryFile(.md) + os.replace" '"python named"'
+
+# gio save (GIO's replace: .goutputstream-XXXXXX renamed over the file).
+if need libglib2.0-bin gio; then
+	start s-gio
+	edited_copy "$T_DIR/gio.md" "gio two"
+	if (cd "$S" && traced_run "$T_DIR/gio.st" 10 gio save "$E" <"$T_DIR/gio.md") >"$T_DIR/gio.out" 2>&1; then
+		pass
+	else
+		fail "gio save failed: $(cat "$T_DIR/gio.out")"
+	fi
+	if ((have_strace)); then
+		traced "$T_DIR/gio.st" "rename\\(\"[^\"]*\\.goutputstream-[A-Za-z0-9]+\", \"[^\"]*$E\"\\) += 0" "gio save: its temporary was renamed over the entry"
+	fi
+	saved "gio save" '"gio two"'
+fi
+
+# JetBrains' safe write, scripted: write f___jb_tmp___, move f to
+# f___jb_old___, move the temporary onto f, delete the old one.
+start s-jetbrains
+edited_copy "$T_DIR/jb.md" "jetbrains two"
+fsx_out bash -ec 'cd "$1"
+cat "$3" >"$2___jb_tmp___"
+mv "$2" "$2___jb_old___"
+mv "$2___jb_tmp___" "$2"
+rm "$2___jb_old___"' _ "$S" "$E" "$T_DIR/jb.md"
+assert_eq "JetBrains safe write: every step succeeds" "0" "$RC${ERR:+ $ERR}"
+saved "JetBrains safe write" '"jetbrains two"'
+
+# rsync onto the entry (its .f.XXXXXX temporary, renamed, then utimes).
+if need rsync rsync; then
+	start s-rsync
+	edited_copy "$T_DIR/rsync.md" "rsync two"
+	fsx_out rsync "$T_DIR/rsync.md" "$S/$E"
+	assert_eq "rsync onto an entry" "0" "$RC${ERR:+ $ERR}"
+	saved "rsync onto an entry" '"rsync two"'
+fi
+
+# Node's fs.writeFile (open O_TRUNC, write, close).
+NODE_BIN=${PI_NODE:-/usr/bin/node}
+if [[ -x $NODE_BIN ]] || need nodejs node; then
+	[[ -x $NODE_BIN ]] || NODE_BIN=$(command -v node)
+	start s-node
+	edited_copy "$T_DIR/node.md" "node two"
+	fsx_out "$NODE_BIN" -e 'const fs = require("fs");
+fs.writeFile(process.argv[1], fs.readFileSync(process.argv[2]), (e) => { if (e) { console.error(e.message); process.exit(1); } console.log("ok"); });' \
+		"$S/$E" "$T_DIR/node.md"
+	assert_eq "node fs.writeFile" "ok" "${OUT%$'\n'}${ERR:+ $ERR}"
+	saved "node fs.writeFile" '"node two"'
+fi
+
+# sed -i.orig: the original put aside as f.orig (a backup left by design).
+start s-sed-orig
+fsx_out bash -c 'cd "$1" && sed -i.orig "s/^alpha two\$/sed orig/" "$2"' _ "$S" "$E"
+assert_eq "sed -i.orig" "0" "$RC${ERR:+ $ERR}"
+saved "sed -i.orig" '"sed orig"' "$E.orig"
+assert_same_bytes "$S/$E.orig" "$T_DIR/$SESS.orig"
 
 finish

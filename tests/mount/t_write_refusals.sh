@@ -196,8 +196,19 @@ refuse "rm of an entry" unlink:EPERM "$U1" - unlink "$S/$U1"
 assert_exists "$S/$U1"
 refuse "rm of an entry in a branch" unlink:EPERM 0002~bbbb0002/0002-user.bbbb0002.md - unlink "$S/0002~bbbb0002/0002-user.bbbb0002.md"
 refuse "rmdir of a real branch" rmdir:EPERM 0002~bbbb0002 - rmdir "$S/0002~bbbb0002"
-refuse "renaming an entry" rename:EPERM "$U1" - rename "$S/$U1" "$S/renamed.md"
+# Renaming an entry to a name that is not an entry puts it aside (issue 11
+# item 12, docs/layout.md "Editors' side files"): nothing appended, the copy
+# holds its text, the entry's path looks absent until the copy comes back.
+fsx cat "$S/$U1" >"$T_DIR/u1.orig"
+mark "$F"
+op "renaming an entry to a new name puts it aside" ok rename "$S/$U1" "$S/renamed.md"
+expect_same "renaming an entry aside"
+assert_same_bytes "$S/renamed.md" "$T_DIR/u1.orig"
+assert_missing "$S/$U1"
+op "renaming it back" ok rename "$S/renamed.md" "$S/$U1"
+expect_same "renaming the copy back"
 assert_exists "$S/$U1"
+assert_missing "$S/renamed.md"
 refuse "renaming an entry over another" rename:EPERM "$U1" - rename "$S/$U1" "$S/$TR"
 refuse "truncate(2) of session.jsonl" truncate:EPERM session.jsonl - truncate "$S/session.jsonl" 0
 refuse "open(O_TRUNC) of session.jsonl" open:EPERM session.jsonl - openw "$S/session.jsonl" trunc

@@ -2,7 +2,9 @@
 # Every write operation of docs/layout.md ("Writing: every change is an
 # appended entry"), done with ordinary tools on a real mount: new files,
 # edits (>>, >, tee, cp, Python, sed -i), .json entries, branches, labels,
-# the name, raw appends.  Every appended line is checked field by field
+# the name, raw appends; and issue 11's items 3 (the same new name twice),
+# 8 (files that are neither entries nor side files) and 12 (new files and
+# `name` saved by rename, install and rsync --inplace, stale handles).  Every appended line is checked field by field
 # (ids, parents, timestamps, key order) in the store's file itself, and every
 # "nothing appended" by the sha256 of that file.
 # shellcheck disable=SC2016 # 'bash -c' scripts get their arguments as $1...
@@ -114,6 +116,28 @@ expect_no_refusal() {
 	assert_eq "$1: no refusal in the log" "" "$new"
 }
 
+# not_listed PATH: the directory of PATH does not list its name (a new
+# file that became an entry: its name still answers for a while, unlisted).
+not_listed() {
+	local listing
+	listing=$(ls_names "$(dirname "$1")")
+	if grep -qxF -- "$(basename "$1")" <<<"$listing"; then
+		fail "$1 is still listed"
+	else
+		pass
+	fi
+}
+
+# need PACKAGE COMMAND: installs PACKAGE when COMMAND is missing; a
+# missing tool fails the test (it is promised), it does not skip it.
+need() {
+	command -v "$2" >/dev/null && return 0
+	timeout 600 apt-get install -y "$1" >"$T_DIR/apt.log" 2>&1 || true
+	command -v "$2" >/dev/null && return 0
+	fail "$2 is missing and apt-get install $1 failed: $(tail -3 "$T_DIR/apt.log")"
+	return 1
+}
+
 # content_of FILE: the bytes of FILE through the mount into $CONTENT
 # (trailing newlines kept).
 content_of() {
@@ -122,7 +146,7 @@ content_of() {
 }
 
 # --- the sessions ---------------------------------------------------------------
-for s in new edit json branch label name raw; do
+for s in new edit json branch label name raw again side renamed install rename-name stale; do
 	mksession "s-$s"
 done
 mount_fs "$STORE" "$MNT"
@@ -137,7 +161,7 @@ expect_new "echo text > new.md: a user message under the directory's tip" \
 	'[{"type":"message","id":"@id","parentId":"aaaa0004","timestamp":"@ts","message":{"role":"user","content":"text","timestamp":"@ms"}}]'
 id=${NEW_IDS[0]:-none}
 assert_exists "$S/0005-user.$id.md"
-assert_missing "$S/new.md"
+not_listed "$S/new.md"
 fsx_out readlink "$S/leaf"
 assert_eq "echo > new.md: leaf points to the new entry" "0005-user.$id.md" "${OUT%$'\n'}"
 assert_file_content "$S/entries/$id.json" "$(tail -1 "$F")"$'\n'
@@ -156,7 +180,7 @@ printf -- '---\ntype: custom_message\ncustomType: note\ncontent: string\ndisplay
 run_sh "cp front-matter file" 'cp "$1" "$2"' "$T_DIR/fm.md" "$S/fm.md"
 expect_new "new .md with front matter: the entry it describes" \
 	"[{\"type\":\"custom_message\",\"id\":\"@id\",\"parentId\":\"$prev\",\"timestamp\":\"@ts\",\"customType\":\"note\",\"content\":\"remember this\",\"display\":false}]"
-assert_missing "$S/fm.md"
+not_listed "$S/fm.md"
 
 # --- edits of entry files ------------------------------------------------------
 S=$D/s-edit
@@ -255,7 +279,7 @@ expect_new "new .json AgentMessage: a message entry under the tip" \
 	"[{\"type\":\"message\",\"id\":\"@id\",\"parentId\":\"aaaa0004\",\"timestamp\":\"@ts\",\"message\":$msg}]"
 j1=${NEW_IDS[0]:-none}
 assert_exists "$S/0005-assistant.$j1.md"
-assert_missing "$S/reply.json"
+not_listed "$S/reply.json"
 
 printf '{"type":"custom_message","customType":"ext","content":[{"type":"text","text":"hi"}],"display":true,"details":{"n":1}}' >"$T_DIR/cm.json"
 mark "$F"
@@ -308,7 +332,7 @@ else
 fi
 assert_exists "$S/0003~try/0003-user.$id.md"
 assert_exists "$S/0003~$id/0003-user.$id.md"
-assert_missing "$S/0003~try/t.md"
+not_listed "$S/0003~try/t.md"
 fsx_out readlink "$S/labels/try"
 assert_eq "labels/try" "../0003~try/0003-user.$id.md" "${OUT%$'\n'}"
 
@@ -445,6 +469,173 @@ for how in fsync; do
 	fsx_out "$PY" -I -S "$T_DIR/clear.py" "$S/name" "$F" "$how"
 	assert_eq "emptying name: the clearing entry is in the file when $how() returns" "0 of 20" "${OUT%$'\n'}${ERR:+ $ERR}"
 done
+
+# --- the same new name twice (issue 11 item 3) -----------------------------------
+# The kernel still knows next.md after the first write committed it, and
+# sends OPEN, not CREATE: the second write must be a new message too.
+S=$D/s-again
+F=$STORE/$PROJ/s-again.jsonl
+mark "$F"
+run_sh "echo a > next.md; echo b > next.md" 'cd "$1" && echo a >next.md && echo b >next.md' "$S"
+expect_new "the same new name twice: two messages, the second under the first" \
+	'[{"type":"message","id":"@id","parentId":"aaaa0004","timestamp":"@ts","message":{"role":"user","content":"a","timestamp":"@ms"}},{"type":"message","id":"@id","parentId":"@new0","timestamp":"@ts","message":{"role":"user","content":"b","timestamp":"@ms"}}]'
+mark "$F"
+op "Python open(next.md, w) right after" ok write "$S/next.md" <(printf 'c\n')
+op "and once more" ok write "$S/next.md" <(printf 'd\n')
+expect_new "Python writes the same new name twice: two messages" \
+	"[{\"type\":\"message\",\"id\":\"@id\",\"parentId\":\"${NEW_IDS[1]:-none}\",\"timestamp\":\"@ts\",\"message\":{\"role\":\"user\",\"content\":\"c\",\"timestamp\":\"@ms\"}},{\"type\":\"message\",\"id\":\"@id\",\"parentId\":\"@new0\",\"timestamp\":\"@ts\",\"message\":{\"role\":\"user\",\"content\":\"d\",\"timestamp\":\"@ms\"}}]"
+mark "$F"
+run_sh "echo e >> next.md right after" 'echo e >>"$1"' "$S/next.md"
+expect_new "appending to the name just written: a new message with only what was appended" \
+	"[{\"type\":\"message\",\"id\":\"@id\",\"parentId\":\"${NEW_IDS[1]:-none}\",\"timestamp\":\"@ts\",\"message\":{\"role\":\"user\",\"content\":\"e\",\"timestamp\":\"@ms\"}}]"
+# The name written keeps answering (stat, read) for a while, unlisted.
+not_listed "$S/next.md"
+content_of "$S/next.md"
+assert_eq "the name just written reads what was written" $'e\n' "$CONTENT"
+expect_no_refusal "the same new name twice"
+
+# --- files that are neither entries nor side files (issue 11 item 8) --------------
+S=$D/s-side
+F=$STORE/$PROJ/s-side.jsonl
+mark "$F"
+op "echo hi > notes.txt is refused at create" open:EPERM write "$S/notes.txt" <(printf 'hi\n')
+assert_missing "$S/notes.txt"
+expect_same "notes.txt refused"
+fsx_out cat "$MNT/.pisessionfs/log"
+assert_contains "notes.txt: the log says why" "refused creating /$PROJ/s-side/notes.txt: a session holds entries" "$OUT"
+run_sh "a side file .x" 'echo x >"$1"' "$S/.x"
+op "renaming a side file to notes.txt is refused" rename:EPERM rename "$S/.x" "$S/notes.txt"
+assert_missing "$S/notes.txt"
+assert_exists "$S/.x"
+# Tools' temporaries still work: mktemp's tmp.XXXXXXXXXX, names without a
+# dot, *.tmp, backups.
+for n in "tmp.AbCd123456" "4913" "sedAbC123" "f.tmp" "f.bak" "f.orig" "f~" "x.md___jb_tmp___"; do
+	op "side file $n" ok write "$S/$n" <(printf 'side\n')
+	op "removing side file $n" ok unlink "$S/$n"
+done
+fsx_out mktemp -p "$S"
+assert_eq "mktemp -p SESSION" "0" "$RC${ERR:+ $ERR}"
+[[ -n ${OUT%$'\n'} ]] && op "removing mktemp's file" ok unlink "${OUT%$'\n'}"
+expect_same "side files"
+
+# --- new files saved through a temporary name (issue 11 item 12) -----------------
+S=$D/s-renamed
+F=$STORE/$PROJ/s-renamed.jsonl
+mark "$F"
+run_sh "echo x > .tmp && mv .tmp new.md" 'cd "$1" && echo x >.tmp && mv .tmp new.md' "$S"
+expect_new "mv .tmp new.md: the message, as a direct write" \
+	'[{"type":"message","id":"@id","parentId":"aaaa0004","timestamp":"@ts","message":{"role":"user","content":"x","timestamp":"@ms"}}]'
+prev=${NEW_IDS[0]:-none}
+not_listed "$S/.tmp"
+not_listed "$S/new.md"
+mark "$F"
+fsx_out "$PY" -I -S -c '
+import os, sys, tempfile
+fd, tmp = tempfile.mkstemp(dir=sys.argv[1])
+os.write(fd, b"from python\n")
+os.close(fd)
+os.replace(tmp, os.path.join(sys.argv[1], "py.md"))
+print("ok")' "$S"
+assert_eq "python mkstemp + os.replace onto a new name" "ok" "${OUT%$'\n'}${ERR:+ $ERR}"
+expect_new "python mkstemp + os.replace(new.md): the message" \
+	"[{\"type\":\"message\",\"id\":\"@id\",\"parentId\":\"$prev\",\"timestamp\":\"@ts\",\"message\":{\"role\":\"user\",\"content\":\"from python\",\"timestamp\":\"@ms\"}}]"
+prev=${NEW_IDS[0]:-none}
+# A rename that is refused appends nothing, and the file stays.
+mark "$F"
+run_sh "invalid json side file" 'printf "{\n" >"$1"' "$S/.bad"
+op "renaming invalid JSON to bad.json is refused" rename:EINVAL rename "$S/.bad" "$S/bad.json"
+expect_same "refused rename"
+assert_exists "$S/.bad"
+fsx_out cat "$MNT/.pisessionfs/log"
+assert_contains "the refused rename: the log says why" "refused /$PROJ/s-renamed/bad.json: not valid JSON" "$OUT"
+mark "$F"
+if need rsync rsync; then
+	printf 'by rsync\n' >"$T_DIR/new.md"
+	mark "$F"
+	fsx_out rsync "$T_DIR/new.md" "$S/"
+	assert_eq "rsync new.md SESSION/" "0" "$RC${ERR:+ $ERR}"
+	expect_new "rsync new.md SESSION/: the message" \
+		"[{\"type\":\"message\",\"id\":\"@id\",\"parentId\":\"$prev\",\"timestamp\":\"@ts\",\"message\":{\"role\":\"user\",\"content\":\"by rsync\",\"timestamp\":\"@ms\"}}]"
+	prev=${NEW_IDS[0]:-none}
+	mkdir -p "$T_DIR/dir"
+	chmod 755 "$T_DIR/dir"
+	printf 'first\n' >"$T_DIR/dir/a.md"
+	printf 'second\n' >"$T_DIR/dir/b.md"
+	mark "$F"
+	fsx_out rsync -a "$T_DIR/dir/" "$S/"
+	assert_eq "rsync -a dir/ SESSION/" "0" "$RC${ERR:+ $ERR}"
+	expect_new "rsync -a dir/ SESSION/: one message per file" \
+		"[{\"type\":\"message\",\"id\":\"@id\",\"parentId\":\"$prev\",\"timestamp\":\"@ts\",\"message\":{\"role\":\"user\",\"content\":\"first\",\"timestamp\":\"@ms\"}},{\"type\":\"message\",\"id\":\"@id\",\"parentId\":\"@new0\",\"timestamp\":\"@ts\",\"message\":{\"role\":\"user\",\"content\":\"second\",\"timestamp\":\"@ms\"}}]"
+fi
+expect_no_refusal "new files saved by rename"
+
+# --- install and rsync --inplace: the name answers after the save ----------------
+S=$D/s-install
+F=$STORE/$PROJ/s-install.jsonl
+printf 'installed\n' >"$T_DIR/inst.md"
+mark "$F"
+fsx_out install -m 644 "$T_DIR/inst.md" "$S/"
+assert_eq "install -m 644 new.md SESSION/" "0" "$RC${ERR:+ $ERR}"
+expect_new "install: exactly one message" \
+	'[{"type":"message","id":"@id","parentId":"aaaa0004","timestamp":"@ts","message":{"role":"user","content":"installed","timestamp":"@ms"}}]'
+prev=${NEW_IDS[0]:-none}
+op "chmod of the name just saved" ok chmod "$S/inst.md" 600
+if need rsync rsync; then
+	printf 'in place\n' >"$T_DIR/inplace.md"
+	mark "$F"
+	fsx_out rsync -a --inplace "$T_DIR/inplace.md" "$S/"
+	assert_eq "rsync -a --inplace new.md SESSION/" "0" "$RC${ERR:+ $ERR}"
+	expect_new "rsync --inplace: exactly one message" \
+		"[{\"type\":\"message\",\"id\":\"@id\",\"parentId\":\"$prev\",\"timestamp\":\"@ts\",\"message\":{\"role\":\"user\",\"content\":\"in place\",\"timestamp\":\"@ms\"}}]"
+fi
+expect_no_refusal "install and rsync --inplace"
+
+# --- name saved by rename --------------------------------------------------------
+S=$D/s-rename-name
+F=$STORE/$PROJ/s-rename-name.jsonl
+run_sh "echo > name" 'echo "First name" >"$1"' "$S/name"
+mark "$F"
+last=$(tail -1 "$F" | "$PY" -I -S -c 'import json,sys; print(json.loads(sys.stdin.read())["id"])')
+run_sh "sed -i name" 'sed -i "s/First/Sed/" "$1"' "$S/name"
+expect_new "sed -i name: a session_info entry" \
+	"[{\"type\":\"session_info\",\"id\":\"@id\",\"parentId\":\"$last\",\"timestamp\":\"@ts\",\"name\":\"Sed name\"}]"
+assert_file_content "$S/name" $'Sed name\n'
+mark "$F"
+run_sh "temp + rename onto name" 'cd "$1" && echo "Renamed name" >.n && mv .n name' "$S"
+assert_file_content "$S/name" $'Renamed name\n'
+if need libglib2.0-bin gio; then
+	run_sh "gio save name" 'echo "Gio name" | gio save "$1"' "$S/name"
+	assert_file_content "$S/name" $'Gio name\n'
+fi
+assert_eq "name by rename: one session_info per save" "$( (command -v gio >/dev/null && echo 4) || echo 3)" \
+	"$(grep -c '"type":"session_info"' "$F")"
+expect_no_refusal "name by rename"
+
+# --- stale handles -------------------------------------------------------------------
+# A descriptor opened on an entry before another program rename-saves it
+# keeps working; under concurrent saves every sed that succeeds appended
+# once and every one that fails appended nothing.
+S=$D/s-stale
+F=$STORE/$PROJ/s-stale.jsonl
+E3=0003-user.aaaa0003.md
+mark "$F"
+fsx_out "$PY" -I -S -c '
+import os, subprocess, sys
+entry = sys.argv[1]
+fd = os.open(entry, os.O_RDONLY)
+subprocess.run(["sed", "-i", "s/^alpha two$/stale two/", entry], check=True)
+st = os.fstat(fd)
+data = os.read(fd, 1 << 16)
+os.close(fd)
+print("ok" if st.st_size > 0 and b"alpha two" in data else "bad")' "$S/$E3"
+assert_eq "fstat and read of a descriptor opened before a rename-save" "ok" "${OUT%$'\n'}${ERR:+ $ERR}"
+expect_new "the rename-save appended once" \
+	'[{"type":"message","id":"@id","parentId":"aaaa0002","timestamp":"@ts","message":{"role":"user","content":"stale two","timestamp":"@int"}}]'
+mark "$F"
+fsx_out bash -c 'cd "$1"; for w in 1 2 3 4; do (for i in 1 2 3 4 5; do if sed -i "s/^alpha two\$/w$w-$i/" "$2" 2>>errs; then echo ok; else echo failed; fi; done) & done; wait' _ "$S" "$E3"
+succeeded=$(grep -c '^ok$' <<<"$OUT" || true)
+appended=$(( $(wc -l <"$F") - MARK_LINES ))
+assert_eq "concurrent sed -i: one entry per sed that succeeded" "$succeeded" "$appended"
 
 # --- raw appends ----------------------------------------------------------------
 S=$D/s-raw
