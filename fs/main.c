@@ -405,9 +405,6 @@ int main(int argc, char *argv[])
 		goto out;
 	}
 	fs.mountpoint = realpath(cmd.mountpoint, NULL);
-	/* Before anything is shown or written: what killed daemons left half
-	 * done (recover.h).  A store that cannot be changed is left as it is. */
-	recover_store(fs.cfg.store, psfs_note_recovery, NULL);
 	if (!isnan(fs.cfg.timeout) && !(fs.cfg.timeout >= 0 && fs.cfg.timeout <= 86400)) {
 		fprintf(stderr, "pisessionfs: -o timeout=%g: give 0 to 86400 (seconds)\n", fs.cfg.timeout);
 		goto out;
@@ -449,6 +446,14 @@ int main(int argc, char *argv[])
 	 * not kill the process.  fuse_daemonize's fork keeps them. */
 	if (fuse_set_signal_handlers(fuse_get_session(fs.fuse)) != 0)
 		goto out_destroy;
+	/* What killed daemons left half done (recover.h), repaired only now
+	 * that every option, the store and the mountpoint have been checked
+	 * (fuse_new took libfuse's options): a daemon that gives up changes
+	 * no file.  Still before the mount, so nothing unrepaired is ever
+	 * shown, and because the mountpoint may lie inside the store, where
+	 * the scan would stat a mount nobody serves yet.  A store that cannot
+	 * be changed is left as it is. */
+	recover_store(fs.cfg.store, psfs_note_recovery, NULL);
 	if (fuse_mount(fs.fuse, cmd.mountpoint) != 0)
 		goto out_signals;
 	if (fuse_daemonize(cmd.foreground) != 0)
