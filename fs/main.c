@@ -19,6 +19,7 @@
 #include "overlay.h"
 #include "pisessionfs.h"
 #include "recover.h"
+#include "usagecsv.h"
 #include "view.h"
 
 #define PSFS_OPT(t, p) { t, offsetof(struct psfs_config, p), 1 }
@@ -485,6 +486,7 @@ out:
 	catalog_free(fs.catalog);
 	store_free(fs.store);
 	entrycache_clear();
+	usagecsv_clear();
 	overlay_destroy();
 	free(fs.mountpoint);
 	free(fs.cfg.store);
