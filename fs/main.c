@@ -52,6 +52,7 @@ static const struct fuse_opt psfs_opts[] = {
 	PSFS_OPT("cache_sessions=%u", cache_sessions),
 	PSFS_OPT("entry_cache=%d", entry_cache_mib),
 	PSFS_OPT("context_cache=%d", context_cache_mib),
+	PSFS_OPT("rejected_kept=%d", rejected_kept_mib),
 	PSFS_OPT("timeout=%lf", timeout),
 	PSFS_OPT("-h", show_help),
 	PSFS_OPT("--help", show_help),
@@ -81,6 +82,8 @@ static void psfs_usage(const char *prog)
 	       "                         (default 8; 0 turns the cache off)\n"
 	       "  -o context_cache=MIB   context.json texts kept, in MiB over all\n"
 	       "                         sessions (default 64; 0 turns the cache off)\n"
+	       "  -o rejected_kept=MIB   refused texts kept in .pisessionfs/rejected,\n"
+	       "                         in MiB over all (default 64, at least 1)\n"
 	       "  -o timeout=SECONDS     kernel cache timeout for names and attributes\n"
 	       "                         (default 10 where inotify follows the store\n"
 	       "                         and changes are pushed at once, else 1)\n"
@@ -349,6 +352,7 @@ int main(int argc, char *argv[])
 	fs.cfg.timeout = NAN; /* chosen at init, by what the watcher hears */
 	fs.cfg.entry_cache_mib = -1;
 	fs.cfg.context_cache_mib = -1;
+	fs.cfg.rejected_kept_mib = -1;
 	if (fuse_opt_parse(&args, &fs.cfg, psfs_opts, psfs_opt_proc) != 0)
 		goto out;
 	if (fs.cfg.show_help) {
@@ -422,6 +426,12 @@ int main(int argc, char *argv[])
 	}
 	if (fs.cfg.context_cache_mib >= 0)
 		view_set_context_budget((size_t)fs.cfg.context_cache_mib << 20);
+	if (fs.cfg.rejected_kept_mib != -1 && (fs.cfg.rejected_kept_mib < 1 || fs.cfg.rejected_kept_mib > 4096)) {
+		fprintf(stderr, "pisessionfs: -o rejected_kept=%d: give 1 to 4096 (MiB)\n", fs.cfg.rejected_kept_mib);
+		goto out;
+	}
+	if (fs.cfg.rejected_kept_mib > 0)
+		journal_set_rejected_budget((size_t)fs.cfg.rejected_kept_mib << 20);
 	err = store_open(fs.cfg.store, fs.cfg.cache_sessions, &fs.store);
 	if (!err)
 		err = catalog_new(fs.store, &fs.catalog);

@@ -62,6 +62,7 @@ refused "-o timeout=100000" --store "$STORE" -f -o timeout=100000 "$MNT"
 refused "-o timeout=soon" --store "$STORE" -f -o timeout=soon "$MNT"
 refused "-o entry_cache=5000" --store "$STORE" -f -o entry_cache=5000 "$MNT"
 refused "-o context_cache=-7" --store "$STORE" -f -o context_cache=-7 "$MNT"
+refused "-o rejected_kept=0" --store "$STORE" -f -o rejected_kept=0 "$MNT"
 refused "an unknown -o option" --store "$STORE" -f -o no_such_option "$MNT"
 refused "an unknown flag" --store "$STORE" -f --no-such-flag "$MNT"
 refused "no mountpoint" --store "$STORE" -f
