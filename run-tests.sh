@@ -6,6 +6,9 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 
+# Warnings are errors here, whatever the tree (Makefile: WERROR).
+export WERROR=1
+
 scripts/deps.sh --test
 # clang must build it warning-free too; the tests then run on gcc's build.
 make -s clean

@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # The Makefile, on a copy of the source tree: every object is rebuilt when
 # a header it includes changes (the dependency files of -MMD), the unit
-# tests' own headers included.  Mounts nothing.
+# tests' own headers included; and warnings are errors in a git checkout
+# (and with WERROR=1, as run-tests.sh builds), not in a tree without .git
+# (a release tarball, as distributions build it) or with WERROR=0.  Mounts
+# nothing.
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh" "$@"
 
@@ -70,5 +73,21 @@ objects "$FS_O"
 rm "$SRC/fs/gone.h"
 cp "$T_DIR/journal.c" "$SRC/fs/journal.c"
 objects "$FS_O"
+
+# --- -Werror where the code is worked on, not in distribution builds ---------
+# werror DIR [VARS...]: how many compiles of make -n -B all in DIR pass
+# -Werror.
+werror() {
+	local dir=$1
+	shift
+	make -n -B -C "$dir" BUILD="$T_DIR/werror-build" "$@" all 2>/dev/null | grep -c -- ' -Werror ' || true
+}
+if [[ -e $REPO/.git ]]; then
+	assert_ne "a git checkout builds with -Werror" 0 "$(werror "$REPO")"
+	assert_eq "a git checkout with WERROR=0 does not" 0 "$(werror "$REPO" WERROR=0)"
+fi
+assert_eq "a tree without .git (a release tarball) builds without -Werror" 0 "$(werror "$SRC")"
+assert_ne "and with it when WERROR=1" 0 "$(werror "$SRC" WERROR=1)"
+assert_contains "run-tests.sh (what CI runs) builds with WERROR=1" "export WERROR=1" "$(cat "$REPO/run-tests.sh")"
 
 finish
