@@ -4,9 +4,19 @@
 
 CC       ?= cc
 PREFIX   ?= /usr/local
+BINDIR   ?= $(PREFIX)/bin
+MANDIR   ?= $(PREFIX)/share/man
+# The systemd user unit: systemctl --user looks in /usr/lib/systemd/user and
+# /usr/local/lib/systemd/user (systemd.unit(5)).
+USERUNITDIR ?= $(PREFIX)/lib/systemd/user
 VERSION  := 0.1.0
 CSTD     := -std=c11 -D_GNU_SOURCE
-WARN     := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes
+# Warnings are errors where the code is worked on: in a git checkout (and
+# run-tests.sh, what CI runs, sets WERROR=1), so none gets in.  A release
+# tarball, which distributions build with compilers newer than ours, warns
+# and builds (WERROR=0).  Either can be asked for: make WERROR=0 / WERROR=1.
+WERROR   ?= $(if $(wildcard $(dir $(firstword $(MAKEFILE_LIST))).git),1,0)
+WARN     := -Wall -Wextra $(if $(filter 1,$(WERROR)),-Werror) -Wshadow -Wstrict-prototypes -Wmissing-prototypes
 OPT      ?= -O2 -g
 CFLAGS   ?=
 LDFLAGS  ?=
@@ -39,7 +49,16 @@ endif
 ifeq ($(SANITIZE),thread)
 BUILD    := $(BUILD)/tsan
 endif
-CORE_CFLAGS := $(CSTD) $(WARN) $(OPT) $(SANFLAGS) $(JANSSON_CFLAGS) $(UUID_CFLAGS) -DPS_VERSION=\"$(VERSION)\" $(CFLAGS)
+# -MMD -MP: each object gets a dependency file (build/.../x.d) listing the
+# headers it includes, so a changed header rebuilds exactly what uses it;
+# -MP keeps a removed header from stopping the build.
+DEPFLAGS := -MMD -MP
+# An object without its dependency file (built before this Makefile wrote
+# them) is rebuilt once, so that no header change goes unseen.
+.SECONDEXPANSION:
+NO_DEPFILE = $$(if $$(wildcard $$(basename $$@).d),,FORCE)
+.PHONY: FORCE
+CORE_CFLAGS := $(CSTD) $(WARN) $(OPT) $(SANFLAGS) $(DEPFLAGS) $(JANSSON_CFLAGS) $(UUID_CFLAGS) -DPS_VERSION=\"$(VERSION)\" $(CFLAGS)
 FS_CFLAGS   := $(CORE_CFLAGS) $(FUSE_CFLAGS) -Isrc
 LIBS_CORE   := $(JANSSON_LIBS) $(UUID_LIBS) -lpthread
 
@@ -58,17 +77,17 @@ UNIT     := $(BUILD)/unit-tests
 # inotify events for changes made underneath (tests/mount/t_nonotify.sh).
 HELPER   := $(BUILD)/tests/passthrough-store
 
-.PHONY: all check check-unit check-golden check-alloc check-mount check-diff check-interop clean install bench
+.PHONY: all check check-unit check-golden check-alloc check-mount check-diff check-interop clean install uninstall bench
 
 all: $(DAEMON) $(TOOL)
 
-$(BUILD)/src/%.o: src/%.c $(wildcard src/*.h) | $(BUILD)/src
+$(BUILD)/src/%.o: src/%.c $(NO_DEPFILE) | $(BUILD)/src
 	$(CC) $(CORE_CFLAGS) -c $< -o $@
 
-$(BUILD)/fs/%.o: fs/%.c $(wildcard src/*.h fs/*.h) | $(BUILD)/fs
+$(BUILD)/fs/%.o: fs/%.c $(NO_DEPFILE) | $(BUILD)/fs
 	$(CC) $(FS_CFLAGS) -c $< -o $@
 
-$(BUILD)/tests/unit/%.o: tests/unit/%.c $(wildcard src/*.h) | $(BUILD)/tests/unit
+$(BUILD)/tests/unit/%.o: tests/unit/%.c $(NO_DEPFILE) | $(BUILD)/tests/unit
 	$(CC) $(CORE_CFLAGS) $(CHECK_CFLAGS) -Isrc -c $< -o $@
 
 $(LIBCORE): $(CORE_OBJ)
@@ -80,14 +99,14 @@ $(DAEMON): $(FS_OBJ) $(LIBCORE)
 $(TOOL): $(BUILD)/tools/pisession.o $(LIBCORE)
 	$(CC) $(SANFLAGS) $(LDFLAGS) -o $@ $< $(LIBCORE) $(LIBS_CORE)
 
-$(BUILD)/tools/pisession.o: tools/pisession.c $(wildcard src/*.h) | $(BUILD)/tools
+$(BUILD)/tools/pisession.o: tools/pisession.c $(NO_DEPFILE) | $(BUILD)/tools
 	$(CC) $(CORE_CFLAGS) -Isrc -c $< -o $@
 
 $(UNIT): $(UNIT_OBJ) $(LIBCORE)
 	$(CC) $(SANFLAGS) $(LDFLAGS) -o $@ $(UNIT_OBJ) $(LIBCORE) $(CHECK_LIBS) $(LIBS_CORE)
 
 $(HELPER): tests/helpers/passthrough_store.c | $(BUILD)/tests
-	$(CC) $(CSTD) $(WARN) $(OPT) $(SANFLAGS) $(FUSE_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(FUSE_LIBS)
+	$(CC) $(CSTD) $(WARN) $(OPT) $(SANFLAGS) $(DEPFLAGS) $(FUSE_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(FUSE_LIBS)
 
 $(BUILD)/src $(BUILD)/fs $(BUILD)/tests $(BUILD)/tests/unit $(BUILD)/tools:
 	mkdir -p $@
@@ -106,7 +125,7 @@ check-golden: $(TOOL)
 # malloc, so it runs on the plain build only.
 FAILMALLOC := $(BUILD)/tests/failmalloc.so
 $(FAILMALLOC): tests/alloc/failmalloc.c | $(BUILD)/tests
-	$(CC) $(CSTD) $(WARN) $(OPT) -fPIC -shared $(CFLAGS) -o $@ $< -ldl
+	$(CC) $(CSTD) $(WARN) $(OPT) $(DEPFLAGS) -fPIC -shared $(CFLAGS) -o $@ $< -ldl
 ifneq ($(SANITIZE),)
 check-alloc:
 	@echo "check-alloc: runs without SANITIZE (the shim and the sanitizers both replace malloc)" >&2; exit 2
@@ -128,11 +147,24 @@ check-interop: $(DAEMON)
 bench: $(DAEMON) $(TOOL)
 	bench/run.sh --daemon $(DAEMON) $(if $(PRESET),--preset $(PRESET))
 
+# The unit in docs/ runs /usr/local/bin/pisessionfs; the installed one runs
+# the program where BINDIR put it.
 install: $(DAEMON) $(TOOL)
-	install -D -m 755 $(DAEMON) $(DESTDIR)$(PREFIX)/bin/pisessionfs
-	install -D -m 755 $(TOOL) $(DESTDIR)$(PREFIX)/bin/pisession
-	install -D -m 644 docs/pisessionfs.1 $(DESTDIR)$(PREFIX)/share/man/man1/pisessionfs.1
-	install -D -m 644 docs/pisession.1 $(DESTDIR)$(PREFIX)/share/man/man1/pisession.1
+	install -D -m 755 $(DAEMON) $(DESTDIR)$(BINDIR)/pisessionfs
+	install -D -m 755 $(TOOL) $(DESTDIR)$(BINDIR)/pisession
+	install -D -m 644 docs/pisessionfs.1 $(DESTDIR)$(MANDIR)/man1/pisessionfs.1
+	install -D -m 644 docs/pisession.1 $(DESTDIR)$(MANDIR)/man1/pisession.1
+	install -d $(DESTDIR)$(USERUNITDIR)
+	sed 's|^ExecStart=/usr/local/bin/pisessionfs |ExecStart=$(BINDIR)/pisessionfs |' docs/pisessionfs.service \
+		>$(DESTDIR)$(USERUNITDIR)/pisessionfs.service
+	chmod 644 $(DESTDIR)$(USERUNITDIR)/pisessionfs.service
+
+# Removes what install put there (with the same PREFIX, BINDIR, MANDIR,
+# USERUNITDIR and DESTDIR); directories are left, as others may use them.
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/pisessionfs $(DESTDIR)$(BINDIR)/pisession \
+		$(DESTDIR)$(MANDIR)/man1/pisessionfs.1 $(DESTDIR)$(MANDIR)/man1/pisession.1 \
+		$(DESTDIR)$(USERUNITDIR)/pisessionfs.service
 
 clean:
 	rm -rf $(BUILD)
@@ -148,10 +180,10 @@ FUZZ_OBJ     := $(patsubst src/%.c,$(BUILD)/fuzz/src/%.o,$(CORE_SRC))
 FUZZ_BINS    := $(addprefix $(BUILD)/fuzz/,$(FUZZERS))
 .PHONY: fuzz fuzz-smoke fuzz-build check-valgrind
 .SECONDARY: $(FUZZ_OBJ)
-$(BUILD)/fuzz/src/%.o: src/%.c $(wildcard src/*.h) | $(BUILD)/fuzz/src
-	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
+$(BUILD)/fuzz/src/%.o: src/%.c $(NO_DEPFILE) | $(BUILD)/fuzz/src
+	$(FUZZ_CC) $(FUZZ_CFLAGS) $(DEPFLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
 $(BUILD)/fuzz/fuzz_%: fuzz/fuzz_%.c fuzz/fuzz_common.h $(FUZZ_OBJ)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -Isrc -o $@ $< $(FUZZ_OBJ) $(LIBS_CORE)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) $(DEPFLAGS) -fsanitize=fuzzer -Isrc -o $@ $< $(FUZZ_OBJ) $(LIBS_CORE)
 $(BUILD)/fuzz/src:
 	mkdir -p $@
 fuzz-build: $(FUZZ_BINS)
@@ -174,3 +206,8 @@ stress: $(DAEMON)
 # t_million --quick is a 100,000-entry session.
 stress-quick: $(DAEMON)
 	tests/stress/run.sh $(DAEMON) --quick
+
+# The dependency files -MMD wrote beside each object or program (none
+# before the first build).
+-include $(CORE_OBJ:.o=.d) $(FS_OBJ:.o=.d) $(UNIT_OBJ:.o=.d) $(BUILD)/tools/pisession.d $(FUZZ_OBJ:.o=.d) \
+	$(HELPER).d $(FAILMALLOC:.so=.d) $(FUZZ_BINS:=.d)

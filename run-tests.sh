@@ -6,6 +6,9 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 
+# Warnings are errors here, whatever the tree (Makefile: WERROR).
+export WERROR=1
+
 scripts/deps.sh --test
 # pi 1.6.0, the reference, once before any test: several stages compare
 # with it, and an npm install must not eat into a timed test's budget.

@@ -1,3 +1,4 @@
+#include <limits.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -8,9 +9,12 @@
 #include "journal.h"
 #include "overlay.h"
 
-/* The log keeps the latest 256 KiB; rejected texts the latest 64. */
+/* The log keeps the latest 256 KiB; rejected texts the latest 64, and no
+ * more bytes of them than the budget (a single write may be 256 MiB). */
 #define JOURNAL_MAX_LOG (256u << 10)
 #define JOURNAL_MAX_REJECTED 64
+/* Ends a text kept cut to the budget, so that nobody takes it for whole. */
+#define JOURNAL_CUT_NOTE "\n[pisessionfs: the text was cut here: %zu of its %zu bytes are kept]\n"
 
 static struct {
 	pthread_mutex_t lock;
@@ -18,6 +22,14 @@ static struct {
 	size_t len;
 	unsigned rejected;
 } jr = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+/* Set before the mount, read under the overlay lock. */
+static size_t rejected_budget = JOURNAL_REJECTED_DEFAULT_BUDGET;
+
+void journal_set_rejected_budget(size_t bytes)
+{
+	rejected_budget = bytes;
+}
 
 void journal_log(const char *fmt, ...)
 {
@@ -51,27 +63,71 @@ void journal_log(const char *fmt, ...)
 	pthread_mutex_unlock(&jr.lock);
 }
 
+/* The rejected texts kept now (overlay locked): how many, their bytes,
+ * and the oldest (the lowest number; a name without one counts as 0). */
+struct journal_kept {
+	size_t count, bytes;
+	unsigned long oldest;
+	char oldest_path[sizeof JOURNAL_REJECTED + NAME_MAX + 1];
+};
+
+static void journal_count_kept(void *ctx, const char *name, const struct overlay_node *node)
+{
+	struct journal_kept *k = ctx;
+	unsigned long n = strtoul(name, NULL, 10);
+	if (!k->count || n < k->oldest) {
+		k->oldest = n;
+		snprintf(k->oldest_path, sizeof k->oldest_path, JOURNAL_REJECTED "/%s", name);
+	}
+	k->count++;
+	k->bytes += node->len;
+}
+
+/* Drops the oldest kept texts until one more of `room` bytes fits
+ * (overlay locked).  Counted afresh each time: the user may have removed
+ * some.  A dropped text still open is freed at its last close. */
+static void journal_make_room(size_t room)
+{
+	for (;;) {
+		struct journal_kept k = { 0 };
+		overlay_list(JOURNAL_REJECTED, journal_count_kept, &k);
+		if (!k.count || (k.count < JOURNAL_MAX_REJECTED && k.bytes <= rejected_budget - room))
+			return;
+		struct overlay_node *gone = overlay_get(k.oldest_path);
+		if (!gone)
+			return;
+		overlay_remove(gone);
+	}
+}
+
 void journal_reject(const char *path, const char *data, size_t len, const char *why)
 {
 	const char *base = strrchr(path, '/');
-	char kept[512];
+	char kept[512], note[128];
+	size_t keep = len, note_len = 0;
 	base = base ? base + 1 : path;
 	pthread_mutex_lock(&jr.lock);
 	unsigned n = ++jr.rejected;
 	pthread_mutex_unlock(&jr.lock);
 	snprintf(kept, sizeof kept, JOURNAL_REJECTED "/%u-%s", n, base);
-	overlay_lock();
-	if (n > JOURNAL_MAX_REJECTED) {
-		char old[32];
-		snprintf(old, sizeof old, "%u-", n - JOURNAL_MAX_REJECTED);
-		struct overlay_node *gone = overlay_find_prefix(JOURNAL_REJECTED "/", old);
-		if (gone)
-			overlay_remove(gone);
+	if (len > rejected_budget) {
+		/* The note's length depends on the numbers in it. */
+		note_len = (size_t)snprintf(note, sizeof note, JOURNAL_CUT_NOTE, rejected_budget, len);
+		keep = rejected_budget - note_len;
+		note_len = (size_t)snprintf(note, sizeof note, JOURNAL_CUT_NOTE, keep, len);
 	}
+	overlay_lock();
+	journal_make_room(keep + note_len);
 	struct overlay_node *node = overlay_add(kept, OVERLAY_FILE, 0444);
-	int kept_ok = node && overlay_set_data(node, data, len) == 0;
+	int kept_ok = node && overlay_set_data(node, data, keep) == 0 &&
+		      (!note_len || overlay_write(node, note, note_len, (off_t)keep) >= 0);
+	if (node && !kept_ok)
+		overlay_remove(node);
 	overlay_unlock();
-	if (kept_ok)
+	if (kept_ok && note_len)
+		journal_log("refused %s: %s (your text is kept in MOUNT%s, cut to its first %zu of %zu bytes: the "
+			    "rejected texts kept are at most %zu MiB)", path, why, kept, keep, len, rejected_budget >> 20);
+	else if (kept_ok)
 		journal_log("refused %s: %s (your text is kept in MOUNT%s)", path, why, kept);
 	else
 		journal_log("refused %s: %s (and the text could not be kept: out of memory)", path, why);

@@ -19,6 +19,7 @@
 #include "overlay.h"
 #include "pisessionfs.h"
 #include "recover.h"
+#include "usagecsv.h"
 #include "view.h"
 
 #define PSFS_OPT(t, p) { t, offsetof(struct psfs_config, p), 1 }
@@ -51,6 +52,7 @@ static const struct fuse_opt psfs_opts[] = {
 	PSFS_OPT("cache_sessions=%u", cache_sessions),
 	PSFS_OPT("entry_cache=%d", entry_cache_mib),
 	PSFS_OPT("context_cache=%d", context_cache_mib),
+	PSFS_OPT("rejected_kept=%d", rejected_kept_mib),
 	PSFS_OPT("timeout=%lf", timeout),
 	PSFS_OPT("-h", show_help),
 	PSFS_OPT("--help", show_help),
@@ -80,6 +82,8 @@ static void psfs_usage(const char *prog)
 	       "                         (default 8; 0 turns the cache off)\n"
 	       "  -o context_cache=MIB   context.json texts kept, in MiB over all\n"
 	       "                         sessions (default 64; 0 turns the cache off)\n"
+	       "  -o rejected_kept=MIB   refused texts kept in .pisessionfs/rejected,\n"
+	       "                         in MiB over all (default 64, at least 1)\n"
 	       "  -o timeout=SECONDS     kernel cache timeout for names and attributes\n"
 	       "                         (default 10 where inotify follows the store\n"
 	       "                         and changes are pushed at once, else 1)\n"
@@ -348,6 +352,7 @@ int main(int argc, char *argv[])
 	fs.cfg.timeout = NAN; /* chosen at init, by what the watcher hears */
 	fs.cfg.entry_cache_mib = -1;
 	fs.cfg.context_cache_mib = -1;
+	fs.cfg.rejected_kept_mib = -1;
 	if (fuse_opt_parse(&args, &fs.cfg, psfs_opts, psfs_opt_proc) != 0)
 		goto out;
 	if (fs.cfg.show_help) {
@@ -405,9 +410,6 @@ int main(int argc, char *argv[])
 		goto out;
 	}
 	fs.mountpoint = realpath(cmd.mountpoint, NULL);
-	/* Before anything is shown or written: what killed daemons left half
-	 * done (recover.h).  A store that cannot be changed is left as it is. */
-	recover_store(fs.cfg.store, psfs_note_recovery, NULL);
 	if (!isnan(fs.cfg.timeout) && !(fs.cfg.timeout >= 0 && fs.cfg.timeout <= 86400)) {
 		fprintf(stderr, "pisessionfs: -o timeout=%g: give 0 to 86400 (seconds)\n", fs.cfg.timeout);
 		goto out;
@@ -424,6 +426,12 @@ int main(int argc, char *argv[])
 	}
 	if (fs.cfg.context_cache_mib >= 0)
 		view_set_context_budget((size_t)fs.cfg.context_cache_mib << 20);
+	if (fs.cfg.rejected_kept_mib != -1 && (fs.cfg.rejected_kept_mib < 1 || fs.cfg.rejected_kept_mib > 4096)) {
+		fprintf(stderr, "pisessionfs: -o rejected_kept=%d: give 1 to 4096 (MiB)\n", fs.cfg.rejected_kept_mib);
+		goto out;
+	}
+	if (fs.cfg.rejected_kept_mib > 0)
+		journal_set_rejected_budget((size_t)fs.cfg.rejected_kept_mib << 20);
 	err = store_open(fs.cfg.store, fs.cfg.cache_sessions, &fs.store);
 	if (!err)
 		err = catalog_new(fs.store, &fs.catalog);
@@ -449,6 +457,14 @@ int main(int argc, char *argv[])
 	 * not kill the process.  fuse_daemonize's fork keeps them. */
 	if (fuse_set_signal_handlers(fuse_get_session(fs.fuse)) != 0)
 		goto out_destroy;
+	/* What killed daemons left half done (recover.h), repaired only now
+	 * that every option, the store and the mountpoint have been checked
+	 * (fuse_new took libfuse's options): a daemon that gives up changes
+	 * no file.  Still before the mount, so nothing unrepaired is ever
+	 * shown, and because the mountpoint may lie inside the store, where
+	 * the scan would stat a mount nobody serves yet.  A store that cannot
+	 * be changed is left as it is. */
+	recover_store(fs.cfg.store, psfs_note_recovery, NULL);
 	if (fuse_mount(fs.fuse, cmd.mountpoint) != 0)
 		goto out_signals;
 	if (fuse_daemonize(cmd.foreground) != 0)
@@ -480,6 +496,7 @@ out:
 	catalog_free(fs.catalog);
 	store_free(fs.store);
 	entrycache_clear();
+	usagecsv_clear();
 	overlay_destroy();
 	free(fs.mountpoint);
 	free(fs.cfg.store);

@@ -20,6 +20,7 @@
 #include "overlay.h"
 #include "pisessionfs.h"
 #include "view.h"
+#include "usagecsv.h"
 #include "views.h"
 
 struct psfs_path {
@@ -338,14 +339,12 @@ static int psfs_getattr(const char *path, struct stat *st, struct fuse_file_info
 	}
 	if ((p.depth == 1 && strcmp(p.project, VIEWS_USAGE_CSV) == 0) ||
 	    (p.depth == 2 && strcmp(p.session, VIEWS_USAGE_CSV) == 0)) {
-		char *csv;
 		size_t len;
 		if (p.depth == 2 && (err = store_stat_project(fs->store, p.project, &file)))
 			return -psfs_errno(err);
-		res = views_usage_csv(fs, p.depth == 2 ? p.project : NULL, &csv, &len);
+		res = usagecsv_size(fs, p.depth == 2 ? p.project : NULL, &len);
 		if (res)
 			return res;
-		free(csv);
 		psfs_dir_stat(st, &file, 0444);
 		st->st_mode = S_IFREG | 0444;
 		st->st_nlink = 1;

@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # make install into a temporary prefix; the installed daemon mounts the way
-# fstab and mount(8) run it (mount.fuse3 passes STORE MOUNTPOINT -o ...), and
-# the man page renders.  Then make install into /usr/local (removed again at
-# exit), where mount -t fuse.pisessionfs and the README's fstab line find it.
+# fstab and mount(8) run it (mount.fuse3 passes STORE MOUNTPOINT -o ...), the
+# man page renders and the systemd user unit runs the installed program.
+# make install and make uninstall into a DESTDIR, with PREFIX, BINDIR and
+# MANDIR, leave no file behind.  Then make install into /usr/local (removed
+# again at exit, by make uninstall), where mount -t fuse.pisessionfs and the
+# README's fstab line find it.
 . "$(dirname "$0")/lib.sh" "$@"
 
 REPO=$(cd "$(dirname "$0")/../.." && pwd)
@@ -17,7 +20,8 @@ mkdir -p "$STORE/--w--"
 BUILD_DIR=$(dirname "$DAEMON")
 fsx_out make -s -C "$REPO" install PREFIX="$PREFIX_DIR" BUILD="${BUILD_DIR#"$REPO"/}"
 assert_eq "make install succeeds" 0 "$RC"
-for f in bin/pisessionfs bin/pisession share/man/man1/pisessionfs.1 share/man/man1/pisession.1; do
+for f in bin/pisessionfs bin/pisession share/man/man1/pisessionfs.1 share/man/man1/pisession.1 \
+	lib/systemd/user/pisessionfs.service; do
 	assert_true "installed $f" test -f "$PREFIX_DIR/$f"
 done
 assert_true "the installed daemon is executable" test -x "$PREFIX_DIR/bin/pisessionfs"
@@ -33,6 +37,50 @@ while read -r page; do
 	pisession*) assert_true "SEE ALSO $page is installed" test -f "$PREFIX_DIR/share/man/man${page##*.}/$page" ;;
 	esac
 done < <(sed -n '/^\.SH SEE ALSO/,$s/^\.BR \([a-z0-9.]*\) (\([0-9]\)).*/\1.\2/p' "$REPO"/docs/*.1 | sort -u)
+
+UNIT=$PREFIX_DIR/lib/systemd/user/pisessionfs.service
+assert_eq "the installed unit runs the installed daemon" \
+	"ExecStart=$PREFIX_DIR/bin/pisessionfs -f -o auto_unmount %h/pi-sessions" "$(grep '^ExecStart=' "$UNIT" || true)"
+assert_eq "the installed unit is docs/pisessionfs.service otherwise" \
+	"$(grep -v '^ExecStart=' "$REPO/docs/pisessionfs.service")" "$(grep -v '^ExecStart=' "$UNIT" || true)"
+# systemd's own check: the program exists, the man page it names is there.
+if command -v systemd-analyze >/dev/null; then
+	fsx_out env MANPATH="$PREFIX_DIR/share/man" systemd-analyze verify "$UNIT"
+	assert_eq "systemd-analyze verify accepts the installed unit" 0 "$RC$ERR"
+fi
+
+# --- make install and uninstall into a DESTDIR ----------------------------------
+# installed DEST: the files and symlinks under DEST, one per line, sorted.
+installed() {
+	(cd "$1" && find . ! -type d | sed 's/^\.//' | sort)
+}
+DEST=$T_DIR/dest
+fsx_out make -s -C "$REPO" install DESTDIR="$DEST" PREFIX=/usr BUILD="${BUILD_DIR#"$REPO"/}"
+assert_eq "make install DESTDIR=... PREFIX=/usr succeeds" 0 "$RC$ERR"
+assert_eq "it installs the programs, the man pages and the user unit" "/usr/bin/pisession
+/usr/bin/pisessionfs
+/usr/lib/systemd/user/pisessionfs.service
+/usr/share/man/man1/pisession.1
+/usr/share/man/man1/pisessionfs.1" "$(installed "$DEST")"
+assert_eq "the unit runs /usr/bin/pisessionfs" "ExecStart=/usr/bin/pisessionfs -f -o auto_unmount %h/pi-sessions" \
+	"$(grep '^ExecStart=' "$DEST/usr/lib/systemd/user/pisessionfs.service" || true)"
+fsx_out make -s -C "$REPO" uninstall DESTDIR="$DEST" PREFIX=/usr
+assert_eq "make uninstall DESTDIR=... PREFIX=/usr succeeds" 0 "$RC$ERR"
+assert_eq "make uninstall leaves no file behind" "" "$(installed "$DEST")"
+
+DEST=$T_DIR/dest2
+fsx_out make -s -C "$REPO" install DESTDIR="$DEST" BINDIR=/opt/ps/bin MANDIR=/opt/ps/man BUILD="${BUILD_DIR#"$REPO"/}"
+assert_eq "make install with BINDIR and MANDIR succeeds" 0 "$RC$ERR"
+assert_eq "BINDIR and MANDIR place the programs and man pages" "/opt/ps/bin/pisession
+/opt/ps/bin/pisessionfs
+/opt/ps/man/man1/pisession.1
+/opt/ps/man/man1/pisessionfs.1
+/usr/local/lib/systemd/user/pisessionfs.service" "$(installed "$DEST")"
+assert_eq "the unit runs BINDIR's pisessionfs" "ExecStart=/opt/ps/bin/pisessionfs -f -o auto_unmount %h/pi-sessions" \
+	"$(grep '^ExecStart=' "$DEST/usr/local/lib/systemd/user/pisessionfs.service" || true)"
+fsx_out make -s -C "$REPO" uninstall DESTDIR="$DEST" BINDIR=/opt/ps/bin MANDIR=/opt/ps/man
+assert_eq "make uninstall with BINDIR and MANDIR succeeds" 0 "$RC$ERR"
+assert_eq "and leaves no file behind" "" "$(installed "$DEST")"
 
 # mount -t fuse with the TYPE#SOURCE form (fstab: fuse.pisessionfs finds
 # the program on mount's PATH; this form names it exactly).
@@ -56,7 +104,7 @@ assert_true "fusermount3 -u unmounts it" bash -c "! grep -q ' $MNT ' /proc/self/
 # installation it did not make: if a pisessionfs is already installed there
 # (or in a directory searched before it), the test fails and says so.
 SYS_FILES=(/usr/local/bin/pisessionfs /usr/local/bin/pisession /usr/local/share/man/man1/pisessionfs.1
-	/usr/local/share/man/man1/pisession.1)
+	/usr/local/share/man/man1/pisession.1 /usr/local/lib/systemd/user/pisessionfs.service)
 SHADOWS=(/usr/local/sbin/pisessionfs /usr/sbin/pisessionfs /usr/bin/pisessionfs /sbin/pisessionfs /bin/pisessionfs)
 SYS_INSTALLED=()
 SYS_NEW_DIRS=()
@@ -83,7 +131,8 @@ for f in "${SYS_FILES[@]}" "${SHADOWS[@]}"; do
 		die "$f exists and was not installed by this test; not replacing it (remove it to run this part)"
 	fi
 done
-for d in /usr/local/share/man/man1 /usr/local/share/man /usr/local/share /usr/local/bin; do
+for d in /usr/local/share/man/man1 /usr/local/share/man /usr/local/share /usr/local/bin \
+	/usr/local/lib/systemd/user /usr/local/lib/systemd /usr/local/lib; do
 	[[ -d $d ]] || SYS_NEW_DIRS+=("$d")
 done
 # Recorded before make runs, so a half-done install is removed too.
@@ -153,5 +202,11 @@ fsx_out umount "$SYS_MNT"
 assert_eq "umount unmounts the fstab mount" "0" "$RC$ERR"
 assert_true "it is no longer mounted" bash -c "! grep -q ' $SYS_MNT ' /proc/self/mountinfo"
 if [[ -n ${pid:-} ]] && daemon_gone "$pid"; then pass; else fail "the daemon (${pid:-not found}) did not exit after umount"; fi
+
+fsx_out make -s -C "$REPO" uninstall
+assert_eq "make uninstall (PREFIX=/usr/local) succeeds" 0 "$RC$ERR"
+for f in "${SYS_FILES[@]}"; do
+	if [[ -e $f || -L $f ]]; then fail "make uninstall left $f"; else pass; fi
+done
 
 finish
