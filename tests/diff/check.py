@@ -18,10 +18,9 @@ docs/layout.md describes it and compared with what pi says:
 * a branch listed by label still resolves as `NNNN~<id>` (not listed);
 * `leaf` is a relative symlink to the entry file of pi's leaf;
 * `labels/` holds one relative symlink per live label (pi's getLabel()) to the
-  labelled entry's file (when several entries carry the same label, any of
-  them is accepted; labels that escape to "." or ".." cannot be listed and
-  are not required; when several entries carry one label, the others may be
-  listed as `<label>~<id>`);
+  labelled entry's file (labels and branch names shown as typed, docs/layout.md
+  "Escaping"; when several entries carry the same label, any of them is
+  accepted as `<label>`, and the others may be listed as `<label>~<id>`);
 * `name` is pi's getSessionName() + "\\n", or empty;
 * `header.json` equals the first line; `entries/<id>.json` and `session.jsonl`
   equal the stored bytes; `problems` is present, and empty for files pi
@@ -77,6 +76,26 @@ def esc(s):
     """docs/layout.md escaping: every byte outside the safe set as %XX."""
     b = s.encode("utf-8", "surrogatepass")
     return "".join(chr(c) if c in SAFE else "%%%02X" % c for c in b)
+
+
+def typed(s):
+    """docs/layout.md escaping of labels and branch names, shown as typed:
+    only '/', control characters, the dots of "." and "..", a '%' before two
+    upper-case hex digits (and a '~' that would read as a cut name's mark)
+    are written %XX.  The generator's labels are short: no name is cut."""
+    b = s.encode("utf-8", "surrogatepass")
+    dots = b in (b".", b"..")
+    out = bytearray()
+    for i, c in enumerate(b):
+        pct = c == 0x25 and re.fullmatch(rb"[0-9A-F]{2}", b[i + 1:i + 3]) is not None
+        if c == 0x2F or c < 0x20 or c == 0x7F or dots or pct:
+            out += b"%%%02X" % c
+        else:
+            out.append(c)
+    name = out.decode("utf-8", "surrogatepass")
+    if re.search(r"~h[0-9a-f]{16}$", name):
+        name = name[:-18] + "%7E" + name[-17:]
+    return name
 
 
 def unesc(s):
@@ -363,7 +382,7 @@ def build_layout(sess):
         name = by_id
         lab = labels.get(e["id"])
         if lab:
-            cand = prefix + esc(lab)
+            cand = prefix + typed(lab)
             if cand not in d.dirs:
                 name = cand
         if name in d.dirs:
@@ -658,7 +677,7 @@ class SessionCheck:
         want = {}
         for ident, lab in s["labels"].items():
             if ident in pos:
-                want.setdefault(esc(lab), []).append(ident)
+                want.setdefault(typed(lab), []).append(ident)
         for n in (".", ".."):
             want.pop(n, None)
         try:
@@ -670,7 +689,7 @@ class SessionCheck:
         # their links are named. Accepted: one of them as labels/<label>, the
         # others as labels/<label>~<id>.
         for ident, lab in s["labels"].items():
-            n = esc(lab)
+            n = typed(lab)
             if ident in pos and len(want.get(n, ())) > 1:
                 alt = "%s~%s" % (n, esc(ident))
                 if alt in have:
@@ -681,7 +700,7 @@ class SessionCheck:
             self.fail("labels/%s: missing (pi: label of %s)" % (n, ", ".join(want[n])))
         for n in sorted(set(want) & set(have)):
             targets = [where[pos[i]] for i in want[n]]
-            self.check_link("labels/" + n, targets, "the entry labelled %r" % unesc(n))
+            self.check_link("labels/" + n, targets, "the entry labelled %r" % n)
 
         # 6. name, header.json, entries/, session.jsonl, problems
         name = self.read("name")
