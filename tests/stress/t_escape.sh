@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # No path inside the mount leads outside the store.
 #
-# The store holds symlinks (a session file to /etc/passwd, to another
-# session, to a session file outside the store, to /etc; project directories
-# to /etc and to another project): none is shown.  A session holds hostile
+# The store holds symlinks: session files to /etc/passwd, to another
+# session, to a session file outside the store, to /etc: none is shown.
+# Project directories that are symlinks (to /etc, to another project, to a
+# directory outside the store) are followed, as pi follows them
+# (docs/security.md): they show the *.jsonl files of their target, and
+# nothing else of it.  A session holds hostile
 # ids, labels, tool names and types (../, /, ., .., %, control characters),
 # a header whose parentSession is /etc/passwd and whose cwd climbs with
 # ../; other sessions have odd cwds and names (for the by-cwd and by-name
@@ -23,13 +26,14 @@
 . "$(dirname "$0")/common.sh" "$@"
 
 OUTSIDE=$T_DIR/outside
-mkdir -p "$OUTSIDE" "$STORE/--e--" "$STORE/--f--" "$STORE/--g--"
+LINKED=$T_DIR/linked-project
+mkdir -p "$OUTSIDE" "$LINKED" "$STORE/--e--" "$STORE/--f--" "$STORE/--g--"
 PASSWD_LINE=$(head -1 /etc/passwd)
 [[ -n $PASSWD_LINE ]] || die "/etc/passwd is empty"
 
-python3 - "$STORE" "$OUTSIDE" <<'EOF'
+python3 - "$STORE" "$OUTSIDE" "$LINKED" <<'EOF'
 import json, os, sys
-store, outside = sys.argv[1:3]
+store, outside, linked = sys.argv[1:4]
 def ts(i):
     return "2026-01-01T00:00:%02d.000Z" % (i % 60)
 def user(i, ident, parent, text):
@@ -98,6 +102,12 @@ write(os.path.join(store, "--f--", "swap.jsonl"),
 write(os.path.join(outside, "secret.jsonl"),
       {"type": "session", "version": 3, "id": "ffffffff-0000-0000-0000-00000000dead", "timestamp": ts(0), "cwd": "/secret"},
       [user(1, "s1", None, "SECRET-OUTSIDE-THE-STORE"), asst(2, "s2", "s1", "SECRET-OUTSIDE-THE-STORE too")])
+# A project folder outside the store that the store links to (followed).
+write(os.path.join(linked, "linked.jsonl"),
+      {"type": "session", "version": 3, "id": "ffffffff-0000-0000-0000-00000000beef", "timestamp": ts(0), "cwd": "/linked"},
+      [user(1, "l1", None, "REACHED-THROUGH-A-LINKED-PROJECT"), asst(2, "l2", "l1", "ok")])
+with open(os.path.join(linked, "notes.txt"), "w") as f:
+    f.write("NOT-A-SESSION-OF-THE-LINKED-PROJECT\n")
 EOF
 ln -s /etc/passwd "$STORE/--e--/link-passwd.jsonl"
 ln -s ../--f--/t.jsonl "$STORE/--e--/link-session.jsonl"
@@ -106,7 +116,7 @@ ln -s /etc "$STORE/--e--/link-dir.jsonl"
 ln -s hostile.jsonl "$STORE/--e--/link-same.jsonl"
 ln -s /etc "$STORE/--linkproj--"
 ln -s -- --f-- "$STORE/--linkproj2--"
-ln -s "$OUTSIDE" "$STORE/--linkoutside--"
+ln -s "$LINKED" "$STORE/--linkoutside--"
 mkdir "$STORE/--e--/dir.jsonl"
 SECRET_BEFORE=$(sha256sum <"$OUTSIDE/secret.jsonl")
 
@@ -125,14 +135,19 @@ dirs_of() {
 	done < <(fsx ls -A "$1")
 	echo "${out[*]}"
 }
-assert_eq "the root lists only the real project directories (and the daemon's own)" \
-	"--e-- --f-- --g--" "$(dirs_of "$MNT" | tr ' ' '\n' | grep -vxE '\.pisessionfs|by-id|by-name|by-cwd|recent' | tr '\n' ' ' | sed 's/ $//')"
+assert_eq "the root lists the project directories, linked ones too (and the daemon's own)" \
+	"--e-- --f-- --g-- --linkoutside-- --linkproj-- --linkproj2--" "$(dirs_of "$MNT" | tr ' ' '\n' | grep -vxE '\.pisessionfs|by-id|by-name|by-cwd|recent' | tr '\n' ' ' | sed 's/ $//')"
 assert_eq "--e-- lists only the real session file" "hostile" "$(dirs_of "$MNT/--e--")"
 for n in link-passwd link-session link-outside link-dir link-same dir; do
 	assert_missing "$MNT/--e--/$n"
 done
-assert_missing "$MNT/--linkproj--"
-assert_missing "$MNT/--linkoutside--"
+# A linked project shows its target's *.jsonl files as sessions, and only them.
+etc_sessions=$(find /etc/ -maxdepth 1 -name '*.jsonl' -type f -printf '%f\n' | sed 's/\.jsonl$//' | sort | tr '\n' ' ' | sed 's/ $//')
+assert_eq "--linkproj-- (/etc) lists only the *.jsonl files of /etc" "$etc_sessions" "$(dirs_of "$MNT/--linkproj--")"
+assert_eq "--linkoutside-- lists its session and nothing else" "linked" "$(fsx ls -A "$MNT/--linkoutside--" | grep -vx usage.csv | tr '\n' ' ' | sed 's/ $//')"
+fsx_out cat "$MNT/--linkoutside--/linked/session.jsonl"
+assert_contains "a linked project's session reads" "REACHED-THROUGH-A-LINKED-PROJECT" "$OUT"
+assert_eq "--linkproj2-- shows --f--'s sessions" "$(dirs_of "$MNT/--f--")" "$(dirs_of "$MNT/--linkproj2--")"
 assert_missing "$MNT/by-id/ffffffff-0000-0000-0000-00000000dead"
 
 # --- header.json: parentSession is text ----------------------------------------------
