@@ -53,6 +53,18 @@ static int psfs_is_root_session(const char *name)
 	return psfs_root_name_free(name) && store_stat_session(psfs_self()->store, "", name, &st) == PS_OK;
 }
 
+/* The end of psfs_split once the session is named: p follows its name. */
+static void psfs_split_rest(const char *p, struct psfs_path *out)
+{
+	out->depth = 2;
+	while (*p == '/')
+		p++;
+	if (*p) {
+		out->rest = p;
+		out->depth = 3;
+	}
+}
+
 /* Splits a path into project, session and the rest.  A session at the
  * store root (psfs_is_root_session) has the project "". */
 int psfs_split(const char *path, struct psfs_path *out)
@@ -73,13 +85,7 @@ int psfs_split(const char *path, struct psfs_path *out)
 	if (psfs_is_root_session(out->project)) {
 		memcpy(out->session, out->project, sizeof out->session);
 		out->project[0] = '\0';
-		out->depth = 2;
-		while (*p == '/')
-			p++;
-		if (*p) {
-			out->rest = p;
-			out->depth = 3;
-		}
+		psfs_split_rest(p, out);
 		return 0;
 	}
 	while (*p == '/')
@@ -90,14 +96,7 @@ int psfs_split(const char *path, struct psfs_path *out)
 	if (n > NAME_MAX)
 		return -ENAMETOOLONG;
 	memcpy(out->session, p, n);
-	out->depth = 2;
-	p += n;
-	while (*p == '/')
-		p++;
-	if (*p) {
-		out->rest = p;
-		out->depth = 3;
-	}
+	psfs_split_rest(p + n, out);
 	return 0;
 }
 
