@@ -93,11 +93,11 @@ static int psfs_readdir_all(const char *path, void *buf, fuse_fill_dir_t filler,
 	filler(buf, "..", NULL, 0, 0);
 	if (views_owns(path))
 		return views_readdir(fs, path, buf, filler);
-	if (pending || strcmp(path, JOURNAL_REJECTED) == 0) {
+	if (pending) {
 		/* Only in-memory nodes. */
-	} else if (strcmp(path, JOURNAL_DIR) == 0) {
-		filler(buf, "log", NULL, 0, 0);
-		filler(buf, "rejected", NULL, 0, 0);
+	} else if (journal_owns(path)) {
+		if ((res = journal_readdir(path, buf, filler)))
+			return res;
 	} else if (p.depth == 0) {
 		filler(buf, JOURNAL_NAME, NULL, 0, 0);
 		for (size_t i = 0; views_names[i]; i++)

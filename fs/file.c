@@ -113,6 +113,22 @@ int psfs_open_overlay(const char *path, struct fuse_file_info *fi, int *found)
 	return 0;
 }
 
+/* A read handle on a text made at open by a gate (the journal's log,
+ * usage.csv): the handle takes text, or frees it on failure. */
+static int psfs_open_text(const char *path, struct fuse_file_info *fi, char *text, size_t len)
+{
+	struct psfs_file *f = psfs_file_new(HANDLE_READ, path);
+	if (!f) {
+		free(text);
+		return -ENOMEM;
+	}
+	f->data = text;
+	f->len = len;
+	fi->fh = (uint64_t)(uintptr_t)f;
+	fi->direct_io = 1;
+	return 0;
+}
+
 int psfs_open(const char *path, struct fuse_file_info *fi)
 {
 	struct psfs *fs = psfs_self();
@@ -127,17 +143,12 @@ int psfs_open(const char *path, struct fuse_file_info *fi)
 	res = psfs_open_overlay(path, fi, &found);
 	if (found)
 		return res;
-	if (strcmp(path, JOURNAL_LOG) == 0) {
-		if (writing)
-			return -EACCES;
-		if (!(f = psfs_file_new(HANDLE_READ, path)) || !(f->data = journal_snapshot(&f->len))) {
-			if (f)
-				psfs_file_free(f);
-			return -ENOMEM;
-		}
-		fi->fh = (uint64_t)(uintptr_t)f;
-		fi->direct_io = 1;
-		return 0;
+	if (journal_owns(path)) {
+		char *text = NULL;
+		size_t len = 0;
+		if ((res = journal_open(path, fi->flags, &text, &len)))
+			return res;
+		return psfs_open_text(path, fi, text, len);
 	}
 	if (!psfs_split(path, &p) && ((p.depth == 1 && strcmp(p.project, VIEWS_USAGE_CSV) == 0) ||
 				      (p.depth == 2 && strcmp(p.session, VIEWS_USAGE_CSV) == 0))) {
@@ -498,7 +509,7 @@ int psfs_commit_file(const char *at, const char *as, uint64_t serial, int *appen
 		}
 	}
 	overlay_unlock();
-	if (!wanted || psfs_is_journal(as))
+	if (!wanted || journal_owns(as))
 		goto out;
 	if (!text || (pending && (!fork_id || !label))) {
 		res = -ENOMEM;

@@ -110,11 +110,6 @@ char *psfs_dirname(const char *path, const char **name)
 	return strndup(path, (size_t)(slash - path));
 }
 
-int psfs_is_journal(const char *path)
-{
-	return strcmp(path, JOURNAL_DIR) == 0 || strncmp(path, JOURNAL_DIR "/", sizeof JOURNAL_DIR) == 0;
-}
-
 /* Resolves a path inside a session; on success the session stays acquired
  * (release with store_release). */
 int psfs_locate(const char *path, struct psfs_path *p, struct store_ref *ref, struct layout_node *node)
@@ -275,23 +270,14 @@ int psfs_getattr(const char *path, struct stat *st, struct fuse_file_info *fi)
 	/* The log and the rejected texts stay reachable even when the store
 	 * directory is gone: that is when they are most needed. */
 	if (fstatat(AT_FDCWD, store_root(fs->store), &file, 0) != 0) {
-		if (!psfs_is_journal(path) && p.depth != 0)
+		if (!journal_owns(path) && p.depth != 0)
 			return -errno;
 		memset(&file, 0, sizeof file);
 		file.st_uid = getuid();
 		file.st_gid = getgid();
 	}
-	if (psfs_is_journal(path)) {
-		psfs_dir_stat(st, &file, 0555);
-		if (strcmp(path, JOURNAL_LOG) == 0) {
-			st->st_mode = S_IFREG | 0444;
-			st->st_nlink = 1;
-			st->st_size = (off_t)journal_size();
-		} else if (strcmp(path, JOURNAL_DIR) != 0 && strcmp(path, JOURNAL_REJECTED) != 0) {
-			return -ENOENT;
-		}
-		return 0;
-	}
+	if (journal_owns(path))
+		return journal_getattr(path, &file, st);
 	if ((p.depth == 1 && strcmp(p.project, VIEWS_USAGE_CSV) == 0) ||
 	    (p.depth == 2 && strcmp(p.session, VIEWS_USAGE_CSV) == 0)) {
 		size_t len;

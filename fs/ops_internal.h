@@ -82,8 +82,6 @@ int psfs_locate(const char *path, struct psfs_path *p, struct store_ref *ref, st
 char *psfs_dirname(const char *path, const char **name);
 /* Whether path is one libfuse gives a file removed while open. */
 int psfs_is_fuse_hidden(const char *path);
-/* Whether path is the journal (.pisessionfs) or inside it. */
-int psfs_is_journal(const char *path);
 /* Whether a name at the mount root may be a session of a flat store. */
 int psfs_root_name_free(const char *name);
 
