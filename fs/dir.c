@@ -8,6 +8,7 @@
 #include <unistd.h>
 #include "journal.h"
 #include "ops_internal.h"
+#include "usagecsv.h"
 #include "view.h"
 #include "views.h"
 
@@ -102,7 +103,7 @@ static int psfs_readdir_all(const char *path, void *buf, fuse_fill_dir_t filler,
 		filler(buf, JOURNAL_NAME, NULL, 0, 0);
 		for (size_t i = 0; views_names[i]; i++)
 			filler(buf, views_names[i], NULL, 0, 0);
-		filler(buf, VIEWS_USAGE_CSV, NULL, 0, 0);
+		usagecsv_readdir(&p, buf, filler);
 		err = store_list_project_names(fs->store, psfs_fill_store, &f);
 		/* Session files directly in the store, beside the projects (a
 		 * project or a view of the same name wins: psfs_split). */
@@ -111,7 +112,7 @@ static int psfs_readdir_all(const char *path, void *buf, fuse_fill_dir_t filler,
 	} else if (p.depth == 1) {
 		err = store_list_session_names(fs->store, p.project, psfs_fill_store, &f);
 		if (!err)
-			filler(buf, VIEWS_USAGE_CSV, NULL, 0, 0);
+			usagecsv_readdir(&p, buf, filler);
 	} else {
 		err = store_acquire(fs->store, p.project, p.session, &ref);
 		if (err)

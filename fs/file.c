@@ -150,20 +150,12 @@ int psfs_open(const char *path, struct fuse_file_info *fi)
 			return res;
 		return psfs_open_text(path, fi, text, len);
 	}
-	if (!psfs_split(path, &p) && ((p.depth == 1 && strcmp(p.project, VIEWS_USAGE_CSV) == 0) ||
-				      (p.depth == 2 && strcmp(p.session, VIEWS_USAGE_CSV) == 0))) {
-		if (writing)
-			return -EACCES;
-		if (!(f = psfs_file_new(HANDLE_READ, path)))
-			return -ENOMEM;
-		res = views_usage_csv(fs, p.depth == 2 ? p.project : NULL, &f->data, &f->len);
-		if (res) {
-			psfs_file_free(f);
+	if (!psfs_split(path, &p) && usagecsv_owns(&p)) {
+		char *text = NULL;
+		size_t len = 0;
+		if ((res = usagecsv_open(fs, &p, fi->flags, &text, &len)))
 			return res;
-		}
-		fi->fh = (uint64_t)(uintptr_t)f;
-		fi->direct_io = 1;
-		return 0;
+		return psfs_open_text(path, fi, text, len);
 	}
 	if ((res = psfs_locate(path, &p, &ref, &node)))
 		return res == -EINVAL ? -EISDIR : res;

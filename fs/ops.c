@@ -278,20 +278,8 @@ int psfs_getattr(const char *path, struct stat *st, struct fuse_file_info *fi)
 	}
 	if (journal_owns(path))
 		return journal_getattr(path, &file, st);
-	if ((p.depth == 1 && strcmp(p.project, VIEWS_USAGE_CSV) == 0) ||
-	    (p.depth == 2 && strcmp(p.session, VIEWS_USAGE_CSV) == 0)) {
-		size_t len;
-		if (p.depth == 2 && (err = store_stat_project(fs->store, p.project, &file)))
-			return -psfs_errno(err);
-		res = usagecsv_size(fs, p.depth == 2 ? p.project : NULL, &len);
-		if (res)
-			return res;
-		psfs_dir_stat(st, &file, 0444);
-		st->st_mode = S_IFREG | 0444;
-		st->st_nlink = 1;
-		st->st_size = (off_t)len;
-		return 0;
-	}
+	if (usagecsv_owns(&p))
+		return usagecsv_getattr(fs, &p, &file, st);
 	switch (p.depth) {
 	case 0:
 		psfs_dir_stat(st, &file, 0555);

@@ -26,13 +26,6 @@
 #include "overlay.h"
 #include "pisessionfs.h"
 
-struct psfs_path {
-	char project[NAME_MAX + 1];
-	char session[NAME_MAX + 1];
-	const char *rest;   /* inside the session directory, "" for itself */
-	int depth;          /* 0 root, 1 project, 2 session, 3 inside */
-};
-
 enum psfs_handle {
 	HANDLE_READ,    /* a snapshot taken at open (data), or the raw file (fd) */
 	HANDLE_OVERLAY, /* an in-memory file */

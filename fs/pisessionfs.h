@@ -5,6 +5,7 @@
 #define FUSE_USE_VERSION 312
 #include <fuse.h>
 #include <fuse_lowlevel.h>
+#include <limits.h>
 #include "store.h"
 
 struct psfs_config {
@@ -32,6 +33,16 @@ struct psfs {
 };
 
 extern const struct fuse_operations psfs_ops;
+
+/* A mount path split by psfs_split (ops.c): what the gates of the special
+ * files (usagecsv.h) are given, so they need not route paths again. */
+struct psfs_path {
+	char project[NAME_MAX + 1];
+	char session[NAME_MAX + 1];
+	const char *rest;   /* inside the session directory, "" for itself */
+	int depth;          /* 0 root, 1 project, 2 session, 3 inside */
+};
+
 
 /* Kernel cache timeouts when -o timeout is not given (seconds): long while
  * the watcher invalidates what changes, short where changes go unheard. */
