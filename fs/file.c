@@ -14,6 +14,8 @@
 #include "commit.h"
 #include "journal.h"
 #include "ops_internal.h"
+#include "sizer.h"
+#include "watch.h"
 #include "usagecsv.h"
 #include "view.h"
 #include "views.h"

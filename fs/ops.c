@@ -21,6 +21,8 @@
 #include "overlay.h"
 #include "ops_internal.h"
 #include "pisessionfs.h"
+#include "sizer.h"
+#include "watch.h"
 #include "view.h"
 #include "usagecsv.h"
 #include "views.h"

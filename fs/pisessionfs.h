@@ -43,7 +43,6 @@ struct psfs_path {
 	int depth;          /* 0 root, 1 project, 2 session, 3 inside */
 };
 
-
 /* Kernel cache timeouts when -o timeout is not given (seconds): long while
  * the watcher invalidates what changes, short where changes go unheard. */
 #define PSFS_TIMEOUT_WATCHED 10.0
@@ -51,28 +50,5 @@ struct psfs_path {
 
 /* errno for a core error. */
 int psfs_errno(ps_err err);
-
-/* The change watcher: a thread that follows the store with inotify and
- * invalidates the kernel's caches for what changed.  Never called from a
- * handler (libfuse's doc/README.notifications). */
-int psfs_watch_start(struct psfs *fs);
-void psfs_watch_stop(void);
-/* Whether the watcher hears every change to the store: it runs, and the
- * store is on a local file system.  Only then may the kernel keep names
- * and attributes long (psfs_init). */
-int psfs_watch_hears_all(void);
-/* The sizer threads (fs/sizer.c): size a session's entry files ahead of a
- * reader that stats them all.  hint is called by a stat that had to render
- * an entry (session locked by the caller); sizing goes on from entry. */
-int psfs_sizer_start(struct psfs *fs);
-void psfs_sizer_stop(void);
-void psfs_sizer_hint(const char *project, const char *session, const struct ps_session *s, uint32_t entry);
-/* Called when an entry file is opened for reading: the sizers stop, and
- * ignore hints for a second. */
-void psfs_sizer_reading(void);
-
-/* Asks the watcher thread to invalidate a path: what a handler uses when
- * its own write changed what the kernel has cached. */
-void psfs_watch_queue(const char *path);
 
 #endif
