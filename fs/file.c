@@ -476,7 +476,7 @@ int psfs_commit_file(const char *at, const char *as, uint64_t serial, int *appen
 	char *dir = psfs_dirname(as, &name);
 	char *text = NULL, *fork_id = NULL, *label = NULL, *edit_of = NULL;
 	size_t len = 0;
-	int pending = 0, wanted = 0, committed = 0, res = 0;
+	int pending = 0, wanted = 0, committed = 0, nomem = 0, res = 0;
 
 	if (!dir)
 		return -ENOMEM;
@@ -485,8 +485,11 @@ int psfs_commit_file(const char *at, const char *as, uint64_t serial, int *appen
 	struct overlay_node *parent = overlay_get(dir);
 	if (file && file->kind == OVERLAY_FILE && (!serial || file->serial == serial)) {
 		serial = file->serial;
-		if (strcmp(at, as) == 0 && file->edit_of)
-			edit_of = strdup(file->edit_of);
+		/* Without its copy, an edit would be taken for a new file (or
+		 * for no entry at all: `name`), and the close would report
+		 * success for text never appended. */
+		if (strcmp(at, as) == 0 && file->edit_of && !(edit_of = strdup(file->edit_of)))
+			nomem = 1;
 		/* A blank file over an entry moved aside is wanted too: it is
 		 * refused as an emptied entry, not kept as a side file. */
 		wanted = (commit_is_entry_name(name) || edit_of) &&
@@ -503,12 +506,17 @@ int psfs_commit_file(const char *at, const char *as, uint64_t serial, int *appen
 		}
 	}
 	overlay_unlock();
-	if (!wanted || journal_owns(as))
+	if (journal_owns(as))
 		goto out;
-	if (!text || (pending && (!fork_id || !label))) {
+	if (nomem || (wanted && (!text || (pending && (!fork_id || !label))))) {
+		/* Nothing appended; the text stays in the file, where a later
+		 * close or rename commits it. */
+		journal_log("could not append %s: out of memory (its text stays in the file)", as);
 		res = -ENOMEM;
 		goto out;
 	}
+	if (!wanted)
+		goto out;
 	const char *target = edit_of ? edit_of : dir;
 	res = pending ? psfs_split(dir, &p) : psfs_locate(target, &p, &ref, &node);
 	if (!res && pending) {
