@@ -634,7 +634,8 @@ static int psfs_commit(struct psfs_file *f, int last)
 	}
 	ps_err err = store_acquire(fs->store, f->project, f->session, &ref);
 	if (err) {
-		journal_reject(f->path, f->data ? f->data : "", f->len, "the session is gone");
+		journal_reject(f->path, f->data ? f->data : "", f->len,
+			       err == PS_ERR_NOMEM ? "out of memory" : "the session is gone");
 		res = -psfs_errno(err);
 		goto out;
 	}
@@ -651,9 +652,10 @@ static int psfs_commit(struct psfs_file *f, int last)
 			/* Appended: later writes on this handle go after it. */
 			f->raw_base += f->len;
 			f->len = 0;
-		} else if (res == -EINVAL) {
-			/* Refused lines are kept in rejected/; later lines on this
-			 * descriptor start afresh. */
+		} else if (res == -EINVAL || res == -ENOMEM) {
+			/* Refused lines are kept in rejected/ (short of memory
+			 * too: commit_raw); later lines on this descriptor start
+			 * afresh. */
 			f->len = 0;
 		}
 		break;
