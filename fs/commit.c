@@ -219,7 +219,7 @@ int commit_name(struct store_ref *ref, const char *path, const char *text, size_
 	size_t n = 0;
 	int res = 0;
 	if (!name)
-		return -ENOMEM;
+		return commit_refuse(path, text, len, PS_ERR_NOMEM, "out of memory");
 	/* pi: name.replace(/[\r\n]+/g, " ").trim() */
 	for (size_t i = 0; i < len;) {
 		if (text[i] == '\r' || text[i] == '\n') {
@@ -275,7 +275,7 @@ int commit_raw(struct store_ref *ref, const char *path, const char *text, size_t
 			struct append_item *grown = realloc(items, ncap * sizeof *grown);
 			if (!grown) {
 				json_decref(entry);
-				res = -ENOMEM;
+				res = commit_refuse(path, text, len, PS_ERR_NOMEM, "out of memory");
 				goto out;
 			}
 			items = grown;

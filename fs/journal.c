@@ -1,3 +1,5 @@
+#include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -153,4 +155,54 @@ size_t journal_size(void)
 	size_t n = jr.len;
 	pthread_mutex_unlock(&jr.lock);
 	return n;
+}
+
+int journal_owns(const char *path)
+{
+	return strcmp(path, JOURNAL_DIR) == 0 || strncmp(path, JOURNAL_DIR "/", sizeof JOURNAL_DIR) == 0;
+}
+
+int journal_getattr(const char *path, const struct stat *like, struct stat *st)
+{
+	memset(st, 0, sizeof *st);
+	st->st_uid = like->st_uid;
+	st->st_gid = like->st_gid;
+	st->st_atim = like->st_atim;
+	st->st_mtim = like->st_mtim;
+	st->st_ctim = like->st_ctim;
+	if (strcmp(path, JOURNAL_LOG) == 0) {
+		st->st_mode = S_IFREG | 0444;
+		st->st_nlink = 1;
+		st->st_size = (off_t)journal_size();
+		return 0;
+	}
+	if (strcmp(path, JOURNAL_DIR) != 0 && strcmp(path, JOURNAL_REJECTED) != 0)
+		return -ENOENT;
+	st->st_mode = S_IFDIR | 0555;
+	st->st_nlink = 2;
+	return 0;
+}
+
+int journal_readdir(const char *path, void *buf, fuse_fill_dir_t filler)
+{
+	if (strcmp(path, JOURNAL_REJECTED) == 0)
+		return 0;
+	if (strcmp(path, JOURNAL_DIR) == 0) {
+		filler(buf, "log", NULL, 0, 0);
+		filler(buf, "rejected", NULL, 0, 0);
+		return 0;
+	}
+	return strcmp(path, JOURNAL_LOG) == 0 ? -ENOTDIR : -ENOENT;
+}
+
+int journal_open(const char *path, int flags, char **data, size_t *len)
+{
+	if (strcmp(path, JOURNAL_DIR) == 0 || strcmp(path, JOURNAL_REJECTED) == 0)
+		return -EISDIR;
+	if (strcmp(path, JOURNAL_LOG) != 0)
+		return -ENOENT;
+	if ((flags & O_ACCMODE) != O_RDONLY)
+		return -EACCES;
+	*data = journal_snapshot(len);
+	return *data ? 0 : -ENOMEM;
 }

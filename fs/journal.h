@@ -5,6 +5,8 @@
 #define PSFS_JOURNAL_H
 
 #include <stddef.h>
+#include <sys/stat.h>
+#include "pisessionfs.h"
 
 #define JOURNAL_NAME ".pisessionfs"
 #define JOURNAL_DIR "/" JOURNAL_NAME
@@ -27,5 +29,20 @@ void journal_set_rejected_budget(size_t bytes);
 /* A copy of the log (new buffer); *len its length. */
 char *journal_snapshot(size_t *len);
 size_t journal_size(void);
+
+/* The gate of MOUNT/.pisessionfs/ for the FUSE operations, as views.h
+ * is for the views.  The rejected texts themselves are in-memory files
+ * (overlay.h), found before the gate is asked. */
+/* Whether path is the journal directory or inside it. */
+int journal_owns(const char *path);
+/* Attributes of the journal, its log and rejected/: owner and times
+ * of like (the store directory's).  0 or -ENOENT. */
+int journal_getattr(const char *path, const struct stat *like, struct stat *st);
+/* The names the journal adds to a listing of path (those of rejected/
+ * are the overlay's).  0, -ENOTDIR or -ENOENT. */
+int journal_readdir(const char *path, void *buf, fuse_fill_dir_t filler);
+/* Opens the log: a snapshot taken now (*data new, the caller frees it).
+ * 0, -EACCES for writing, -EISDIR, -ENOENT or -ENOMEM. */
+int journal_open(const char *path, int flags, char **data, size_t *len);
 
 #endif

@@ -18,6 +18,8 @@
 #include "journal.h"
 #include "overlay.h"
 #include "pisessionfs.h"
+#include "sizer.h"
+#include "watch.h"
 #include "recover.h"
 #include "usagecsv.h"
 #include "view.h"

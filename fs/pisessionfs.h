@@ -5,6 +5,7 @@
 #define FUSE_USE_VERSION 312
 #include <fuse.h>
 #include <fuse_lowlevel.h>
+#include <limits.h>
 #include "store.h"
 
 struct psfs_config {
@@ -33,6 +34,15 @@ struct psfs {
 
 extern const struct fuse_operations psfs_ops;
 
+/* A mount path split by psfs_split (ops.c): what the gates of the special
+ * files (usagecsv.h) are given, so they need not route paths again. */
+struct psfs_path {
+	char project[NAME_MAX + 1];
+	char session[NAME_MAX + 1];
+	const char *rest;   /* inside the session directory, "" for itself */
+	int depth;          /* 0 root, 1 project, 2 session, 3 inside */
+};
+
 /* Kernel cache timeouts when -o timeout is not given (seconds): long while
  * the watcher invalidates what changes, short where changes go unheard. */
 #define PSFS_TIMEOUT_WATCHED 10.0
@@ -40,28 +50,5 @@ extern const struct fuse_operations psfs_ops;
 
 /* errno for a core error. */
 int psfs_errno(ps_err err);
-
-/* The change watcher: a thread that follows the store with inotify and
- * invalidates the kernel's caches for what changed.  Never called from a
- * handler (libfuse's doc/README.notifications). */
-int psfs_watch_start(struct psfs *fs);
-void psfs_watch_stop(void);
-/* Whether the watcher hears every change to the store: it runs, and the
- * store is on a local file system.  Only then may the kernel keep names
- * and attributes long (psfs_init). */
-int psfs_watch_hears_all(void);
-/* The sizer threads (fs/sizer.c): size a session's entry files ahead of a
- * reader that stats them all.  hint is called by a stat that had to render
- * an entry (session locked by the caller); sizing goes on from entry. */
-int psfs_sizer_start(struct psfs *fs);
-void psfs_sizer_stop(void);
-void psfs_sizer_hint(const char *project, const char *session, const struct ps_session *s, uint32_t entry);
-/* Called when an entry file is opened for reading: the sizers stop, and
- * ignore hints for a second. */
-void psfs_sizer_reading(void);
-
-/* Asks the watcher thread to invalidate a path: what a handler uses when
- * its own write changed what the kernel has cached. */
-void psfs_watch_queue(const char *path);
 
 #endif

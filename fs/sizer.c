@@ -22,6 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "pisessionfs.h"
+#include "sizer.h"
 #include "view.h"
 
 #define SIZER_MAX_THREADS 4

@@ -1,4 +1,5 @@
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -170,4 +171,47 @@ void usagecsv_clear(void)
 	for (size_t i = 0; i < USAGECSV_SLOTS; i++)
 		usagecsv_slot_free(&memo.slot[i]);
 	pthread_mutex_unlock(&memo.lock);
+}
+
+int usagecsv_owns(const struct psfs_path *p)
+{
+	return (p->depth == 1 && strcmp(p->project, VIEWS_USAGE_CSV) == 0) ||
+	       (p->depth == 2 && strcmp(p->session, VIEWS_USAGE_CSV) == 0);
+}
+
+int usagecsv_getattr(struct psfs *fs, const struct psfs_path *p, const struct stat *root, struct stat *st)
+{
+	struct stat like = *root;
+	size_t len;
+	ps_err err;
+	int res;
+
+	if (p->depth == 2 && (err = store_stat_project(fs->store, p->project, &like)))
+		return -psfs_errno(err);
+	res = usagecsv_size(fs, p->depth == 2 ? p->project : NULL, &len);
+	if (res)
+		return res;
+	memset(st, 0, sizeof *st);
+	st->st_mode = S_IFREG | 0444;
+	st->st_nlink = 1;
+	st->st_uid = like.st_uid;
+	st->st_gid = like.st_gid;
+	st->st_atim = like.st_atim;
+	st->st_mtim = like.st_mtim;
+	st->st_ctim = like.st_ctim;
+	st->st_size = (off_t)len;
+	return 0;
+}
+
+void usagecsv_readdir(const struct psfs_path *dir, void *buf, fuse_fill_dir_t filler)
+{
+	if (dir->depth == 0 || dir->depth == 1)
+		filler(buf, VIEWS_USAGE_CSV, NULL, 0, 0);
+}
+
+int usagecsv_open(struct psfs *fs, const struct psfs_path *p, int flags, char **data, size_t *len)
+{
+	if ((flags & O_ACCMODE) != O_RDONLY)
+		return -EACCES;
+	return views_usage_csv(fs, p->depth == 2 ? p->project : NULL, data, len);
 }

@@ -23,6 +23,20 @@
  * views_usage_csv fails. */
 int usagecsv_size(struct psfs *fs, const char *project, size_t *len);
 
+/* The gate of usage.csv for the FUSE operations (as views.h is for the
+ * views): the store's at the mount root, and one in every project
+ * directory.  p is the path as psfs_split split it. */
+int usagecsv_owns(const struct psfs_path *p);
+/* Attributes of a usage.csv; root: the store directory's (owner, times
+ * of the store's file).  0 or -errno. */
+int usagecsv_getattr(struct psfs *fs, const struct psfs_path *p, const struct stat *root, struct stat *st);
+/* The names usage.csv adds to a listing of the root or of a project
+ * directory (dir: that directory, split). */
+void usagecsv_readdir(const struct psfs_path *dir, void *buf, fuse_fill_dir_t filler);
+/* Opens a usage.csv: its text built now (*data new, the caller frees it).
+ * 0, -EACCES for writing, or -errno as views_usage_csv fails. */
+int usagecsv_open(struct psfs *fs, const struct psfs_path *p, int flags, char **data, size_t *len);
+
 /* Frees the memo (at unmount). */
 void usagecsv_clear(void);
 

@@ -18,6 +18,7 @@
 #include <sys/vfs.h>
 #include <unistd.h>
 #include "pisessionfs.h"
+#include "watch.h"
 #include <fuse_lowlevel.h>
 #include "layout.h"
 #include "buf.h"

@@ -1,0 +1,737 @@
+/* Namespace edits: create, truncate by path, symlink, unlink, mkdir,
+ * rmdir, rename, chmod, chown and utimens, and what they guess of
+ * editors' saves (side files, entries moved aside and written back,
+ * saved names).  History is append-only: what would change or remove
+ * an entry is refused and logged (journal_log), what adds one is
+ * committed through file.c (psfs_commit_file) or commit.c.  Shared
+ * internals: ops_internal.h. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include "commit.h"
+#include "journal.h"
+#include "ops_internal.h"
+#include "view.h"
+
+/* Where a new name may be made: a tree directory of a session, a pending
+ * branch, or labels/.  Returns the kind of directory, or -errno. */
+enum psfs_dir { DIR_TREE, DIR_PENDING, DIR_LABELS };
+
+static int psfs_parent_kind(const char *path, enum psfs_dir *kind)
+{
+	const char *name;
+	char *dir = psfs_dirname(path, &name);
+	struct psfs_path p;
+	struct store_ref ref;
+	struct layout_node node;
+	int res;
+
+	if (!dir)
+		return -ENOMEM;
+	overlay_lock();
+	struct overlay_node *parent = overlay_get(dir);
+	int pending = parent && parent->kind == OVERLAY_BRANCH;
+	overlay_unlock();
+	if (pending) {
+		*kind = DIR_PENDING;
+		free(dir);
+		return 0;
+	}
+	res = psfs_locate(dir, &p, &ref, &node);
+	free(dir);
+	if (res)
+		return res == -EINVAL ? -EPERM : res;
+	if (node.kind == LAYOUT_TREE_DIR && ref.session->have_header)
+		*kind = DIR_TREE;
+	else if (node.kind == LAYOUT_LABELS_DIR)
+		*kind = DIR_LABELS;
+	else
+		res = -EPERM;
+	store_release(psfs_self()->store, &ref);
+	return res;
+}
+
+static int psfs_ends_with(const char *name, const char *suffix)
+{
+	size_t n = strlen(name), m = strlen(suffix);
+	return n > m && strcmp(name + n - m, suffix) == 0;
+}
+
+static int psfs_is_backup_name(const char *name);
+
+/* Names of the files editors and tools make beside the one they save
+ * (docs/layout.md, "Editors' side files"): backups, hidden files, names
+ * without an extension (vim's 4913 probe, sed's sedXXXXXX, perl -i's and
+ * mkstemp's temporaries), mktemp's tmp.XXXXXXXXXX, JetBrains' safe-write
+ * names, *.tmp, *.swp.  They live in memory; any other name would be lost
+ * at unmount and is refused at create. */
+static int psfs_is_side_name(const char *name)
+{
+	return psfs_is_backup_name(name) || !strchr(name, '.') || strncmp(name, "tmp.", 4) == 0 ||
+	       psfs_ends_with(name, "___jb_tmp___") || psfs_ends_with(name, "___jb_old___") ||
+	       psfs_ends_with(name, ".tmp") || psfs_ends_with(name, ".swp");
+}
+
+int psfs_create(const char *path, mode_t mode, struct fuse_file_info *fi)
+{
+	enum psfs_dir kind;
+	int res = psfs_parent_kind(path, &kind);
+	int found;
+
+	if (res) {
+		journal_log("refused creating %s: files can be made only in a session's tree directories", path);
+		return res;
+	}
+	if (kind == DIR_LABELS) {
+		journal_log("refused creating %s: labels are symlinks (ln -s ENTRY labels/NAME)", path);
+		return -EPERM;
+	}
+	struct fuse_context *ctx = fuse_get_context();
+	overlay_lock();
+	struct overlay_node *old = overlay_get(path);
+	char *edit_of = old && old->kind == OVERLAY_HIDDEN && old->edit_of ? strdup(old->edit_of) : NULL;
+	const char *name = strrchr(path, '/') + 1;
+	if (!old && !psfs_is_side_name(name) && !commit_is_entry_name(name)) {
+		overlay_unlock();
+		journal_log("refused creating %s: a session holds entries (NAME.md, NAME.json) and editors' "
+			    "side files; any other file would be lost at unmount", path);
+		return -EPERM;
+	}
+	struct overlay_node *node = overlay_add(path, OVERLAY_FILE, mode & 07777);
+	if (node) {
+		node->uid = ctx->uid;
+		node->gid = ctx->gid;
+		node->edit_of = edit_of;
+		/* mkstemp (Python's tempfile too) opens its files so; they
+		 * are renamed into place, and that rename is the save. */
+		node->temporary = !edit_of && (fi->flags & O_ACCMODE) == O_RDWR && (fi->flags & O_EXCL) &&
+				  (mode & 07777) == 0600;
+	} else {
+		free(edit_of);
+	}
+	overlay_unlock();
+	if (!node)
+		return -ENOMEM;
+	res = psfs_open_overlay(path, fi, &found);
+	return found ? res : -ENOENT;
+}
+
+int psfs_truncate(const char *path, off_t size, struct fuse_file_info *fi)
+{
+	if (size < 0)
+		return -EINVAL;
+	if (fi && fi->fh) {
+		struct psfs_file *f = (struct psfs_file *)(uintptr_t)fi->fh;
+		int res = 0;
+		if (f->kind == HANDLE_OVERLAY) {
+			overlay_lock();
+			res = overlay_truncate(f->node, size);
+			overlay_unlock();
+			pthread_mutex_lock(&f->lock);
+			f->dirty = 1;
+			pthread_mutex_unlock(&f->lock);
+			return res;
+		}
+		if (f->kind == HANDLE_EDIT || f->kind == HANDLE_NAME) {
+			pthread_mutex_lock(&f->lock);
+			if ((size_t)size > f->len)
+				res = psfs_buffer_write(f, "", 0, (size_t)size);
+			else
+				f->len = (size_t)size;
+			f->dirty = 1;
+			pthread_mutex_unlock(&f->lock);
+			return res;
+		}
+		if (f->kind == HANDLE_RAW && (uint64_t)size >= f->raw_base)
+			return 0;
+	}
+	overlay_lock();
+	struct overlay_node *node = overlay_get(path);
+	if (node && node->kind == OVERLAY_FILE) {
+		int res = overlay_truncate(node, size);
+		overlay_unlock();
+		return res;
+	}
+	overlay_unlock();
+	journal_log("refused truncating %s: history is append-only (open it for writing instead)", path);
+	return -EPERM;
+}
+
+/* Side files editors rename an entry file to while saving it. */
+static int psfs_is_backup_name(const char *name)
+{
+	size_t n = strlen(name);
+	return name[0] == '.' || name[0] == '#' || (n && name[n - 1] == '~') ||
+	       psfs_ends_with(name, ".bak") || psfs_ends_with(name, ".orig");
+}
+
+/* The label a name in labels/ (or after NNNN~) stands for: the name as
+ * typed, with %XX read as an escape (docs/layout.md "Escaping").  NULL
+ * with *res set when no label has that name (refused and logged, so
+ * nothing is appended under a name that would then not resolve). */
+static char *psfs_label_of(const char *path, const char *name, int *res)
+{
+	ps_err err;
+	char *label = layout_typed_label(name, &err);
+	*res = 0;
+	if (!label && err) {
+		*res = -psfs_errno(err);
+	} else if (!label) {
+		journal_reject(path, name, strlen(name),
+			       "no label is named so: %XX in a name stands for the byte XX (upper-case hex), "
+			       "so a literal % before two such digits is written %25");
+		*res = -EINVAL;
+	}
+	return label;
+}
+
+/* Resolves a symlink target to an entry of the session: a path relative to
+ * labels/ (../0002-user.x.md), an entry id, or a path inside the mount. */
+static uint32_t psfs_label_target(struct ps_session *s, const struct psfs_path *p, const char *target)
+{
+	struct layout_node node;
+	struct psfs *fs = psfs_self();
+	const char *rel = NULL;
+	char prefix[PATH_MAX * 2];
+
+	if (strncmp(target, "../", 3) == 0)
+		rel = target + 3;
+	else if (target[0] == '/') {
+		snprintf(prefix, sizeof prefix, "%s/%s%s%s/", fs->mountpoint ? fs->mountpoint : "", p->project,
+			 p->project[0] ? "/" : "", p->session);
+		if (strncmp(target, prefix, strlen(prefix)) == 0)
+			rel = target + strlen(prefix);
+	} else if (!strchr(target, '/')) {
+		uint32_t e = session_find(s, target, strlen(target));
+		if (e != PS_NIL)
+			return e;
+		rel = target; /* an entry file name of the session directory */
+	}
+	if (rel && layout_resolve(s, rel, &node) == PS_OK && node.kind == LAYOUT_ENTRY)
+		return node.entry;
+	return PS_NIL;
+}
+
+int psfs_symlink(const char *target, const char *path)
+{
+	enum psfs_dir kind;
+	int res = psfs_parent_kind(path, &kind);
+	const char *name;
+	char *dir;
+
+	if (res) {
+		journal_log("refused symlink %s: only labels/ and tree directories take symlinks", path);
+		return res;
+	}
+	if (kind != DIR_LABELS) {
+		/* emacs's lock link .#f and the like: kept in memory only. */
+		struct fuse_context *ctx = fuse_get_context();
+		overlay_lock();
+		struct overlay_node *node = overlay_add(path, OVERLAY_SYMLINK, 0777);
+		res = node ? overlay_set_data(node, target, strlen(target)) : -ENOMEM;
+		if (node) {
+			node->uid = ctx->uid;
+			node->gid = ctx->gid;
+		}
+		overlay_unlock();
+		return res;
+	}
+	struct psfs_path p;
+	struct store_ref ref;
+	struct layout_node node;
+	dir = psfs_dirname(path, &name);
+	if (!dir)
+		return -ENOMEM;
+	res = psfs_locate(dir, &p, &ref, &node);
+	free(dir);
+	if (res)
+		return res;
+	/* One call, one label: a name that is there already is EEXIST (the
+	 * kernel says so too, unless its cache is stale), and the label must
+	 * be listed under the name typed, or the lookup after the call fails. */
+	char rel[PATH_MAX];
+	struct layout_node there;
+	snprintf(rel, sizeof rel, "labels/%s", name);
+	char *label = NULL;
+	uint32_t entry = psfs_label_target(ref.session, &p, target);
+	if (layout_resolve(ref.session, rel, &there) == PS_OK)
+		res = -EEXIST;
+	else if (!(label = psfs_label_of(path, name, &res)))
+		;
+	else if (entry == PS_NIL) {
+		char why[PATH_MAX + 128];
+		snprintf(why, sizeof why, "the target %s is not an entry of this session", target);
+		journal_reject(path, target, strlen(target), why);
+		res = -EINVAL;
+	} else {
+		res = commit_label(&ref, path, entry, label, PS_NIL);
+	}
+	free(label);
+	store_release(psfs_self()->store, &ref);
+	return res;
+}
+
+int psfs_unlink(const char *path)
+{
+	struct psfs_path p;
+	struct store_ref ref;
+	struct layout_node node;
+	int res;
+
+	overlay_lock();
+	struct overlay_node *ov = overlay_get(path);
+	res = ov ? 0 : 1;
+	if (ov && (ov->kind == OVERLAY_FILE || ov->kind == OVERLAY_SYMLINK || ov->kind == OVERLAY_SAVED ||
+		   ov->kind == OVERLAY_ALIAS)) {
+		/* A copy of an entry put aside and removed while the entry's
+		 * path still looks absent: the entry is back (it never left
+		 * history). */
+		struct overlay_node *hidden = ov->kind == OVERLAY_FILE && ov->edit_of ? overlay_get(ov->edit_of) : NULL;
+		if (hidden && hidden->kind == OVERLAY_HIDDEN)
+			overlay_remove(hidden);
+		overlay_remove(ov);
+	} else if (ov) {
+		res = ov->kind == OVERLAY_HIDDEN ? -ENOENT : -EISDIR;
+	}
+	overlay_unlock();
+	if (res <= 0)
+		return res;
+	if ((res = psfs_locate(path, &p, &ref, &node)))
+		return res == -EINVAL ? -EPERM : res;
+	if (node.kind == LAYOUT_LABEL) {
+		res = commit_label(&ref, path, node.entry, NULL, PS_NIL);
+	} else {
+		journal_log("refused removing %s: history is append-only", path);
+		res = layout_is_dir(node.kind) ? -EISDIR : -EPERM;
+	}
+	store_release(psfs_self()->store, &ref);
+	return res;
+}
+
+int psfs_mkdir(const char *path, mode_t mode)
+{
+	struct psfs_path p;
+	struct store_ref ref;
+	struct layout_node dirnode, exists;
+	const char *name;
+	char *dir = psfs_dirname(path, &name);
+	int res;
+	uint32_t depth = 0;
+	char *end = NULL;
+
+	if (!dir)
+		return -ENOMEM;
+	res = psfs_locate(dir, &p, &ref, &dirnode);
+	free(dir);
+	if (res) {
+		journal_log("refused mkdir %s: branches are made inside a session (NNNN~name)", path);
+		return res == -EINVAL ? -EPERM : res;
+	}
+	struct ps_session *s = ref.session;
+	unsigned long d = strtoul(name, &end, 10);
+	if (end - name >= 4 && *end == '~' && end[1] && d >= 1 && d < PS_NIL)
+		depth = (uint32_t)d;
+	if (dirnode.kind != LAYOUT_TREE_DIR || !depth || !s->have_header) {
+		journal_log("refused mkdir %s: a new branch is a directory NNNN~name in a tree directory", path);
+		res = -EPERM;
+		goto out;
+	}
+	char rel[PATH_MAX];
+	snprintf(rel, sizeof rel, "%s%s%s", p.rest, p.rest[0] ? "/" : "", name);
+	if (layout_resolve(s, rel, &exists) == PS_OK) {
+		res = -EEXIST;
+		goto out;
+	}
+	/* The fork point: the entry of depth NNNN-1 on this directory's chain. */
+	uint32_t fork = PS_NIL;
+	if (depth > 1) {
+		uint32_t lo = dirnode.session_root ? 0 : s->entries[s->branches[dirnode.branch].first].depth;
+		uint32_t hi = lo;
+		for (uint32_t e = s->branches[dirnode.branch].first; e != PS_NIL; e = s->entries[e].first_child) {
+			hi = s->entries[e].depth;
+			if (s->entries[e].depth == depth - 1)
+				fork = e;
+		}
+		/* Out of this directory's range: ERANGE says so, where ENOENT
+		 * read as a missing parent directory.  After the directory's
+		 * last entry there is no branch to make: what is written there
+		 * continues this directory, and a shell that went into NNNN~name
+		 * would be left in a directory that is gone. */
+		if (fork == PS_NIL || s->entries[fork].first_child == PS_NIL) {
+			char range[64] = "no NNNN works here yet";
+			if (hi > lo)
+				snprintf(range, sizeof range, "NNNN is %04u to %04u here", lo + 1, hi);
+			journal_log("refused mkdir %s: %s%u in this directory; a branch NNNN~name starts after the entry "
+				    "of depth NNNN-1 and beside the one of depth NNNN, so %s%s",
+				    path, fork == PS_NIL ? "no entry of depth " : "nothing follows the entry of depth ",
+				    depth - 1, range, fork == PS_NIL ? "" : " (a new file here continues this directory)");
+			res = -ERANGE;
+			goto out;
+		}
+	} else if (!dirnode.session_root) {
+		journal_log("refused mkdir %s: a new root (0001~name) is made in the session directory", path);
+		res = -EPERM;
+		goto out;
+	} else if (s->n_entries == 0) {
+		journal_log("refused mkdir %s: the session has no entry yet, so its first root is the session "
+			    "directory itself (a new file there starts it)", path);
+		res = -ERANGE;
+		goto out;
+	}
+	char *label = psfs_label_of(path, end + 1, &res);
+	if (!label)
+		goto out;
+	struct fuse_context *ctx = fuse_get_context();
+	overlay_lock();
+	struct overlay_node *node = overlay_get(path) ? NULL : overlay_add(path, OVERLAY_BRANCH, mode & 07777);
+	if (node) {
+		node->uid = ctx->uid;
+		node->gid = ctx->gid;
+		node->label = label;
+		node->fork_id = strdup(fork == PS_NIL ? "" : session_str(s, s->entries[fork].id));
+		label = NULL;
+		res = node->label && node->fork_id ? 0 : -ENOMEM;
+	} else {
+		res = -EEXIST;
+	}
+	overlay_unlock();
+	free(label);
+out:
+	store_release(psfs_self()->store, &ref);
+	return res;
+}
+
+int psfs_rmdir(const char *path)
+{
+	overlay_lock();
+	struct overlay_node *ov = overlay_get(path);
+	int res;
+	if (ov && ov->kind == OVERLAY_BRANCH)
+		res = overlay_has_children(path) ? -ENOTEMPTY : (overlay_remove(ov), 0);
+	else
+		res = ov ? -ENOTDIR : 1;
+	overlay_unlock();
+	if (res <= 0)
+		return res;
+	struct stat st;
+	res = psfs_getattr(path, &st, NULL);
+	if (res)
+		return res;
+	journal_log("refused removing %s: history is append-only", path);
+	return S_ISDIR(st.st_mode) ? -EPERM : -ENOTDIR;
+}
+
+static int psfs_rename_label(const char *from, const char *to, unsigned int flags)
+{
+	struct psfs_path p;
+	struct store_ref ref;
+	struct layout_node src, dst;
+	const char *name;
+	char *dir = psfs_dirname(to, &name);
+	int res;
+
+	if (!dir)
+		return -ENOMEM;
+	res = psfs_locate(from, &p, &ref, &src);
+	if (res) {
+		free(dir);
+		return res;
+	}
+	char rel[PATH_MAX];
+	snprintf(rel, sizeof rel, "labels/%s", name);
+	int exists = layout_resolve(ref.session, rel, &dst) == PS_OK;
+	char *label = psfs_label_of(to, name, &res);
+	if (!label)
+		;
+	else if (exists && (flags & RENAME_NOREPLACE))
+		res = -EEXIST;
+	else
+		res = commit_label(&ref, to, src.entry, label, exists ? dst.entry : PS_NIL);
+	free(label);
+	free(dir);
+	store_release(psfs_self()->store, &ref);
+	return res;
+}
+
+/* A side file renamed over an entry file or `name` (sed -i, perl -i, gio,
+ * rsync, JetBrains, Python's mkstemp + os.replace): an edit of it.  A
+ * rename that reports failure has appended nothing. */
+static int psfs_rename_over(const char *from, uint64_t serial, const char *to, struct store_ref *ref,
+			    const struct layout_node *dst)
+{
+	char *text = NULL;
+	size_t len = 0;
+	int res = 0;
+
+	overlay_lock();
+	struct overlay_node *node = overlay_get(from);
+	if (!node || node->serial != serial)
+		res = -ENOENT;
+	else if ((text = malloc(node->len + 1)) == NULL)
+		res = -ENOMEM;
+	else if ((len = node->len) > 0)
+		memcpy(text, node->data, len);
+	overlay_unlock();
+	if (!res)
+		res = dst->kind == LAYOUT_NAME ? commit_name(ref, to, text, len)
+					       : commit_edit(ref, ref->session->generation, dst->entry, to, text, len);
+	free(text);
+	if (res == 0) {
+		overlay_lock();
+		if ((node = overlay_get(from)) && node->serial == serial)
+			overlay_remove(node);
+		if ((node = overlay_get(to)) && node->kind == OVERLAY_HIDDEN)
+			overlay_remove(node);
+		overlay_unlock();
+	}
+	return res;
+}
+
+/* An in-memory file renamed to a name that is not an entry: a new NAME.md
+ * or NAME.json is appended at the rename, exactly like one written there
+ * (rsync, `mv .tmp new.md`, os.replace(tmp, "new.md")); any other name is a
+ * side file moved (or refused, as at create). */
+static int psfs_rename_new(const char *from, uint64_t serial, const char *to, unsigned int flags)
+{
+	const char *name = strrchr(to, '/') + 1;
+	enum psfs_dir kind;
+	int res;
+
+	overlay_lock();
+	struct overlay_node *there = overlay_get(to);
+	int taken = there && (there->kind == OVERLAY_FILE || there->kind == OVERLAY_SYMLINK);
+	int known = there != NULL;
+	overlay_unlock();
+	if (taken && (flags & RENAME_NOREPLACE))
+		return -EEXIST;
+	if (commit_is_entry_name(name) && psfs_parent_kind(to, &kind) == 0 && kind != DIR_LABELS) {
+		int appended = 0;
+		res = psfs_commit_file(from, to, serial, &appended);
+		if (res || appended)
+			return res;
+	} else if (!known && !psfs_is_side_name(name)) {
+		journal_log("refused renaming %s to %s: a session holds entries (NAME.md, NAME.json) and "
+			    "editors' side files; any other file would be lost at unmount", from, to);
+		return -EPERM;
+	}
+	/* Not appended (not an entry name, or nothing in it): moved.  A
+	 * temporary moved into place is a file like any other there. */
+	overlay_lock();
+	struct overlay_node *node = overlay_get(from);
+	res = node && node->serial == serial ? overlay_rename(node, to) : 0;
+	if (node && node->serial == serial && !res && commit_is_entry_name(name))
+		node->temporary = 0;
+	overlay_unlock();
+	return res;
+}
+
+/* An entry file (or `name`) renamed to a name that is not an entry: put
+ * aside (f~, f.orig, f___jb_old___, any name).  The entry stays in
+ * history; the new name holds a copy and the entry's path looks absent
+ * until a file is written or renamed there (an edit) or the copy is
+ * renamed back or removed. */
+static int psfs_rename_aside(const char *from, const char *to, struct store_ref *ref, const struct layout_node *src)
+{
+	char *content = NULL;
+	size_t len = 0;
+	enum psfs_dir kind;
+	ps_err err = view_content(ref->session, src, &content, &len);
+	store_release(psfs_self()->store, ref);
+	if (err)
+		return -psfs_errno(err);
+	int res = psfs_parent_kind(to, &kind);
+	if (res || kind == DIR_LABELS) {
+		journal_log("refused renaming %s to %s: an entry is put aside only inside a tree directory", from, to);
+		free(content);
+		return res && res != -EPERM ? res : -EPERM;
+	}
+	struct fuse_context *ctx = fuse_get_context();
+	overlay_lock();
+	struct overlay_node *copy = overlay_add(to, OVERLAY_FILE, 0644);
+	struct overlay_node *hidden = copy ? overlay_add(from, OVERLAY_HIDDEN, 0) : NULL;
+	res = copy && hidden && overlay_set_data(copy, content, len) == 0 ? 0 : -ENOMEM;
+	if (!res) {
+		copy->uid = hidden->uid = ctx->uid;
+		copy->gid = hidden->gid = ctx->gid;
+		copy->edit_of = strdup(from);
+		hidden->edit_of = strdup(from);
+		if (!copy->edit_of || !hidden->edit_of)
+			res = -ENOMEM;
+	}
+	overlay_unlock();
+	free(content);
+	return res;
+}
+
+int psfs_rename(const char *from, const char *to, unsigned int flags)
+{
+	struct psfs_path pf, pt;
+	struct store_ref ref;
+	struct layout_node src, dst;
+	int res;
+
+	if (flags & RENAME_EXCHANGE)
+		return -EINVAL;
+	if ((res = psfs_split(from, &pf)) || (res = psfs_split(to, &pt)))
+		return res;
+	if (pf.depth < 3 || pt.depth < 3 || strcmp(pf.project, pt.project) || strcmp(pf.session, pt.session)) {
+		journal_log("refused renaming %s to %s: sessions and projects are the store's files", from, to);
+		return -EPERM;
+	}
+
+	/* What each end is, read under the lock; nodes are looked up again
+	 * (by serial) wherever they are used after it. */
+	overlay_lock();
+	struct overlay_node *node = overlay_get(from), *target = overlay_get(to);
+	int from_kind = node ? (int)node->kind : -1;
+	uint64_t serial = node ? node->serial : 0;
+	int target_listed = target && (target->kind == OVERLAY_FILE || target->kind == OVERLAY_SYMLINK ||
+				       target->kind == OVERLAY_BRANCH);
+	overlay_unlock();
+
+	switch (from_kind) {
+	case -1:
+		break;
+	case OVERLAY_HIDDEN:
+	case OVERLAY_ALIAS:
+		return -ENOENT;
+	case OVERLAY_BRANCH:
+		return -EPERM;
+	case OVERLAY_SAVED:
+		/* It was appended when it was closed: over an entry it would
+		 * be a second message; elsewhere only its name moves (vim
+		 * backing up a file it wrote before). */
+		if (!target_listed && psfs_locate(to, &pt, &ref, &dst) == 0) {
+			store_release(psfs_self()->store, &ref);
+			journal_log("refused renaming %s over %s: it was appended as a new entry when it was closed",
+				    from, to);
+			return -EPERM;
+		}
+		overlay_lock();
+		node = overlay_get(from);
+		res = node && node->serial == serial ? overlay_rename(node, to) : -ENOENT;
+		overlay_unlock();
+		return res;
+	case OVERLAY_SYMLINK:
+		overlay_lock();
+		node = overlay_get(from);
+		res = node && node->serial == serial ? overlay_rename(node, to) : -ENOENT;
+		overlay_unlock();
+		return res;
+	default: /* OVERLAY_FILE */
+		if (!target_listed && psfs_locate(to, &pt, &ref, &dst) == 0) {
+			if (dst.kind == LAYOUT_ENTRY || dst.kind == LAYOUT_NAME)
+				res = psfs_rename_over(from, serial, to, &ref, &dst);
+			else {
+				journal_log("refused renaming %s over %s: it is generated from the session", from, to);
+				res = -EPERM;
+			}
+			store_release(psfs_self()->store, &ref);
+			return res;
+		}
+		return psfs_rename_new(from, serial, to, flags);
+	}
+
+	if ((res = psfs_locate(from, &pf, &ref, &src)))
+		return res;
+	if (psfs_is_fuse_hidden(to) && !layout_is_dir(src.kind)) {
+		/* libfuse hides an open file that is being replaced or removed:
+		 * the file stays what it is (history is append-only); only
+		 * libfuse's node of the open descriptor takes the new name. */
+		store_release(psfs_self()->store, &ref);
+		overlay_lock();
+		struct overlay_node *alias = overlay_add(to, OVERLAY_ALIAS, 0);
+		res = alias && (alias->edit_of = strdup(from)) ? 0 : -ENOMEM;
+		overlay_unlock();
+		journal_log("kept %s: it is open, and libfuse hides it as %s until it is closed", from, to);
+		return res;
+	}
+	if (src.kind == LAYOUT_LABEL) {
+		store_release(psfs_self()->store, &ref);
+		return psfs_rename_label(from, to, flags);
+	}
+	if (src.kind == LAYOUT_ENTRY || src.kind == LAYOUT_NAME) {
+		/* Onto another entry would rewrite history; onto any other
+		 * name, the entry is put aside (vim's f~, sed -i.orig,
+		 * JetBrains' f___jb_old___). */
+		if (!target_listed && layout_resolve(ref.session, pt.rest, &dst) == PS_OK) {
+			store_release(psfs_self()->store, &ref);
+			journal_log("refused renaming %s to %s: history is append-only", from, to);
+			return -EPERM;
+		}
+		if (target_listed && (flags & RENAME_NOREPLACE)) {
+			store_release(psfs_self()->store, &ref);
+			return -EEXIST;
+		}
+		return psfs_rename_aside(from, to, &ref, &src);
+	}
+	store_release(psfs_self()->store, &ref);
+	journal_log("refused renaming %s to %s: history is append-only", from, to);
+	return -EPERM;
+}
+
+int psfs_chmod(const char *path, mode_t mode, struct fuse_file_info *fi)
+{
+	if (fi && fi->fh && ((struct psfs_file *)(uintptr_t)fi->fh)->kind != HANDLE_OVERLAY)
+		return 0; /* an editor restoring modes after a save: nothing to keep */
+	overlay_lock();
+	struct overlay_node *node = overlay_get(path);
+	if (fi && fi->fh && !node)
+		node = ((struct psfs_file *)(uintptr_t)fi->fh)->node;
+	if (node && node->kind != OVERLAY_HIDDEN) {
+		node->mode = mode & 07777;
+		overlay_unlock();
+		return 0;
+	}
+	overlay_unlock();
+	/* Editors restore the mode a file had after saving: no change, no
+	 * refusal. */
+	struct stat st;
+	if (psfs_getattr(path, &st, NULL) == 0 && (st.st_mode & 07777) == (mode & 07777))
+		return 0;
+	journal_log("refused chmod of %s: modes come from the session file", path);
+	return -EPERM;
+}
+
+int psfs_chown(const char *path, uid_t uid, gid_t gid, struct fuse_file_info *fi)
+{
+	if (fi && fi->fh && ((struct psfs_file *)(uintptr_t)fi->fh)->kind != HANDLE_OVERLAY)
+		return 0;
+	overlay_lock();
+	struct overlay_node *node = overlay_get(path);
+	if (fi && fi->fh && !node)
+		node = ((struct psfs_file *)(uintptr_t)fi->fh)->node;
+	if (node && node->kind != OVERLAY_HIDDEN) {
+		if (uid != (uid_t)-1)
+			node->uid = uid;
+		if (gid != (gid_t)-1)
+			node->gid = gid;
+		overlay_unlock();
+		return 0;
+	}
+	overlay_unlock();
+	struct stat st;
+	if (psfs_getattr(path, &st, NULL) == 0 && (uid == (uid_t)-1 || uid == st.st_uid) &&
+	    (gid == (gid_t)-1 || gid == st.st_gid))
+		return 0;
+	journal_log("refused chown of %s: owners come from the session file", path);
+	return -EPERM;
+}
+
+int psfs_utimens(const char *path, const struct timespec tv[2], struct fuse_file_info *fi)
+{
+	overlay_lock();
+	struct overlay_node *node = overlay_get(path);
+	if (fi && fi->fh && !node)
+		node = ((struct psfs_file *)(uintptr_t)fi->fh)->node;
+	if (node && node->kind != OVERLAY_HIDDEN && tv) {
+		if (tv[1].tv_nsec == UTIME_NOW)
+			clock_gettime(CLOCK_REALTIME, &node->mtime);
+		else if (tv[1].tv_nsec != UTIME_OMIT)
+			node->mtime = tv[1];
+	}
+	overlay_unlock();
+	/* `touch` on an entry changes nothing worth refusing. */
+	return 0;
+}

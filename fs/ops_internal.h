@@ -1,0 +1,128 @@
+/* Internals shared by the FUSE operations, split by job the way
+ * squashfuse splits its front end:
+ *   ops.c       the operations table, init, routing (psfs_split,
+ *               psfs_locate) and stat (psfs_getattr);
+ *   dir.c       directory listings and their offset cache;
+ *   file.c      file handles: open, read, write, and their commit at
+ *               flush, fsync and release;
+ *   namespace.c namespace edits (create, unlink, mkdir, rmdir, symlink,
+ *               rename, chmod, chown, utimens, truncate) and what they
+ *               guess of editors' saves.
+ * Only those files include this header.  Every function here runs in a
+ * FUSE handler (fuse_get_context() is valid) unless said otherwise.
+ *
+ * Ownership: a struct psfs_file belongs to the kernel's file handle
+ * (fi->fh): made by psfs_open or psfs_create, freed only by psfs_release.
+ * Its fields are guarded by its lock; node (an overlay file) by the
+ * overlay lock.  A session acquired by psfs_locate is the caller's until
+ * store_release. */
+#ifndef PSFS_OPS_INTERNAL_H
+#define PSFS_OPS_INTERNAL_H
+
+#include <limits.h>
+#include <pthread.h>
+#include <stdint.h>
+#include "layout.h"
+#include "overlay.h"
+#include "pisessionfs.h"
+
+enum psfs_handle {
+	HANDLE_READ,    /* a snapshot taken at open (data), or the raw file (fd) */
+	HANDLE_OVERLAY, /* an in-memory file */
+	HANDLE_EDIT,    /* an entry file opened for writing: a buffer */
+	HANDLE_NAME,    /* `name` opened for writing */
+	HANDLE_RAW,     /* session.jsonl opened for appending */
+};
+
+/* An open file.  Readers see one consistent snapshot even while the session
+ * grows; writers fill a buffer that becomes entries when flushed. */
+struct psfs_file {
+	enum psfs_handle kind;
+	pthread_mutex_t lock;
+	char *data;
+	size_t len;
+	int fd;
+	struct overlay_node *node;
+	char *path;
+	char project[NAME_MAX + 1];
+	char session[NAME_MAX + 1];
+	uint32_t entry;
+	uint64_t generation;
+	uint64_t raw_base;  /* size of session.jsonl when opened */
+	int growing;        /* a transcript: reads past the end look for more */
+	uint64_t changes;   /* growing: the session's change count the snapshot is from */
+	int append;         /* opened with O_APPEND: writes go to the end, whatever the offset */
+	int dirty;          /* written to since the last commit */
+	int truncated;      /* opened with O_TRUNC and not committed since */
+	int lazy;           /* an immutable file: its text is built at the first read */
+	int refused;        /* an entry's rewrite refused at a write: so are the rest */
+};
+
+static inline struct psfs *psfs_self(void)
+{
+	return fuse_get_context()->private_data;
+}
+
+/* Routing (ops.c). */
+/* Splits a path into project, session and the rest: 0 or -ENAMETOOLONG.
+ * out->rest points into path. */
+int psfs_split(const char *path, struct psfs_path *out);
+/* Resolves a path inside a session: 0 with the session acquired (the
+ * caller releases it with store_release), or -errno with nothing held. */
+int psfs_locate(const char *path, struct psfs_path *p, struct store_ref *ref, struct layout_node *node);
+/* "/a/b/name": a new "/a/b" (the caller frees it; NULL when out of
+ * memory) and *name pointing into path. */
+char *psfs_dirname(const char *path, const char **name);
+/* Whether path is one libfuse gives a file removed while open. */
+int psfs_is_fuse_hidden(const char *path);
+/* Whether a name at the mount root may be a session of a flat store. */
+int psfs_root_name_free(const char *name);
+
+/* Attributes (ops.c). */
+int psfs_getattr(const char *path, struct stat *st, struct fuse_file_info *fi);
+/* A directory's attributes: owner and times of like (may be NULL). */
+void psfs_dir_stat(struct stat *st, const struct stat *like, mode_t perm);
+/* A node's attributes when its size is known; file: the session file. */
+void psfs_node_fill(const struct ps_session *s, const struct layout_node *node, const struct stat *file,
+		    uint64_t size, struct stat *st);
+
+/* Directory listings (dir.c). */
+int psfs_opendir(const char *path, struct fuse_file_info *fi);
+int psfs_readdir(const char *path, void *buf, fuse_fill_dir_t filler, off_t offset,
+		 struct fuse_file_info *fi, enum fuse_readdir_flags flags);
+int psfs_releasedir(const char *path, struct fuse_file_info *fi);
+
+/* File handles (file.c). */
+int psfs_open(const char *path, struct fuse_file_info *fi);
+int psfs_read(const char *path, char *buf, size_t size, off_t off, struct fuse_file_info *fi);
+int psfs_write(const char *path, const char *buf, size_t size, off_t off, struct fuse_file_info *fi);
+int psfs_flush(const char *path, struct fuse_file_info *fi);
+int psfs_fsync(const char *path, int datasync, struct fuse_file_info *fi);
+int psfs_release(const char *path, struct fuse_file_info *fi);
+/* Opens the in-memory file at path, if there is one (*found): 0 or
+ * -errno, with fi->fh set on success. */
+int psfs_open_overlay(const char *path, struct fuse_file_info *fi, int *found);
+/* Grows (or cuts) a writer's buffer; f->lock held.  size, or -errno. */
+int psfs_buffer_write(struct psfs_file *f, const char *buf, size_t size, size_t off);
+/* Whether an overlay file rewrites the entry an editor moved aside;
+ * the overlay lock is held. */
+int psfs_overlay_rewrites_entry(const struct overlay_node *node);
+/* Commits the in-memory file at `at` as the name `as` (file.c has the
+ * contract): 0 or -errno, nothing appended on error. */
+int psfs_commit_file(const char *at, const char *as, uint64_t serial, int *appended);
+/* How long a saved name keeps answering, seconds. */
+double psfs_saved_grace(void);
+
+/* Namespace edits (namespace.c). */
+int psfs_create(const char *path, mode_t mode, struct fuse_file_info *fi);
+int psfs_truncate(const char *path, off_t size, struct fuse_file_info *fi);
+int psfs_unlink(const char *path);
+int psfs_mkdir(const char *path, mode_t mode);
+int psfs_rmdir(const char *path);
+int psfs_symlink(const char *target, const char *path);
+int psfs_rename(const char *from, const char *to, unsigned int flags);
+int psfs_chmod(const char *path, mode_t mode, struct fuse_file_info *fi);
+int psfs_chown(const char *path, uid_t uid, gid_t gid, struct fuse_file_info *fi);
+int psfs_utimens(const char *path, const struct timespec tv[2], struct fuse_file_info *fi);
+
+#endif
