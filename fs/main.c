@@ -19,7 +19,7 @@
 #include "overlay.h"
 #include "pisessionfs.h"
 #include "recover.h"
-#include "view.h"
+#include "content.h"
 
 #define PSFS_OPT(t, p) { t, offsetof(struct psfs_config, p), 1 }
 
@@ -423,7 +423,7 @@ int main(int argc, char *argv[])
 		goto out;
 	}
 	if (fs.cfg.context_cache_mib >= 0)
-		view_set_context_budget((size_t)fs.cfg.context_cache_mib << 20);
+		content_set_context_budget((size_t)fs.cfg.context_cache_mib << 20);
 	err = store_open(fs.cfg.store, fs.cfg.cache_sessions, &fs.store);
 	if (!err)
 		err = catalog_new(fs.store, &fs.catalog);

@@ -19,7 +19,7 @@
 #include "layout.h"
 #include "overlay.h"
 #include "pisessionfs.h"
-#include "view.h"
+#include "content.h"
 #include "views.h"
 
 struct psfs_path {
@@ -225,7 +225,7 @@ static int psfs_node_stat(struct ps_session *s, const struct layout_node *node, 
 {
 	uint64_t size = 0;
 	if (!layout_is_dir(node->kind)) {
-		ps_err err = view_size(s, node, &size);
+		ps_err err = content_size(s, node, &size);
 		if (err)
 			return -psfs_errno(err);
 	}
@@ -351,7 +351,7 @@ static int psfs_getattr(const char *path, struct stat *st, struct fuse_file_info
 	if (!err && node.kind == LAYOUT_ENTRY) {
 		uint64_t known;
 		/* Likely the first of many: `ls -l` stats every entry. */
-		if (!view_size_known(ref.session, &node, &known))
+		if (!content_size_known(ref.session, &node, &known))
 			psfs_sizer_hint(p.project, p.session, ref.session, node.entry + 1);
 	}
 	res = err ? -psfs_errno(err) : psfs_node_stat(ref.session, &node, &file, st);
@@ -403,7 +403,7 @@ static int psfs_fill_layout(void *ctx, const char *name, const struct layout_nod
 			return 0;
 	}
 	uint64_t size;
-	if (f->plus && f->session && view_size_known(f->session, node, &size)) {
+	if (f->plus && f->session && content_size_known(f->session, node, &size)) {
 		psfs_node_fill(f->session, node, &f->file, size, &st);
 		return f->filler(f->buf, name, &st, 0, FUSE_FILL_DIR_PLUS);
 	}
@@ -779,7 +779,7 @@ static int psfs_open(const char *path, struct fuse_file_info *fi)
 		memcpy(f->project, p.project, sizeof f->project);
 		memcpy(f->session, p.session, sizeof f->session);
 		if (kind != HANDLE_RAW && !(fi->flags & O_TRUNC))
-			err = view_content(s, &node, &f->data, &f->len);
+			err = content_content(s, &node, &f->data, &f->len);
 		/* `: > name` clears the name though nothing is written; that
 		 * is decided at the last close, since a shell's redirection
 		 * closes a duplicate of the file before anything is written. */
@@ -802,10 +802,10 @@ static int psfs_open(const char *path, struct fuse_file_info *fi)
 			 * of a file it has cached never reads, so their text is
 			 * built at the first read, not at every open (a second
 			 * grep -r rendered every entry again). */
-			if (view_immutable(&node))
+			if (content_immutable(&node))
 				f->lazy = 1;
 			else
-				err = view_content(s, &node, &f->data, &f->len);
+				err = content_content(s, &node, &f->data, &f->len);
 			if (node.kind == LAYOUT_ENTRY)
 				psfs_sizer_reading();
 			/* Entry files and stored lines never change: the kernel
@@ -816,8 +816,8 @@ static int psfs_open(const char *path, struct fuse_file_info *fi)
 			 * (generation past 1), the kernel's pages of a path may
 			 * hold the text it had before, with a size and mtime
 			 * that tell it nothing: drop them at each open. */
-			fi->keep_cache = view_immutable(&node) && s->generation == 1;
-			fi->direct_io = !view_immutable(&node);
+			fi->keep_cache = content_immutable(&node) && s->generation == 1;
+			fi->direct_io = !content_immutable(&node);
 			f->growing = node.kind == LAYOUT_TRANSCRIPT;
 			f->changes = s->changes;
 			f->generation = s->generation;
@@ -857,7 +857,7 @@ static void psfs_grow_snapshot(struct psfs_file *f)
 	pthread_mutex_unlock(&f->lock);
 	/* A reader at the end (every read to EOF ends there) must not cost
 	 * a whole new transcript when nothing was added. */
-	ps_err err = same ? PS_ERR_NOENT : view_content(ref.session, &node, &data, &len);
+	ps_err err = same ? PS_ERR_NOENT : content_content(ref.session, &node, &data, &len);
 	store_release(psfs_self()->store, &ref);
 	if (err)
 		return;
@@ -886,7 +886,7 @@ static int psfs_read_build(struct psfs_file *f)
 	if (f->lazy) {
 		res = psfs_locate(f->path, &p, &ref, &node);
 		if (!res) {
-			ps_err err = view_content(ref.session, &node, &f->data, &f->len);
+			ps_err err = content_content(ref.session, &node, &f->data, &f->len);
 			store_release(psfs_self()->store, &ref);
 			res = err ? -psfs_errno(err) : 0;
 		}
@@ -1715,7 +1715,7 @@ static int psfs_rename(const char *from, const char *to, unsigned int flags)
 		 * new file is written there (an edit) or the backup comes back. */
 		char *content = NULL;
 		size_t len = 0;
-		ps_err err = view_content(ref.session, &src, &content, &len);
+		ps_err err = content_content(ref.session, &src, &content, &len);
 		store_release(psfs_self()->store, &ref);
 		if (err)
 			return -psfs_errno(err);

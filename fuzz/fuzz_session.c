@@ -16,7 +16,7 @@
  *      (layout_resolve) to the node it was listed with (so no two names in
  *      a directory clash and every name works), every entry is in the tree
  *      exactly once, symlinks (leaf, labels/) resolve to their entry, every
- *      file's view_content succeeds and view_size equals its length;
+ *      file's content_content succeeds and content_size equals its length;
  *   2. every entry: session_load_entry, then the render/parse round trip;
  *   3. session_context_text of every branch tip, of the leaf and of
  *      PS_NIL: must succeed and be JSON that jansson reads back;
@@ -41,7 +41,7 @@
 #include "fuzz_common.h"
 #include "layout.h"
 #include "session.h"
-#include "view.h"
+#include "content.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -288,20 +288,20 @@ static void check_file(struct walk *w, const char *path, const struct layout_nod
 	if (node->kind == LAYOUT_LEAF || node->kind == LAYOUT_LABEL)
 		check_symlink(w, path, node);
 	if (node->kind == LAYOUT_RAW) {
-		err = view_size(s, node, &size);
-		FZ_CHECK(err == PS_OK && size == s->size, "%s: view_size of session.jsonl", path);
+		err = content_size(s, node, &size);
+		FZ_CHECK(err == PS_OK && size == s->size, "%s: content_size of session.jsonl", path);
 		return;
 	}
 	/* size first (cold caches), then content, then size again (warm) */
-	err = view_size(s, node, &size);
-	FZ_CHECK(err == PS_OK, "%s (%s): view_size failed: %s", path, kind_name(node->kind), ps_strerror(err));
-	err = view_content(s, node, &buf, &len);
-	FZ_CHECK(err == PS_OK, "%s (%s): view_content failed: %s", path, kind_name(node->kind), ps_strerror(err));
-	FZ_CHECK(size == len, "%s (%s): view_size %llu but view_content gives %zu bytes", path,
+	err = content_size(s, node, &size);
+	FZ_CHECK(err == PS_OK, "%s (%s): content_size failed: %s", path, kind_name(node->kind), ps_strerror(err));
+	err = content_content(s, node, &buf, &len);
+	FZ_CHECK(err == PS_OK, "%s (%s): content_content failed: %s", path, kind_name(node->kind), ps_strerror(err));
+	FZ_CHECK(size == len, "%s (%s): content_size %llu but content_content gives %zu bytes", path,
 		 kind_name(node->kind), (unsigned long long)size, len);
 	FZ_CHECK(buf[len] == '\0', "%s: content not NUL-terminated", path);
-	err = view_size(s, node, &size);
-	FZ_CHECK(err == PS_OK && size == len, "%s (%s): cached view_size %llu, content %zu bytes", path,
+	err = content_size(s, node, &size);
+	FZ_CHECK(err == PS_OK && size == len, "%s (%s): cached content_size %llu, content %zu bytes", path,
 		 kind_name(node->kind), (unsigned long long)size, len);
 	if (node->kind == LAYOUT_CONTEXT || node->kind == LAYOUT_HEADER) {
 		json_error_t jerr;

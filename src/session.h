@@ -99,7 +99,7 @@ struct ps_session {
 
 	/* Generated context.json texts, by tip entry: the context of an entry
 	 * never changes (its path to the root is fixed), so these only go when
-	 * the index is rebuilt.  Owned by view.c, within a budget over all
+	 * the index is rebuilt.  Owned by content.c, within a budget over all
 	 * sessions (session_contexts_held). */
 	struct ps_context_cache {
 		uint32_t tip;
@@ -109,9 +109,9 @@ struct ps_session {
 	} contexts[8];
 	uint64_t context_clock;
 
-	/* The last text view_size generated for a node, kept for the open that
+	/* The last text content_size generated for a node, kept for the open that
 	 * usually follows a stat (the kernel stats before it opens).  Owned by
-	 * view.c; valid while `changes` and `generation` are as recorded. */
+	 * content.c; valid while `changes` and `generation` are as recorded. */
 	struct ps_view_stash {
 		int kind;
 		uint32_t entry, branch, index;
@@ -124,7 +124,7 @@ struct ps_session {
 	/* Sizes of generated files (context.json, transcript.md, usage.json)
 	 * by node, so a stat does not build the text again: `ls -l` asks
 	 * each time.  A context's size holds while its tip is the same; the
-	 * others while `changes` is.  Owned by view.c. */
+	 * others while `changes` is.  Owned by content.c. */
 	struct ps_view_size {
 		uint64_t changes;
 		uint64_t size;     /* size + 1; 0 while unknown */
@@ -143,7 +143,7 @@ struct ps_session {
 };
 
 /* The bytes of context.json texts held in the contexts[] of every session,
- * which view.c keeps within a budget (view_set_context_budget); a reset or
+ * which content.c keeps within a budget (content_set_context_budget); a reset or
  * freed session gives its back.  Thread-safe. */
 size_t session_contexts_held(void);
 void session_contexts_account(long long delta);

@@ -1,10 +1,10 @@
-/* view.c: a generated file's size, memoized between stats, must stay the
+/* content.c: a generated file's size, memoized between stats, must stay the
  * length of its content as the session grows (a stale size makes readers
  * stop early or read NULs). */
 #include <glob.h>
 #include "helpers.h"
 #include "layout.h"
-#include "view.h"
+#include "content.h"
 #include "suites.h"
 
 /* Every generated file (context.json, transcript.md, usage.json) of every
@@ -25,15 +25,15 @@ static void check_generated(struct ps_session *kept, const char *path)
 			uint64_t size = 0, again = 0, known = 0;
 			char *text = NULL, *want = NULL;
 			size_t len = 0, want_len = 0;
-			ck_assert_int_eq(view_size(kept, &node, &size), PS_OK);
-			ck_assert_int_eq(view_size(kept, &node, &again), PS_OK);
+			ck_assert_int_eq(content_size(kept, &node, &size), PS_OK);
+			ck_assert_int_eq(content_size(kept, &node, &again), PS_OK);
 			ck_assert_uint_eq(size, again);
-			ck_assert_int_eq(view_size_known(kept, &node, &known), 1);
+			ck_assert_int_eq(content_size_known(kept, &node, &known), 1);
 			ck_assert_uint_eq(size, known);
-			ck_assert_int_eq(view_content(kept, &node, &text, &len), PS_OK);
+			ck_assert_int_eq(content_content(kept, &node, &text, &len), PS_OK);
 			ck_assert_uint_eq(size, len);
 			if (fresh) {
-				ck_assert_int_eq(view_content(fresh, &node, &want, &want_len), PS_OK);
+				ck_assert_int_eq(content_content(fresh, &node, &want, &want_len), PS_OK);
 				ck_assert_uint_eq(len, want_len);
 				ck_assert(memcmp(text, want, len) == 0);
 			}
@@ -85,15 +85,15 @@ START_TEST(test_view_context_budget)
 {
 	const char *path = "tests/data/fixtures/pi-1.6.0-v3-branched.jsonl";
 	size_t before = session_contexts_held();
-	view_set_context_budget(before + 25000);
+	content_set_context_budget(before + 25000);
 	struct ps_session *a = helper_open(path), *b = helper_open(path);
 	for (int round = 0; round < 2; round++) {
 		for (uint32_t br = 0; br < a->n_branches; br++) {
 			struct layout_node node = { .kind = LAYOUT_CONTEXT, .branch = br };
 			char *x = NULL, *y = NULL;
 			size_t xl = 0, yl = 0;
-			ck_assert_int_eq(view_content(a, &node, &x, &xl), PS_OK);
-			ck_assert_int_eq(view_content(b, &node, &y, &yl), PS_OK);
+			ck_assert_int_eq(content_content(a, &node, &x, &xl), PS_OK);
+			ck_assert_int_eq(content_content(b, &node, &y, &yl), PS_OK);
 			ck_assert_uint_eq(xl, yl);
 			ck_assert(memcmp(x, y, xl) == 0);
 			ck_assert_uint_le(session_contexts_held(), before + 25000);
@@ -105,7 +105,7 @@ START_TEST(test_view_context_budget)
 	session_free(a);
 	session_free(b);
 	ck_assert_uint_eq(session_contexts_held(), before);
-	view_set_context_budget(VIEW_CONTEXT_BUDGET);
+	content_set_context_budget(CONTENT_CONTEXT_BUDGET);
 }
 END_TEST
 
@@ -131,21 +131,21 @@ END_TEST
 static void check_batches(const char *path)
 {
 	struct ps_session *batched = helper_open(path), *alone = helper_open(path);
-	struct view_batch b = { 0 };
+	struct content_batch b = { 0 };
 	uint32_t next = 0, taken = 0;
 
 	while (next < batched->n_entries) {
-		ck_assert_int_eq(view_batch_take(batched, &next, batched->n_entries, 4096, &b), PS_OK);
+		ck_assert_int_eq(content_batch_take(batched, &next, batched->n_entries, 4096, &b), PS_OK);
 		taken += b.n;
-		view_batch_render(&b);
-		view_batch_keep(batched, &b);
-		view_batch_clear(&b);
+		content_batch_render(&b);
+		content_batch_keep(batched, &b);
+		content_batch_clear(&b);
 	}
 	ck_assert_uint_eq(taken, batched->version >= 3 ? batched->n_entries : 0);
 	for (uint32_t e = 0; e < alone->n_entries; e++) {
 		struct layout_node node = { .kind = LAYOUT_ENTRY, .entry = e, .branch = alone->entries[e].branch };
 		uint64_t size;
-		ck_assert_int_eq(view_size(alone, &node, &size), PS_OK);
+		ck_assert_int_eq(content_size(alone, &node, &size), PS_OK);
 		if (batched->version >= 3)
 			ck_assert_uint_eq(batched->entries[e].md_size, size + 1);
 	}
@@ -176,14 +176,14 @@ START_TEST(test_view_batch_leaves_unreadable)
 		"\"message\":{\"role\":\"user\",\"content\":\"x\",\"timestamp\":1}}\n"
 		MSG("c", "\"b\"", "user", "after"));
 	struct ps_session *s = helper_open(path);
-	struct view_batch b = { 0 };
+	struct content_batch b = { 0 };
 	uint32_t next = 0;
 	ck_assert_uint_eq(s->n_entries, 3);
-	ck_assert_int_eq(view_batch_take(s, &next, s->n_entries, 4096, &b), PS_OK);
+	ck_assert_int_eq(content_batch_take(s, &next, s->n_entries, 4096, &b), PS_OK);
 	ck_assert_uint_eq(b.n, 3);
-	view_batch_render(&b);
-	view_batch_keep(s, &b);
-	view_batch_clear(&b);
+	content_batch_render(&b);
+	content_batch_keep(s, &b);
+	content_batch_clear(&b);
 	ck_assert_uint_ne(s->entries[0].md_size, 0);
 	ck_assert_uint_eq(s->entries[1].md_size, 0);
 	ck_assert_uint_ne(s->entries[2].md_size, 0);
@@ -191,8 +191,8 @@ START_TEST(test_view_batch_leaves_unreadable)
 	uint64_t size;
 	char *text;
 	size_t len;
-	ck_assert_int_eq(view_size(s, &node, &size), PS_OK);
-	ck_assert_int_eq(view_content(s, &node, &text, &len), PS_OK);
+	ck_assert_int_eq(content_size(s, &node, &size), PS_OK);
+	ck_assert_int_eq(content_content(s, &node, &text, &len), PS_OK);
 	ck_assert_uint_eq(size, len);
 	ck_assert_ptr_nonnull(strstr(text, "unreadable: true"));
 	free(text);
@@ -207,15 +207,15 @@ START_TEST(test_view_batch_after_rebuild)
 {
 	char *path = helper_write(HDR MSG("a", "null", "user", "first words"));
 	struct ps_session *s = helper_open(path);
-	struct view_batch b = { 0 };
+	struct content_batch b = { 0 };
 	uint32_t next = 0;
-	ck_assert_int_eq(view_batch_take(s, &next, s->n_entries, 4096, &b), PS_OK);
+	ck_assert_int_eq(content_batch_take(s, &next, s->n_entries, 4096, &b), PS_OK);
 	ck_assert_uint_eq(b.n, 1);
-	view_batch_render(&b);
+	content_batch_render(&b);
 	helper_rewrite(path, HDR MSG("a", "null", "user", "other, much longer first words"));
 	ck_assert_int_eq(session_refresh(s, NULL), PS_OK);
-	view_batch_keep(s, &b);
-	view_batch_clear(&b);
+	content_batch_keep(s, &b);
+	content_batch_clear(&b);
 	ck_assert_uint_eq(s->entries[0].md_size, 0);
 	session_free(s);
 	unlink(path);
@@ -223,7 +223,7 @@ START_TEST(test_view_batch_after_rebuild)
 }
 END_TEST
 
-Suite *view_suite(void)
+Suite *content_suite(void)
 {
 	Suite *s = suite_create("view");
 	TCase *tc = tcase_create("sizes");

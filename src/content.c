@@ -7,20 +7,20 @@
 #include "render.h"
 #include "transcript.h"
 #include "usage.h"
-#include "view.h"
+#include "content.h"
 
 /* Larger texts are regenerated at open rather than held between a stat
  * and an open that may never come. */
-#define VIEW_STASH_MAX (4u << 20)
+#define CONTENT_STASH_MAX (4u << 20)
 
-static ps_err view_generate(struct ps_session *s, const struct layout_node *node, char **buf, size_t *len);
+static ps_err content_generate(struct ps_session *s, const struct layout_node *node, char **buf, size_t *len);
 
-int view_immutable(const struct layout_node *node)
+int content_immutable(const struct layout_node *node)
 {
 	return node->kind == LAYOUT_ENTRY || node->kind == LAYOUT_ENTRY_JSON || node->kind == LAYOUT_IMAGE;
 }
 
-static ps_err view_entry_md(struct ps_session *s, uint32_t idx, char **buf, size_t *len)
+static ps_err content_entry_md(struct ps_session *s, uint32_t idx, char **buf, size_t *len)
 {
 	json_t *entry;
 	ps_err err = session_load_entry_shared(s, idx, &entry);
@@ -55,14 +55,14 @@ static ps_err view_entry_md(struct ps_session *s, uint32_t idx, char **buf, size
 	return *buf ? PS_OK : PS_ERR_NOMEM;
 }
 
-static size_t view_context_budget = VIEW_CONTEXT_BUDGET;
+static size_t content_context_budget = CONTENT_CONTEXT_BUDGET;
 
-void view_set_context_budget(size_t bytes)
+void content_set_context_budget(size_t bytes)
 {
-	view_context_budget = bytes;
+	content_context_budget = bytes;
 }
 
-static ps_err view_context(struct ps_session *s, uint32_t tip, char **buf, size_t *len, int copy)
+static ps_err content_context(struct ps_session *s, uint32_t tip, char **buf, size_t *len, int copy)
 {
 	struct ps_context_cache *slot = &s->contexts[0];
 	size_t n = sizeof s->contexts / sizeof s->contexts[0];
@@ -80,7 +80,7 @@ static ps_err view_context(struct ps_session *s, uint32_t tip, char **buf, size_
 	if (err)
 		return err;
 	size_t freed = slot->text ? slot->len : 0;
-	if (session_contexts_held() - freed + tlen > view_context_budget) {
+	if (session_contexts_held() - freed + tlen > content_context_budget) {
 		/* Over the budget (many sessions, or huge contexts): handed
 		 * out, not kept. */
 		*len = tlen;
@@ -109,7 +109,7 @@ found:
 	return PS_OK;
 }
 
-static uint32_t view_tip(const struct ps_session *s, const struct layout_node *node)
+static uint32_t content_tip(const struct ps_session *s, const struct layout_node *node)
 {
 	/* The session directory's context is pi's: the last entry of the file,
 	 * wherever it is in the tree. */
@@ -118,7 +118,7 @@ static uint32_t view_tip(const struct ps_session *s, const struct layout_node *n
 
 /* Where a generated file's size is memoized in s->sizes: 0 for files
  * that are not (cheap or immutable ones), else the slot's index + 1. */
-static uint64_t view_size_index(const struct ps_session *s, const struct layout_node *node)
+static uint64_t content_size_index(const struct ps_session *s, const struct layout_node *node)
 {
 	uint64_t kind;
 	switch (node->kind) {
@@ -144,9 +144,9 @@ static uint64_t view_size_index(const struct ps_session *s, const struct layout_
 /* The memo slot of a generated file, the table grown to the session's
  * branches; NULL for files not memoized, or without memory for the table
  * (sizes are then built each time). */
-static struct ps_view_size *view_size_slot(struct ps_session *s, const struct layout_node *node)
+static struct ps_view_size *content_size_slot(struct ps_session *s, const struct layout_node *node)
 {
-	uint64_t idx = view_size_index(s, node);
+	uint64_t idx = content_size_index(s, node);
 	uint64_t want = ((uint64_t)s->n_branches + 1) * 3;
 	if (!idx || want > UINT32_MAX)
 		return NULL;
@@ -161,28 +161,28 @@ static struct ps_view_size *view_size_slot(struct ps_session *s, const struct la
 	return &s->sizes[idx - 1];
 }
 
-static int view_size_remembered(const struct ps_session *s, const struct layout_node *node,
+static int content_size_remembered(const struct ps_session *s, const struct layout_node *node,
 				const struct ps_view_size *slot, uint64_t *size)
 {
 	if (!slot || !slot->size)
 		return 0;
-	if (node->kind == LAYOUT_CONTEXT ? slot->tip != view_tip(s, node) : slot->changes != s->changes)
+	if (node->kind == LAYOUT_CONTEXT ? slot->tip != content_tip(s, node) : slot->changes != s->changes)
 		return 0;
 	*size = slot->size - 1;
 	return 1;
 }
 
-static void view_size_remember(const struct ps_session *s, const struct layout_node *node,
+static void content_size_remember(const struct ps_session *s, const struct layout_node *node,
 			       struct ps_view_size *slot, uint64_t size)
 {
 	if (!slot)
 		return;
 	slot->size = size + 1;
 	slot->changes = s->changes;
-	slot->tip = node->kind == LAYOUT_CONTEXT ? view_tip(s, node) : 0;
+	slot->tip = node->kind == LAYOUT_CONTEXT ? content_tip(s, node) : 0;
 }
 
-static ps_err view_text(struct buf *b, char **buf, size_t *len, int bad)
+static ps_err content_text(struct buf *b, char **buf, size_t *len, int bad)
 {
 	if (bad || buf_finish(b)) {
 		buf_free(b);
@@ -193,7 +193,7 @@ static ps_err view_text(struct buf *b, char **buf, size_t *len, int bad)
 	return PS_OK;
 }
 
-static int view_stash_matches(const struct ps_session *s, const struct layout_node *node)
+static int content_stash_matches(const struct ps_session *s, const struct layout_node *node)
 {
 	const struct ps_view_stash *st = &s->stash;
 	return st->text && st->kind == (int)node->kind && st->entry == node->entry && st->branch == node->branch &&
@@ -202,7 +202,7 @@ static int view_stash_matches(const struct ps_session *s, const struct layout_no
 }
 
 /* Keeps text (taken) for the open that usually follows a stat. */
-static void view_stash_keep(struct ps_session *s, const struct layout_node *node, char *text, size_t len)
+static void content_stash_keep(struct ps_session *s, const struct layout_node *node, char *text, size_t len)
 {
 	struct ps_view_stash *st = &s->stash;
 	free(st->text);
@@ -217,22 +217,22 @@ static void view_stash_keep(struct ps_session *s, const struct layout_node *node
 	st->generation = s->generation;
 }
 
-ps_err view_content(struct ps_session *s, const struct layout_node *node, char **buf, size_t *len)
+ps_err content_content(struct ps_session *s, const struct layout_node *node, char **buf, size_t *len)
 {
-	if (view_stash_matches(s, node)) {
+	if (content_stash_matches(s, node)) {
 		*buf = s->stash.text;
 		*len = s->stash.len;
 		s->stash.text = NULL;
 		return PS_OK;
 	}
-	ps_err err = view_generate(s, node, buf, len);
+	ps_err err = content_generate(s, node, buf, len);
 	if (!err)
-		view_size_remember(s, node, view_size_slot(s, node), *len);
+		content_size_remember(s, node, content_size_slot(s, node), *len);
 	return err;
 }
 
 /* Generates a node's text anew. */
-static ps_err view_generate(struct ps_session *s, const struct layout_node *node, char **buf, size_t *len)
+static ps_err content_generate(struct ps_session *s, const struct layout_node *node, char **buf, size_t *len)
 {
 	struct buf b = BUF_INIT;
 	char *line;
@@ -242,12 +242,12 @@ static ps_err view_generate(struct ps_session *s, const struct layout_node *node
 
 	switch (node->kind) {
 	case LAYOUT_ENTRY:
-		err = view_entry_md(s, node->entry, buf, len);
+		err = content_entry_md(s, node->entry, buf, len);
 		if (!err && *len < UINT32_MAX)
 			s->entries[node->entry].md_size = (uint32_t)*len + 1;
 		return err;
 	case LAYOUT_CONTEXT:
-		return view_context(s, view_tip(s, node), buf, len, 1);
+		return content_context(s, content_tip(s, node), buf, len, 1);
 	case LAYOUT_LEAF:
 	case LAYOUT_LABEL:
 		*buf = layout_symlink_target(s, node);
@@ -256,7 +256,7 @@ static ps_err view_generate(struct ps_session *s, const struct layout_node *node
 	case LAYOUT_NAME:
 		if (s->name != PS_NIL)
 			bad = buf_puts(&b, session_str(s, s->name)) || buf_putc(&b, '\n');
-		return view_text(&b, buf, len, bad);
+		return content_text(&b, buf, len, bad);
 	case LAYOUT_HEADER: {
 		err = session_read_header(s, &line, &n);
 		if (err)
@@ -285,7 +285,7 @@ static ps_err view_generate(struct ps_session *s, const struct layout_node *node
 	case LAYOUT_PROBLEMS:
 		for (uint32_t i = 0; i < s->n_problems && !bad; i++)
 			bad = buf_printf(&b, "line %u: %s\n", s->problems[i].line, s->problems[i].why);
-		return view_text(&b, buf, len, bad);
+		return content_text(&b, buf, len, bad);
 	case LAYOUT_TRANSCRIPT:
 		/* Links go up to the session directory, then down to the entry. */
 		if (!node->session_root)
@@ -295,7 +295,7 @@ static ps_err view_generate(struct ps_session *s, const struct layout_node *node
 			buf_free(&b);
 			return PS_ERR_NOMEM;
 		}
-		err = transcript_text(s, view_tip(s, node), b.data ? b.data : "", buf, len);
+		err = transcript_text(s, content_tip(s, node), b.data ? b.data : "", buf, len);
 		buf_free(&b);
 		return err;
 	case LAYOUT_USAGE:
@@ -305,20 +305,20 @@ static ps_err view_generate(struct ps_session *s, const struct layout_node *node
 	case LAYOUT_ERROR:
 		bad = buf_printf(&b, "not a pi session: %s\n",
 				 s->not_session ? s->not_session : "no session header");
-		return view_text(&b, buf, len, bad);
+		return content_text(&b, buf, len, bad);
 	default:
 		return PS_ERR_ISDIR;
 	}
 }
 
-ps_err view_size(struct ps_session *s, const struct layout_node *node, uint64_t *size)
+ps_err content_size(struct ps_session *s, const struct layout_node *node, uint64_t *size)
 {
 	char *buf = NULL;
 	size_t len = 0;
 	ps_err err;
-	struct ps_view_size *slot = view_size_slot(s, node);
+	struct ps_view_size *slot = content_size_slot(s, node);
 
-	if (view_size_remembered(s, node, slot, size))
+	if (content_size_remembered(s, node, slot, size))
 		return PS_OK;
 	switch (node->kind) {
 	case LAYOUT_RAW:
@@ -334,9 +334,9 @@ ps_err view_size(struct ps_session *s, const struct layout_node *node, uint64_t 
 		}
 		break;
 	case LAYOUT_CONTEXT:
-		err = view_context(s, view_tip(s, node), NULL, &len, 0);
+		err = content_context(s, content_tip(s, node), NULL, &len, 0);
 		if (!err)
-			view_size_remember(s, node, slot, len);
+			content_size_remember(s, node, slot, len);
 		*size = len;
 		return err;
 	default:
@@ -346,22 +346,22 @@ ps_err view_size(struct ps_session *s, const struct layout_node *node, uint64_t 
 		}
 		break;
 	}
-	if (view_stash_matches(s, node)) {
+	if (content_stash_matches(s, node)) {
 		*size = s->stash.len;
 		return PS_OK;
 	}
-	err = view_generate(s, node, &buf, &len);
+	err = content_generate(s, node, &buf, &len);
 	if (!err)
-		view_size_remember(s, node, slot, len);
-	if (!err && len <= VIEW_STASH_MAX)
-		view_stash_keep(s, node, buf, len);
+		content_size_remember(s, node, slot, len);
+	if (!err && len <= CONTENT_STASH_MAX)
+		content_stash_keep(s, node, buf, len);
 	else
 		free(buf);
 	*size = len;
 	return err;
 }
 
-int view_size_known(const struct ps_session *s, const struct layout_node *node, uint64_t *size)
+int content_size_known(const struct ps_session *s, const struct layout_node *node, uint64_t *size)
 {
 	switch (node->kind) {
 	case LAYOUT_RAW:
@@ -378,8 +378,8 @@ int view_size_known(const struct ps_session *s, const struct layout_node *node, 
 	case LAYOUT_CONTEXT:
 	case LAYOUT_TRANSCRIPT:
 	case LAYOUT_USAGE: {
-		uint64_t idx = view_size_index(s, node);
-		return idx && idx <= s->n_sizes && view_size_remembered(s, node, &s->sizes[idx - 1], size);
+		uint64_t idx = content_size_index(s, node);
+		return idx && idx <= s->n_sizes && content_size_remembered(s, node, &s->sizes[idx - 1], size);
 	}
 	default:
 		if (layout_is_dir(node->kind)) {
@@ -390,8 +390,8 @@ int view_size_known(const struct ps_session *s, const struct layout_node *node, 
 	}
 }
 
-ps_err view_batch_take(const struct ps_session *s, uint32_t *next, uint32_t end, size_t max_bytes,
-		       struct view_batch *b)
+ps_err content_batch_take(const struct ps_session *s, uint32_t *next, uint32_t end, size_t max_bytes,
+		       struct content_batch *b)
 {
 	size_t bytes = 0;
 	ps_err err = PS_OK;
@@ -404,7 +404,7 @@ ps_err view_batch_take(const struct ps_session *s, uint32_t *next, uint32_t end,
 	 * session (session_load_entry): those are sized where they are read. */
 	if (s->version < 3)
 		*next = end;
-	for (; *next < end && b->n < VIEW_BATCH_MAX && bytes < max_bytes; (*next)++) {
+	for (; *next < end && b->n < CONTENT_BATCH_MAX && bytes < max_bytes; (*next)++) {
 		uint32_t e = *next;
 		if (s->entries[e].md_size)
 			continue;
@@ -427,10 +427,10 @@ ps_err view_batch_take(const struct ps_session *s, uint32_t *next, uint32_t end,
 	return err;
 }
 
-void view_batch_render(struct view_batch *b)
+void content_batch_render(struct content_batch *b)
 {
 	for (uint32_t i = 0; i < b->n; i++) {
-		/* As view_entry_md renders it, minus the entry cache: these
+		/* As content_entry_md renders it, minus the entry cache: these
 		 * entries are being sized, not read. */
 		json_t *entry = session_parse_line(b->line[i], b->line_len[i]);
 		if (!entry)
@@ -444,7 +444,7 @@ void view_batch_render(struct view_batch *b)
 	}
 }
 
-void view_batch_keep(struct ps_session *s, const struct view_batch *b)
+void content_batch_keep(struct ps_session *s, const struct content_batch *b)
 {
 	if (b->generation != s->generation)
 		return;
@@ -455,7 +455,7 @@ void view_batch_keep(struct ps_session *s, const struct view_batch *b)
 	}
 }
 
-void view_batch_clear(struct view_batch *b)
+void content_batch_clear(struct content_batch *b)
 {
 	for (uint32_t i = 0; i < b->n; i++) {
 		free(b->line[i]);
