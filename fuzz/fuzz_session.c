@@ -18,7 +18,7 @@
  *      exactly once, symlinks (leaf, labels/) resolve to their entry, every
  *      file's content_content succeeds and content_size equals its length;
  *   2. every entry: session_load_entry, then the render/parse round trip;
- *   3. session_context_text of every branch tip, of the leaf and of
+ *   3. context_text of every branch tip, of the leaf and of
  *      PS_NIL: must succeed and be JSON that jansson reads back;
  *   4. incremental: the first part opened, the rest appended, then
  *      session_refresh gives the same index as the one-shot open; and
@@ -40,6 +40,7 @@
 #include "escape.h"
 #include "fuzz_common.h"
 #include "layout.h"
+#include "context.h"
 #include "session.h"
 #include "content.h"
 
@@ -477,8 +478,8 @@ static void check_context(struct ps_session *s, uint32_t tip)
 {
 	char *buf = NULL;
 	size_t len = 0;
-	ps_err err = session_context_text(s, tip, &buf, &len);
-	FZ_CHECK(err == PS_OK, "session_context_text(%u): %s", tip, ps_strerror(err));
+	ps_err err = context_text(s, tip, &buf, &len);
+	FZ_CHECK(err == PS_OK, "context_text(%u): %s", tip, ps_strerror(err));
 	FZ_CHECK(buf && buf[len] == '\0' && len > 0 && buf[len - 1] == '\n', "context text shape");
 	json_error_t jerr;
 	json_t *v = json_loadb(buf, len, JSON_ALLOW_NUL | JSON_DECODE_INT_AS_REAL, &jerr);

@@ -11,7 +11,7 @@
 #include <uuid/uuid.h>
 #include "append.h"
 #include "buf.h"
-#include "context.h"
+#include "jstext.h"
 #include "jsonout.h"
 #include "recover.h"
 
@@ -211,7 +211,7 @@ static ps_err append_check(const struct append_known *s, const json_t *entry, st
 				   json_is_string(parent) ? json_string_value(parent) : "(not a string)");
 	if (!json_is_string(ts))
 		return append_fail(err, PS_ERR_INVALID, "\"timestamp\" must be an ISO-8601 string");
-	context_iso_to_ms(json_string_value(ts), &ok);
+	jstext_iso_to_ms(json_string_value(ts), &ok);
 	if (!ok)
 		return append_fail(err, PS_ERR_INVALID, "\"timestamp\" %s is not an ISO-8601 time", json_string_value(ts));
 

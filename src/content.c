@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "buf.h"
+#include "context.h"
 #include "jsonout.h"
 #include "images.h"
 #include "render.h"
@@ -14,6 +15,98 @@
 #define CONTENT_STASH_MAX (4u << 20)
 
 static ps_err content_generate(struct ps_session *s, const struct layout_node *node, char **buf, size_t *len);
+
+/* What this module keeps for one session, hung on it (session_attach) and
+ * released with its index. */
+struct content_cache {
+	struct ps_attachment link; /* first: the session holds this */
+
+	/* Generated context.json texts, by tip entry: the context of an entry
+	 * never changes (its path to the root is fixed), so these only go
+	 * when the index is rebuilt.  Within a budget over all sessions
+	 * (content_contexts_held). */
+	struct content_context {
+		uint32_t tip;
+		char *text;
+		size_t len;
+		uint64_t used;
+	} contexts[8];
+	uint64_t context_clock;
+
+	/* The last text content_size generated for a node, kept for the open
+	 * that usually follows a stat (the kernel stats before it opens);
+	 * valid while the session's `changes` and `generation` are as
+	 * recorded. */
+	struct content_stash {
+		int kind;
+		uint32_t entry, branch, index;
+		int session_root;
+		uint64_t changes, generation;
+		char *text;
+		size_t len;
+	} stash;
+
+	/* Sizes of generated files (context.json, transcript.md, usage.json)
+	 * by node, so a stat does not build the text again: `ls -l` asks
+	 * each time.  A context's size holds while its tip is the same; the
+	 * others while the session's `changes` is. */
+	struct content_size {
+		uint64_t changes;
+		uint64_t size;     /* size + 1; 0 while unknown */
+		uint32_t tip;
+	} *sizes;
+	uint32_t n_sizes;
+};
+
+/* The bytes of context.json texts held by every session's cache. */
+static size_t content_context_bytes;
+
+size_t content_contexts_held(void)
+{
+	return __atomic_load_n(&content_context_bytes, __ATOMIC_RELAXED);
+}
+
+static void content_contexts_account(long long delta)
+{
+	__atomic_add_fetch(&content_context_bytes, (size_t)delta, __ATOMIC_RELAXED);
+}
+
+static void content_cache_release(struct ps_attachment *a)
+{
+	struct content_cache *c = (struct content_cache *)a;
+	for (size_t i = 0; i < sizeof c->contexts / sizeof c->contexts[0]; i++) {
+		if (c->contexts[i].text)
+			content_contexts_account(-(long long)c->contexts[i].len);
+		free(c->contexts[i].text);
+	}
+	free(c->stash.text);
+	free(c->sizes);
+	free(c);
+}
+
+static const struct ps_attachment_type content_cache_type = { content_cache_release };
+
+/* The session's cache, made on first use; NULL without memory for it (the
+ * texts are then built each time and nothing is kept). */
+static struct content_cache *content_cache_of(struct ps_session *s)
+{
+	struct content_cache *c = (struct content_cache *)session_attachment(s, &content_cache_type);
+	if (c)
+		return c;
+	c = calloc(1, sizeof *c);
+	if (!c)
+		return NULL;
+	c->link.type = &content_cache_type;
+	session_attach(s, &c->link);
+	return c;
+}
+
+/* The cache if there is one, for callers that only look. */
+static const struct content_cache *content_cache_peek(const struct ps_session *s)
+{
+	return (const struct content_cache *)session_attachment(s, &content_cache_type);
+}
+
 
 int content_immutable(const struct layout_node *node)
 {
@@ -64,23 +157,24 @@ void content_set_context_budget(size_t bytes)
 
 static ps_err content_context(struct ps_session *s, uint32_t tip, char **buf, size_t *len, int copy)
 {
-	struct ps_context_cache *slot = &s->contexts[0];
-	size_t n = sizeof s->contexts / sizeof s->contexts[0];
+	struct content_cache *c = content_cache_of(s);
+	struct content_context *slot = c ? &c->contexts[0] : NULL;
+	size_t n = c ? sizeof c->contexts / sizeof c->contexts[0] : 0;
 	for (size_t i = 0; i < n; i++) {
-		if (s->contexts[i].text && s->contexts[i].tip == tip) {
-			slot = &s->contexts[i];
+		if (c->contexts[i].text && c->contexts[i].tip == tip) {
+			slot = &c->contexts[i];
 			goto found;
 		}
-		if (!s->contexts[i].text || s->contexts[i].used < slot->used)
-			slot = &s->contexts[i];
+		if (!c->contexts[i].text || c->contexts[i].used < slot->used)
+			slot = &c->contexts[i];
 	}
 	char *text;
 	size_t tlen;
-	ps_err err = session_context_text(s, tip, &text, &tlen);
+	ps_err err = context_text(s, tip, &text, &tlen);
 	if (err)
 		return err;
-	size_t freed = slot->text ? slot->len : 0;
-	if (session_contexts_held() - freed + tlen > content_context_budget) {
+	size_t freed = slot && slot->text ? slot->len : 0;
+	if (!slot || content_contexts_held() - freed + tlen > content_context_budget) {
 		/* Over the budget (many sessions, or huge contexts): handed
 		 * out, not kept. */
 		*len = tlen;
@@ -91,14 +185,14 @@ static ps_err content_context(struct ps_session *s, uint32_t tip, char **buf, si
 		return PS_OK;
 	}
 	if (slot->text)
-		session_contexts_account(-(long long)slot->len);
+		content_contexts_account(-(long long)slot->len);
 	free(slot->text);
 	slot->text = text;
 	slot->len = tlen;
 	slot->tip = tip;
-	session_contexts_account((long long)tlen);
+	content_contexts_account((long long)tlen);
 found:
-	slot->used = ++s->context_clock;
+	slot->used = ++c->context_clock;
 	*len = slot->len;
 	if (!copy)
 		return PS_OK;
@@ -116,7 +210,7 @@ static uint32_t content_tip(const struct ps_session *s, const struct layout_node
 	return node->session_root ? session_leaf(s) : s->branches[node->branch].tip;
 }
 
-/* Where a generated file's size is memoized in s->sizes: 0 for files
+/* Where a generated file's size is memoized in the cache's sizes: 0 for files
  * that are not (cheap or immutable ones), else the slot's index + 1. */
 static uint64_t content_size_index(const struct ps_session *s, const struct layout_node *node)
 {
@@ -144,25 +238,28 @@ static uint64_t content_size_index(const struct ps_session *s, const struct layo
 /* The memo slot of a generated file, the table grown to the session's
  * branches; NULL for files not memoized, or without memory for the table
  * (sizes are then built each time). */
-static struct ps_view_size *content_size_slot(struct ps_session *s, const struct layout_node *node)
+static struct content_size *content_size_slot(struct ps_session *s, const struct layout_node *node)
 {
 	uint64_t idx = content_size_index(s, node);
 	uint64_t want = ((uint64_t)s->n_branches + 1) * 3;
 	if (!idx || want > UINT32_MAX)
 		return NULL;
-	if (s->n_sizes < want) {
-		struct ps_view_size *grown = realloc(s->sizes, want * sizeof *grown);
+	struct content_cache *c = content_cache_of(s);
+	if (!c)
+		return NULL;
+	if (c->n_sizes < want) {
+		struct content_size *grown = realloc(c->sizes, want * sizeof *grown);
 		if (!grown)
 			return NULL;
-		memset(grown + s->n_sizes, 0, (want - s->n_sizes) * sizeof *grown);
-		s->sizes = grown;
-		s->n_sizes = (uint32_t)want;
+		memset(grown + c->n_sizes, 0, (want - c->n_sizes) * sizeof *grown);
+		c->sizes = grown;
+		c->n_sizes = (uint32_t)want;
 	}
-	return &s->sizes[idx - 1];
+	return &c->sizes[idx - 1];
 }
 
 static int content_size_remembered(const struct ps_session *s, const struct layout_node *node,
-				const struct ps_view_size *slot, uint64_t *size)
+				const struct content_size *slot, uint64_t *size)
 {
 	if (!slot || !slot->size)
 		return 0;
@@ -173,7 +270,7 @@ static int content_size_remembered(const struct ps_session *s, const struct layo
 }
 
 static void content_size_remember(const struct ps_session *s, const struct layout_node *node,
-			       struct ps_view_size *slot, uint64_t size)
+			       struct content_size *slot, uint64_t size)
 {
 	if (!slot)
 		return;
@@ -195,8 +292,9 @@ static ps_err content_text(struct buf *b, char **buf, size_t *len, int bad)
 
 static int content_stash_matches(const struct ps_session *s, const struct layout_node *node)
 {
-	const struct ps_view_stash *st = &s->stash;
-	return st->text && st->kind == (int)node->kind && st->entry == node->entry && st->branch == node->branch &&
+	const struct content_cache *c = content_cache_peek(s);
+	const struct content_stash *st = c ? &c->stash : NULL;
+	return st && st->text && st->kind == (int)node->kind && st->entry == node->entry && st->branch == node->branch &&
 	       st->index == node->index && st->session_root == node->session_root && st->changes == s->changes &&
 	       st->generation == s->generation;
 }
@@ -204,7 +302,12 @@ static int content_stash_matches(const struct ps_session *s, const struct layout
 /* Keeps text (taken) for the open that usually follows a stat. */
 static void content_stash_keep(struct ps_session *s, const struct layout_node *node, char *text, size_t len)
 {
-	struct ps_view_stash *st = &s->stash;
+	struct content_cache *c = content_cache_of(s);
+	if (!c) {
+		free(text);
+		return;
+	}
+	struct content_stash *st = &c->stash;
 	free(st->text);
 	st->text = text;
 	st->len = len;
@@ -220,9 +323,10 @@ static void content_stash_keep(struct ps_session *s, const struct layout_node *n
 ps_err content_content(struct ps_session *s, const struct layout_node *node, char **buf, size_t *len)
 {
 	if (content_stash_matches(s, node)) {
-		*buf = s->stash.text;
-		*len = s->stash.len;
-		s->stash.text = NULL;
+		struct content_stash *st = &content_cache_of(s)->stash;
+		*buf = st->text;
+		*len = st->len;
+		st->text = NULL;
 		return PS_OK;
 	}
 	ps_err err = content_generate(s, node, buf, len);
@@ -316,7 +420,7 @@ ps_err content_size(struct ps_session *s, const struct layout_node *node, uint64
 	char *buf = NULL;
 	size_t len = 0;
 	ps_err err;
-	struct ps_view_size *slot = content_size_slot(s, node);
+	struct content_size *slot = content_size_slot(s, node);
 
 	if (content_size_remembered(s, node, slot, size))
 		return PS_OK;
@@ -347,7 +451,7 @@ ps_err content_size(struct ps_session *s, const struct layout_node *node, uint64
 		break;
 	}
 	if (content_stash_matches(s, node)) {
-		*size = s->stash.len;
+		*size = content_cache_peek(s)->stash.len;
 		return PS_OK;
 	}
 	err = content_generate(s, node, &buf, &len);
@@ -379,7 +483,8 @@ int content_size_known(const struct ps_session *s, const struct layout_node *nod
 	case LAYOUT_TRANSCRIPT:
 	case LAYOUT_USAGE: {
 		uint64_t idx = content_size_index(s, node);
-		return idx && idx <= s->n_sizes && content_size_remembered(s, node, &s->sizes[idx - 1], size);
+		const struct content_cache *c = content_cache_peek(s);
+		return c && idx && idx <= c->n_sizes && content_size_remembered(s, node, &c->sizes[idx - 1], size);
 	}
 	default:
 		if (layout_is_dir(node->kind)) {

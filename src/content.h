@@ -1,5 +1,9 @@
 /* The bytes of every file a session directory shows, and their sizes.
  * Shared by the FUSE daemon and the pisession tool so both show the same. */
+/* Ownership: the texts and sizes this module keeps for reuse are its own,
+ * hung on each session (session_attach) and released with its index.
+ * Returned buffers are new and the caller's; sessions and nodes are
+ * borrowed, and the caller holds the session's lock. */
 #ifndef PS_CONTENT_H
 #define PS_CONTENT_H
 
@@ -25,6 +29,9 @@ ps_err content_content(struct ps_session *s, const struct layout_node *node, cha
  * runs. */
 #define CONTENT_CONTEXT_BUDGET ((size_t)64 << 20)
 void content_set_context_budget(size_t bytes);
+/* The bytes of context.json texts kept now, over all sessions (a reset or
+ * freed session gives its back).  Thread-safe. */
+size_t content_contexts_held(void);
 
 /* Whether a node's content can never change: entry files and stored lines.
  * The front end lets the kernel cache those for good. */

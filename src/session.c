@@ -5,16 +5,13 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "context.h"
 #include "entrycache.h"
 #include "fileio.h"
-#include "jsonout.h"
 #include "jparse.h"
 #include "jstext.h"
 #include "escape.h"
 #include "scan.h"
 #include "session.h"
-#include "usage.h"
 
 #define SESSION_READ_CHUNK (1u << 20)
 
@@ -91,7 +88,7 @@ static ps_err session_field_string(const struct scan_field *f, char **out, size_
 
 static ps_err session_intern_kind(struct ps_session *s, const char *raw, size_t n, uint32_t *off)
 {
-	char *esc = escape_name_max(raw, n, LAYOUT_MAX_KIND);
+	char *esc = escape_name_max(raw, n, SESSION_MAX_KIND);
 	if (!esc)
 		return PS_ERR_NOMEM;
 	size_t elen = strlen(esc);
@@ -189,7 +186,7 @@ static int64_t session_time(const struct scan_result *r, const json_t *parsed)
 	}
 	if (!ts)
 		return 0;
-	double ms = context_iso_to_ms(ts, &ok);
+	double ms = jstext_iso_to_ms(ts, &ok);
 	return ok ? (int64_t)ms : 0;
 }
 
@@ -485,20 +482,11 @@ out:
 
 static void session_reset(struct ps_session *s)
 {
-	for (size_t i = 0; i < sizeof s->contexts / sizeof s->contexts[0]; i++) {
-		if (s->contexts[i].text)
-			session_contexts_account(-(long long)s->contexts[i].len);
-		free(s->contexts[i].text);
-		s->contexts[i].text = NULL;
+	while (s->attachments) {
+		struct ps_attachment *a = s->attachments;
+		s->attachments = a->next;
+		a->type->release(a);
 	}
-	free(s->stash.text);
-	s->stash.text = NULL;
-	free(s->sizes);
-	s->sizes = NULL;
-	s->n_sizes = 0;
-	usage_memo_free(s->usage);
-	s->usage = NULL;
-	s->usage_upto = 0;
 	free(s->entries);
 	free(s->branches);
 	free(s->labeled);
@@ -935,105 +923,6 @@ ps_err session_load_path(const struct ps_session *s, uint32_t idx, json_t ***pat
 	return PS_OK;
 }
 
-static int session_kind_is(const struct ps_session *s, uint32_t e, const char *kind)
-{
-	return strcmp(session_str(s, s->entries[e].kind), kind) == 0;
-}
-
-/* The entries of the path to idx that can change its context, in path
- * order: with a compaction on the path, only the kept range from it on,
- * and the last entries that set the thinking level and the model (what
- * pi's settings scan ends with).  Everything else is summarised away, so
- * it is not parsed: a compacted 50 MB session builds its context from a few
- * hundred kilobytes.  Returns the count, or 0 to mean "the whole path". */
-static size_t session_context_entries(const struct ps_session *s, const uint32_t *path, size_t n, uint32_t *keep)
-{
-	size_t comp = n, thinking = n, model = n, start, k = 0;
-	for (size_t i = 0; i < n; i++) {
-		uint32_t e = path[i];
-		if (s->entries[e].prev_same_id != PS_NIL)
-			return 0; /* duplicate ids: pi looks ids up by position */
-		if (session_kind_is(s, e, "compaction"))
-			comp = i;
-		else if (session_kind_is(s, e, "thinking_level_change"))
-			thinking = i;
-		else if (session_kind_is(s, e, "model_change") || session_kind_is(s, e, "assistant"))
-			model = i;
-	}
-	if (comp == n)
-		return 0;
-	json_t *c;
-	if (session_load_entry_shared(s, path[comp], &c) != PS_OK)
-		return 0;
-	start = comp; /* firstKeptEntryId missing or not on the path: nothing before */
-	const char *first = json_string_value(json_object_get(c, "firstKeptEntryId"));
-	if (!json_is_array(json_object_get(c, "retainedTail")) && first) {
-		for (size_t i = 0; i < comp; i++) {
-			if (strcmp(session_str(s, s->entries[path[i]].id), first) == 0) {
-				start = i;
-				break;
-			}
-		}
-	}
-	json_decref(c);
-	for (size_t i = 0; i < n; i++)
-		if (i >= start || i == thinking || i == model)
-			keep[k++] = path[i];
-	return k;
-}
-
-ps_err session_context_text(const struct ps_session *s, uint32_t idx, char **buf, size_t *len)
-{
-	json_t **path = NULL;
-	uint32_t *order = NULL, *keep = NULL;
-	size_t n = 0, k;
-	ps_err err = PS_OK;
-
-	if (idx != PS_NIL) {
-		if (idx >= s->n_entries)
-			return PS_ERR_NOENT;
-		size_t depth = s->entries[idx].depth, i = depth;
-		order = malloc(depth * sizeof *order);
-		keep = malloc(depth * sizeof *keep);
-		if (!order || !keep) {
-			err = PS_ERR_NOMEM;
-			goto out;
-		}
-		for (uint32_t e = idx; e != PS_NIL && i > 0; e = s->entries[e].parent)
-			order[--i] = e;
-		k = session_context_entries(s, order, depth, keep);
-		if (k) {
-			path = calloc(k, sizeof *path);
-			for (size_t j = 0; path && j < k && !err; j++) {
-				err = session_load_entry_shared(s, keep[j], &path[j]);
-				if (err == PS_ERR_INVALID) {
-					path[j] = json_pack("{s:s,s:s}", "type", "unreadable", "id", session_str(s, s->entries[keep[j]].id));
-					err = path[j] ? PS_OK : PS_ERR_NOMEM;
-				}
-			}
-			n = k;
-			if (!path)
-				err = PS_ERR_NOMEM;
-		} else {
-			err = session_load_path(s, idx, &path, &n);
-		}
-		if (err)
-			goto out;
-	}
-	json_t *ctx = context_build(path, n);
-	if (!ctx) {
-		err = PS_ERR_NOMEM;
-		goto out;
-	}
-	err = jsonout_pretty(ctx, buf, len);
-	json_decref(ctx);
-out:
-	session_path_free(path, n);
-	free(order);
-	free(keep);
-	return err;
-}
-
 uint64_t session_labels_digest(const struct ps_session *s)
 {
 	uint64_t h = 0;
@@ -1045,14 +934,16 @@ uint64_t session_labels_digest(const struct ps_session *s)
 	return h;
 }
 
-static size_t session_context_bytes;
-
-size_t session_contexts_held(void)
+struct ps_attachment *session_attachment(const struct ps_session *s, const struct ps_attachment_type *type)
 {
-	return __atomic_load_n(&session_context_bytes, __ATOMIC_RELAXED);
+	for (struct ps_attachment *a = s->attachments; a; a = a->next)
+		if (a->type == type)
+			return a;
+	return NULL;
 }
 
-void session_contexts_account(long long delta)
+void session_attach(struct ps_session *s, struct ps_attachment *a)
 {
-	__atomic_add_fetch(&session_context_bytes, (size_t)delta, __ATOMIC_RELAXED);
+	a->next = s->attachments;
+	s->attachments = a;
 }

@@ -1,8 +1,10 @@
 /* What a session spent: tokens and cost over every entry of the file.
  *
- * The totals are kept in the session (s->usage) and extended by the
- * entries appended since, so usage.csv over a project costs a pass over
- * each session once, not on every read.  Hence the non-const sessions.
+ * The totals are kept with the session (a usage.c cache hung on it with
+ * session_attach, released by the session when its index is rebuilt) and
+ * extended by the entries appended since, so usage.csv over a project costs
+ * a pass over each session once, not on every read.  Hence the non-const
+ * sessions.
  *
  * Ownership: this module (src/usage.c) is owned by the images/transcript/
  * usage work; the layout and the FUSE front end only call it.  Buffers
@@ -70,9 +72,5 @@ int usage_csv_header(struct buf *out);
  * file without a header; on any error out is left as it was. */
 ps_err usage_csv_row(struct ps_session *s, const char *project, const char *session_name_in_store,
 		     struct buf *out);
-
-/* Frees the running totals a session keeps (s->usage; NULL is fine).  The
- * session calls it when it is reset. */
-void usage_memo_free(struct usage_acc *a);
 
 #endif

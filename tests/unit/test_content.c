@@ -84,7 +84,7 @@ END_TEST
 START_TEST(test_view_context_budget)
 {
 	const char *path = "tests/data/fixtures/pi-1.6.0-v3-branched.jsonl";
-	size_t before = session_contexts_held();
+	size_t before = content_contexts_held();
 	content_set_context_budget(before + 25000);
 	struct ps_session *a = helper_open(path), *b = helper_open(path);
 	for (int round = 0; round < 2; round++) {
@@ -96,15 +96,15 @@ START_TEST(test_view_context_budget)
 			ck_assert_int_eq(content_content(b, &node, &y, &yl), PS_OK);
 			ck_assert_uint_eq(xl, yl);
 			ck_assert(memcmp(x, y, xl) == 0);
-			ck_assert_uint_le(session_contexts_held(), before + 25000);
+			ck_assert_uint_le(content_contexts_held(), before + 25000);
 			free(x);
 			free(y);
 		}
 	}
-	ck_assert_uint_gt(session_contexts_held(), before);
+	ck_assert_uint_gt(content_contexts_held(), before);
 	session_free(a);
 	session_free(b);
-	ck_assert_uint_eq(session_contexts_held(), before);
+	ck_assert_uint_eq(content_contexts_held(), before);
 	content_set_context_budget(CONTENT_CONTEXT_BUDGET);
 }
 END_TEST
