@@ -7,7 +7,7 @@
 #include <unistd.h>
 #include "entrycache.h"
 #include "fileio.h"
-#include "jparse.h"
+#include "jsonline.h"
 #include "jstext.h"
 #include "escape.h"
 #include "scan.h"
@@ -46,9 +46,6 @@ static ps_err session_problem(struct ps_session *s, uint32_t line, const char *w
 	return PS_OK;
 }
 
-static json_t *session_load_json(const char *text, size_t len, size_t flags);
-static json_t *session_parse_line_err(const char *line, size_t len, ps_err *err);
-
 /* Decodes a scanned string field; escaped ones go through jansson. */
 static ps_err session_field_string(const struct scan_field *f, char **out, size_t *len)
 {
@@ -73,7 +70,8 @@ static ps_err session_field_string(const struct scan_field *f, char **out, size_
 	quoted[0] = '"';
 	memcpy(quoted + 1, f->ptr, f->len);
 	quoted[f->len + 1] = '"';
-	json_t *v = session_load_json(quoted, f->len + 2, JSON_DECODE_ANY);
+	ps_err ignored;
+	json_t *v = jsonline_load(quoted, f->len + 2, JSON_DECODE_ANY, &ignored);
 	free(quoted);
 	if (!v)
 		return PS_ERR_INVALID;
@@ -315,7 +313,7 @@ static ps_err session_apply_name(struct ps_session *s, const json_t *entry)
 static ps_err session_read_header_line(struct ps_session *s, const char *line, size_t len, uint64_t off)
 {
 	ps_err err;
-	json_t *h = session_parse_line_err(line, len, &err);
+	json_t *h = jsonline_object(line, len, &err);
 	if (!h)
 		return err;
 	const char *type = json_string_value(json_object_get(h, "type"));
@@ -375,7 +373,7 @@ static ps_err session_index_line(struct ps_session *s, const char *line, size_t 
 	}
 	if (r.key_escaped || r.type.escaped || r.id.escaped || r.parent_id.escaped || r.role.escaped ||
 	    r.tool_name.escaped) {
-		parsed = session_parse_line_err(line, len, &err);
+		parsed = jsonline_object(line, len, &err);
 		if (!parsed)
 			return err == PS_ERR_NOMEM ? err : session_problem(s, lineno, "not a JSON object, skipped");
 	}
@@ -464,7 +462,7 @@ static ps_err session_index_line(struct ps_session *s, const char *line, size_t 
 		goto out;
 	}
 	if (is_type && (TYPE_IS("label") || TYPE_IS("session_info"))) {
-		json_t *full = parsed ? json_incref(parsed) : session_parse_line_err(line, len, &err);
+		json_t *full = parsed ? json_incref(parsed) : jsonline_object(line, len, &err);
 		if (full) {
 			err = TYPE_IS("label") ? session_apply_label(s, full) : session_apply_name(s, full);
 			json_decref(full);
@@ -688,239 +686,6 @@ uint32_t session_leaf(const struct ps_session *s)
 uint32_t session_find(const struct ps_session *s, const char *id, size_t n)
 {
 	return strmap_get(&s->ids, &s->pool, id, n);
-}
-
-static ps_err session_pread(const struct ps_session *s, uint64_t off, size_t len, char **buf)
-{
-	char *b = malloc(len + 1);
-	size_t have = 0;
-	if (!b)
-		return PS_ERR_NOMEM;
-	while (have < len) {
-		ssize_t got = pread(s->fd, b + have, len - have, (off_t)(off + have));
-		if (got < 0 && errno == EINTR)
-			continue;
-		if (got <= 0) {
-			/* The file shrank under us: the caller's view is stale. */
-			free(b);
-			return PS_ERR_IO;
-		}
-		have += (size_t)got;
-	}
-	b[len] = '\0';
-	*buf = b;
-	return PS_OK;
-}
-
-ps_err session_read_line(const struct ps_session *s, uint32_t idx, char **buf, size_t *len)
-{
-	if (idx >= s->n_entries)
-		return PS_ERR_NOENT;
-	*len = s->entries[idx].len;
-	return session_pread(s, s->entries[idx].off, *len, buf);
-}
-
-ps_err session_read_header(const struct ps_session *s, char **buf, size_t *len)
-{
-	if (!s->have_header)
-		return PS_ERR_NOENT;
-	*len = s->header_len;
-	return session_pread(s, s->header_off, *len, buf);
-}
-
-/* Loads any JSON text the way pi's reader would accept it: invalid UTF-8
- * decoded with replacement characters, lone surrogate escapes kept (as
- * stand-ins, jstext.h), integers beyond 64 bits as reals. */
-static json_t *session_load_json_err(const char *text, size_t len, size_t flags, ps_err *err)
-{
-	json_error_t error;
-	char *clean = NULL, *mapped = NULL;
-	json_t *v = NULL;
-
-	*err = PS_OK;
-	/* Objects, the common case, go by the fast path first (jparse.h);
-	 * what it declines, jansson decides as before. */
-	if (!(flags & JSON_DECODE_ANY)) {
-		switch (jparse_object(text, len, &v)) {
-		case JPARSE_OK:
-			return v;
-		case JPARSE_NOMEM:
-			*err = PS_ERR_NOMEM;
-			return NULL;
-		case JPARSE_DECLINED:
-			break;
-		}
-	}
-	flags |= JSON_ALLOW_NUL;
-	for (int attempt = 0; attempt < 4 && !v; attempt++) {
-		v = json_loadb(text, len, flags, &error);
-		if (v)
-			break;
-		enum json_error_code code = json_error_code(&error);
-		if (code == json_error_out_of_memory) {
-			*err = PS_ERR_NOMEM;
-			break;
-		}
-		if (code == json_error_invalid_utf8 && !clean) {
-			clean = jstext_utf8_replace(text, len, &len);
-			if (!clean)
-				break;
-			text = clean;
-		} else if (code == json_error_numeric_overflow && !(flags & JSON_DECODE_INT_AS_REAL)) {
-			flags |= JSON_DECODE_INT_AS_REAL;
-		} else if (!mapped && (mapped = jstext_map_lone_surrogates(text, len, &len))) {
-			text = mapped;
-		} else {
-			break;
-		}
-	}
-	free(clean);
-	free(mapped);
-	if (!v && !*err)
-		*err = PS_ERR_INVALID;
-	return v;
-}
-
-static json_t *session_load_json(const char *text, size_t len, size_t flags)
-{
-	ps_err err;
-	return session_load_json_err(text, len, flags, &err);
-}
-
-/* session_parse_line, telling a line that is no object from a lack of
- * memory. */
-static json_t *session_parse_line_err(const char *line, size_t len, ps_err *err)
-{
-	json_t *v = session_load_json_err(line, len, 0, err);
-	if (v && !json_is_object(v)) {
-		json_decref(v);
-		v = NULL;
-		*err = PS_ERR_INVALID;
-	}
-	return v;
-}
-
-json_t *session_parse_line(const char *line, size_t len)
-{
-	ps_err err;
-	return session_parse_line_err(line, len, &err);
-}
-
-static uint32_t session_by_ordinal(const struct ps_session *s, uint32_t ordinal)
-{
-	uint32_t lo = 0, hi = s->n_entries;
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
-		if (s->entries[mid].ordinal < ordinal)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < s->n_entries && s->entries[lo].ordinal == ordinal ? lo : PS_NIL;
-}
-
-static ps_err session_migrate(const struct ps_session *s, uint32_t idx, json_t *entry)
-{
-	const struct ps_entry *e = &s->entries[idx];
-	if (s->version < 2) {
-		json_t *pid = e->parent == PS_NIL ? json_null()
-			: json_string(session_str(s, s->entries[e->parent].id));
-		if (json_object_set_new(entry, "id", json_string(session_str(s, e->id))) ||
-		    json_object_set_new(entry, "parentId", pid))
-			return PS_ERR_NOMEM;
-		const char *type = json_string_value(json_object_get(entry, "type"));
-		json_t *fki = json_object_get(entry, "firstKeptEntryIndex");
-		if (type && strcmp(type, "compaction") == 0 && json_is_number(fki)) {
-			double d = json_number_value(fki);
-			uint32_t t = d >= 0 && d < PS_NIL && d == (double)(uint32_t)d
-				? session_by_ordinal(s, (uint32_t)d) : PS_NIL;
-			if (t != PS_NIL &&
-			    json_object_set_new(entry, "firstKeptEntryId", json_string(session_str(s, s->entries[t].id))))
-				return PS_ERR_NOMEM;
-			json_object_del(entry, "firstKeptEntryIndex");
-		}
-	}
-	if (s->version < 3) {
-		json_t *msg = json_object_get(entry, "message");
-		const char *role = json_string_value(json_object_get(msg, "role"));
-		if (role && strcmp(role, "hookMessage") == 0 &&
-		    json_object_set_new(msg, "role", json_string("custom")))
-			return PS_ERR_NOMEM;
-	}
-	return PS_OK;
-}
-
-ps_err session_load_entry(const struct ps_session *s, uint32_t idx, json_t **out)
-{
-	char *line;
-	size_t len;
-	ps_err err = session_read_line(s, idx, &line, &len);
-	if (err)
-		return err;
-	json_t *entry = session_parse_line_err(line, len, &err);
-	free(line);
-	if (!entry)
-		return err;
-	err = session_migrate(s, idx, entry);
-	if (err) {
-		json_decref(entry);
-		return err;
-	}
-	*out = entry;
-	return PS_OK;
-}
-
-ps_err session_load_entry_shared(const struct ps_session *s, uint32_t idx, json_t **out)
-{
-	if (idx >= s->n_entries)
-		return PS_ERR_NOENT;
-	if ((*out = entrycache_get(s->serial, s->generation, idx)))
-		return PS_OK;
-	ps_err err = session_load_entry(s, idx, out);
-	if (!err)
-		entrycache_put(s->serial, s->generation, idx, *out, s->entries[idx].len);
-	return err;
-}
-
-void session_path_free(json_t **path, size_t n)
-{
-	if (!path)
-		return;
-	for (size_t i = 0; i < n; i++)
-		json_decref(path[i]);
-	free(path);
-}
-
-ps_err session_load_path(const struct ps_session *s, uint32_t idx, json_t ***path, size_t *n)
-{
-	*path = NULL;
-	*n = 0;
-	if (idx == PS_NIL)
-		return PS_OK;
-	if (idx >= s->n_entries)
-		return PS_ERR_NOENT;
-	size_t depth = s->entries[idx].depth;
-	json_t **p = calloc(depth ? depth : 1, sizeof *p);
-	if (!p)
-		return PS_ERR_NOMEM;
-	size_t i = depth;
-	for (uint32_t e = idx; e != PS_NIL && i > 0; e = s->entries[e].parent) {
-		ps_err err = session_load_entry_shared(s, e, &p[--i]);
-		if (err == PS_ERR_INVALID) {
-			/* A line the scanner took but jansson cannot decode (a lone
-			 * surrogate escape): stand in an empty entry of its id so the
-			 * context stays aligned with the tree. */
-			p[i] = json_pack("{s:s,s:s}", "type", "unreadable", "id", session_str(s, s->entries[e].id));
-			err = p[i] ? PS_OK : PS_ERR_NOMEM;
-		}
-		if (err) {
-			session_path_free(p, depth);
-			return err;
-		}
-	}
-	*path = p;
-	*n = depth;
-	return PS_OK;
 }
 
 uint64_t session_labels_digest(const struct ps_session *s)
