@@ -1,7 +1,6 @@
 /* Parses an entry file (docs/entry-format.md) back into an entry: the
- * inverse of render.c.  The comments say why; the format is in the
- * document, and parse.h lists what is accepted beyond the renderer's
- * exact bytes.
+ * inverse of render.c.  The comments say why; the format, and what is
+ * accepted beyond the renderer's exact bytes, is in the document.
  *
  * Shape: the text is normalised once (line endings, final newline) and
  * checked to be UTF-8, so everything after works on one buffer of valid

@@ -1,6 +1,6 @@
 /* The markers of an entry file's body, for the parser (parse.c): a marker
  * line's kind and attributes, and the images a marker stands for, found in
- * the original entry by their links or by counting (parse.h). */
+ * the original entry by their links or by counting (docs/entry-format.md, Images). */
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -163,7 +163,7 @@ ps_err parse_marker(struct parse_ctx *c, const char *s, size_t n, size_t line, s
 }
 
 /* What an image block holds as "data": the three kinds are matched
- * separately, each in order (parse.h). */
+ * separately, each in order (docs/entry-format.md, Images). */
 enum parse_img { PARSE_IMG_NONE, PARSE_IMG_STRING, PARSE_IMG_OTHER };
 
 static enum parse_img parse_img_kind(const json_t *data)
@@ -199,7 +199,7 @@ static size_t parse_b64_size(const char *s, size_t n)
 }
 
 /* An image marker needs its counterpart in the original, which holds
- * the data when the marker says bytes= (parse.h). */
+ * the data when the marker says bytes= (docs/entry-format.md, Images). */
 ps_err parse_image(struct parse_ctx *c, struct parse_marker *m)
 {
 	static const char added[] = "images cannot be added through the Markdown file; append a .json entry instead";
@@ -239,7 +239,7 @@ static ps_err parse_link_of(struct parse_ctx *c, size_t k, char **out)
 /* An image of a message or custom message is shown by the link to its
  * file below its marker: the link, not the marker's place, says which of
  * the original's images it is, so images can be moved and removed with
- * their links but never added or made up (parse.h).  p[0..n) is the
+ * their links but never added or made up (docs/entry-format.md, Images).  p[0..n) is the
  * payload, line its first line. */
 /* Which file image s[0..n) is the exact link of: *k = 1..n_files, or 0
  * for none.  "![image N](" says which link to compare with. */
@@ -273,7 +273,7 @@ static ps_err parse_lost_link(struct parse_ctx *c, size_t line, size_t k)
 /* An image of a message or custom message is shown by the link to its
  * file below its marker: the link, not the marker's place, says which of
  * the original's images it is, so images can be moved and removed with
- * their links but never added or made up (parse.h).  p[0..n) is the
+ * their links but never added or made up (docs/entry-format.md, Images).  p[0..n) is the
  * payload, line its first line. */
 ps_err parse_image_link(struct parse_ctx *c, struct parse_marker *m, const char *p, size_t n, size_t line)
 {

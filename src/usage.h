@@ -6,9 +6,8 @@
  * a pass over each session once, not on every read.  Hence the non-const
  * sessions.
  *
- * Ownership: this module (src/usage.c) is owned by the images/transcript/
- * usage work; the layout and the FUSE front end only call it.  Buffers
- * returned are new and belong to the caller; the session is borrowed.
+ * Ownership: buffers returned are new and belong to the caller; the
+ * session is borrowed; the running totals are usage.c's own (above).
  *
  * What is summed is what pi 1.6.0's AgentSession.getSessionStats() sums,
  * over ALL entries of the file (every branch, compacted history included:
