@@ -385,10 +385,12 @@ static int usage_csv_cost(struct buf *out, double d, int last)
 	return usage_csv_field(out, num, strlen(num), last);
 }
 
-int usage_csv_header(struct buf *out)
+ps_err usage_csv_header(struct buf *out)
 {
-	return buf_puts(out, "project,session,id,name,cwd,start,lastActivity,messages,"
-			     "input,output,cacheRead,cacheWrite,cost\n");
+	if (buf_puts(out, "project,session,id,name,cwd,start,lastActivity,messages,"
+			  "input,output,cacheRead,cacheWrite,cost\n"))
+		return PS_ERR_NOMEM;
+	return PS_OK;
 }
 
 /* ISO-8601 as JavaScript's Date#toISOString writes it (years 0-9999). */

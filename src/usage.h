@@ -56,8 +56,9 @@ void usage_cost_text(double d, char out[USAGE_COST_TEXT]);
 
 /* The CSV header line matching usage_csv_row(), with its newline:
  * project,session,id,name,cwd,start,lastActivity,messages,input,output,
- * cacheRead,cacheWrite,cost */
-int usage_csv_header(struct buf *out);
+ * cacheRead,cacheWrite,cost.  PS_ERR_NOMEM (out as it was) when memory
+ * runs out. */
+ps_err usage_csv_header(struct buf *out);
 
 /* Appends one CSV row (newline-terminated) to out: project and
  * session_name_in_store as given (the store directory and the file name
