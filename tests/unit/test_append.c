@@ -9,22 +9,6 @@
 #include "helpers.h"
 #include "suites.h"
 
-static char *slurp_file(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	ck_assert_ptr_nonnull(f);
-	fseek(f, 0, SEEK_END);
-	long n = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	char *data = malloc((size_t)n + 1);
-	ck_assert_ptr_nonnull(data);
-	ck_assert_uint_eq(fread(data, 1, (size_t)n, f), (size_t)n);
-	data[n] = '\0';
-	fclose(f);
-	*len = (size_t)n;
-	return data;
-}
-
 static json_t *user_message(const char *text)
 {
 	json_t *e = json_pack("{s:s,s:{s:s,s:s,s:i}}", "type", "message", "message", "role", "user", "content", text,
@@ -37,7 +21,7 @@ static json_t *user_message(const char *text)
 static json_t *last_line(const char *path)
 {
 	size_t n;
-	char *data = slurp_file(path, &n);
+	char *data = helper_slurp(path, &n);
 	ck_assert_uint_gt(n, 0);
 	ck_assert_int_eq(data[n - 1], '\n');
 	data[n - 1] = '\0';
@@ -63,7 +47,7 @@ START_TEST(test_append_one_under_leaf)
 	char *path = helper_write(HDR MSG("a1", "null", "user", "hi") MSG("a2", "\"a1\"", "assistant", "hello"));
 	struct ps_session *s = helper_open(path);
 	size_t before_len;
-	char *before = slurp_file(path, &before_len);
+	char *before = helper_slurp(path, &before_len);
 	json_t *e = user_message("next");
 	struct append_item item = { .entry = e, .parent = APPEND_PARENT_LEAF, .ref = 0 };
 	struct append_error err = { 0 };
@@ -71,7 +55,7 @@ START_TEST(test_append_one_under_leaf)
 
 	/* exactly one line more, after the old bytes untouched */
 	size_t after_len;
-	char *after = slurp_file(path, &after_len);
+	char *after = helper_slurp(path, &after_len);
 	ck_assert_uint_gt(after_len, before_len);
 	ck_assert_int_eq(memcmp(before, after, before_len), 0);
 	ck_assert_ptr_null(memchr(after + before_len, '\n', after_len - before_len - 1));
@@ -153,7 +137,7 @@ static void expect_refused(const char *entry_json, enum append_parent parent, ui
 	char *path = helper_write(HDR MSG("a1", "null", "user", "hi"));
 	struct ps_session *s = helper_open(path);
 	size_t before_len, after_len;
-	char *before = slurp_file(path, &before_len);
+	char *before = helper_slurp(path, &before_len);
 	json_t *e = json_loads(entry_json, 0, NULL);
 	ck_assert_ptr_nonnull(e);
 	struct append_item item = { .entry = e, .parent = parent, .ref = ref };
@@ -162,7 +146,7 @@ static void expect_refused(const char *entry_json, enum append_parent parent, ui
 	ck_assert_int_ne(code, PS_OK);
 	ck_assert_int_eq(err.code, code);
 	ck_assert_msg(strstr(err.why, why_part) != NULL, "why: %s", err.why);
-	char *after = slurp_file(path, &after_len);
+	char *after = helper_slurp(path, &after_len);
 	ck_assert_uint_eq(after_len, before_len);
 	ck_assert_int_eq(memcmp(before, after, before_len), 0);
 	ck_assert_uint_eq(s->n_entries, 1);
@@ -196,12 +180,12 @@ START_TEST(test_append_stale_generation)
 	 * re-read, and what the caller resolved no longer holds */
 	helper_rewrite(path, HDR);
 	size_t before_len, after_len;
-	char *before = slurp_file(path, &before_len);
+	char *before = helper_slurp(path, &before_len);
 	json_t *e = user_message("late");
 	struct append_item item = { .entry = e, .parent = APPEND_PARENT_UNDER, .ref = 0 };
 	struct append_error err = { 0 };
 	ck_assert_int_eq(append_items(s, generation, &item, 1, &err), PS_ERR_IO);
-	char *after = slurp_file(path, &after_len);
+	char *after = helper_slurp(path, &after_len);
 	ck_assert_uint_eq(after_len, before_len);
 	ck_assert_int_eq(memcmp(before, after, before_len), 0);
 	json_decref(e);

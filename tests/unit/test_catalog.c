@@ -31,8 +31,7 @@ static void put_at(const char *rel, const char *text, time_t mtime)
 
 static void catalog_fixture(void)
 {
-	strcpy(root, "/tmp/pisessionfs-catalog-XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(root));
+	helper_tmpdir(root, "catalog");
 	char p[512];
 	snprintf(p, sizeof p, "%s/proj", root);
 	ck_assert_int_eq(mkdir(p, 0755), 0);
@@ -47,9 +46,7 @@ static void catalog_fixture(void)
 
 static void catalog_cleanup(void)
 {
-	char cmd[128];
-	snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
-	ck_assert_int_eq(system(cmd), 0);
+	helper_rmtree(root);
 }
 
 START_TEST(test_catalog_table)

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <time.h>
 #include <jansson.h>
+#include "helpers.h"
 #include "suites.h"
 #include "parse.h"
 #include "render.h"
@@ -143,22 +144,6 @@ static void edit_ok(const char *original_json, const char *from, const char *to,
 	free(edited);
 	free(md);
 	json_decref(orig);
-}
-
-static char *slurp(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	ck_assert_msg(f != NULL, "cannot open %s", path);
-	fseek(f, 0, SEEK_END);
-	long n = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	char *data = malloc((size_t)n + 1);
-	ck_assert_ptr_nonnull(data);
-	ck_assert_uint_eq(fread(data, 1, (size_t)n, f), (size_t)n);
-	data[n] = '\0';
-	fclose(f);
-	*len = (size_t)n;
-	return data;
 }
 
 /* ---- round trip ------------------------------------------------------ */
@@ -699,7 +684,7 @@ START_TEST(test_no_crash)
 		size_t len;
 		char path[256];
 		snprintf(path, sizeof path, "tests/golden/render/%s/expected.md", files[f]);
-		char *text = slurp(path, &len);
+		char *text = helper_slurp(path, &len);
 		snprintf(path, sizeof path, "tests/golden/render/%s/input.json", files[f]);
 		json_error_t jerr;
 		json_t *orig = json_load_file(path, JSON_ALLOW_NUL, &jerr); /* the entry it shows */

@@ -45,8 +45,7 @@ static char root[64];
 
 static void store_fixture(void)
 {
-	strcpy(root, "/tmp/pisessionfs-store-XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(root));
+	helper_tmpdir(root, "store");
 	char p[512];
 	snprintf(p, sizeof p, "%s/proj", root);
 	ck_assert_int_eq(mkdir(p, 0755), 0);
@@ -64,9 +63,7 @@ static void store_fixture(void)
 
 static void store_cleanup(void)
 {
-	char cmd[128];
-	snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
-	ck_assert_int_eq(system(cmd), 0);
+	helper_rmtree(root);
 }
 
 START_TEST(test_store_lists)
