@@ -1,7 +1,8 @@
 /* The index of one session file: where every entry's line is, how entries
  * form the tree, and how the tree is cut into directories ("branches").
  * Built by scanning lines (scan.h), grown incrementally as the file is
- * appended to, and rebuilt only when the file shrinks or is replaced.
+ * appended to, and rebuilt only when the file shrinks or is replaced
+ * (session.c); entries are read back through it by sessionload.c.
  * Not thread-safe: callers hold their own lock around a session. */
 #ifndef PS_SESSION_H
 #define PS_SESSION_H
