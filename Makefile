@@ -77,7 +77,7 @@ UNIT     := $(BUILD)/unit-tests
 # inotify events for changes made underneath (tests/mount/t_nonotify.sh).
 HELPER   := $(BUILD)/tests/passthrough-store
 
-.PHONY: all check check-unit check-golden check-alloc check-mount check-diff check-interop clean install uninstall bench
+.PHONY: all check check-unit check-includes check-golden check-alloc check-mount check-diff check-interop clean install uninstall bench
 
 all: $(DAEMON) $(TOOL)
 
@@ -114,8 +114,12 @@ $(BUILD)/src $(BUILD)/fs $(BUILD)/tests $(BUILD)/tests/unit $(BUILD)/tools:
 check: all $(UNIT)
 	tests/check-all.sh
 
-check-unit: $(UNIT)
+check-unit: $(UNIT) check-includes
 	$(UNIT)
+
+# No two files of the core include each other, through any chain.
+check-includes:
+	tests/check-includes.sh src
 
 check-golden: $(TOOL)
 	tests/golden/run.sh $(TOOL)

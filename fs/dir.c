@@ -9,7 +9,7 @@
 #include "journal.h"
 #include "ops_internal.h"
 #include "usagecsv.h"
-#include "view.h"
+#include "content.h"
 #include "views.h"
 
 struct psfs_fill {
@@ -56,7 +56,7 @@ static int psfs_fill_layout(void *ctx, const char *name, const struct layout_nod
 			return 0;
 	}
 	uint64_t size;
-	if (f->plus && f->session && view_size_known(f->session, node, &size)) {
+	if (f->plus && f->session && content_size_known(f->session, node, &size)) {
 		psfs_node_fill(f->session, node, &f->file, size, &st);
 		return f->filler(f->buf, name, &st, 0, FUSE_FILL_DIR_PLUS);
 	}

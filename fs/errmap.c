@@ -12,7 +12,7 @@ int psfs_errno(ps_err err)
 	case PS_ERR_IO: return EIO;
 	case PS_ERR_INVALID: return EINVAL;
 	case PS_ERR_NOTSESSION: return EINVAL;
-	case PS_ERR_READONLY: return EROFS;
+	case PS_ERR_STORE_READONLY: return EROFS;
 	case PS_ERR_TOOBIG: return EFBIG;
 	case PS_ERR_NOSPACE: return ENOSPC;
 	case PS_ERR_PERM: return EPERM;

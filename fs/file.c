@@ -17,7 +17,7 @@
 #include "sizer.h"
 #include "watch.h"
 #include "usagecsv.h"
-#include "view.h"
+#include "content.h"
 #include "views.h"
 
 static struct psfs_file *psfs_file_new(enum psfs_handle kind, const char *path)
@@ -201,7 +201,7 @@ int psfs_open(const char *path, struct fuse_file_info *fi)
 		memcpy(f->project, p.project, sizeof f->project);
 		memcpy(f->session, p.session, sizeof f->session);
 		if (kind != HANDLE_RAW && !(fi->flags & O_TRUNC))
-			err = view_content(s, &node, &f->data, &f->len);
+			err = content_content(s, &node, &f->data, &f->len);
 		/* `: > name` clears the name though nothing is written; that
 		 * is decided at the last close, since a shell's redirection
 		 * closes a duplicate of the file before anything is written. */
@@ -224,10 +224,10 @@ int psfs_open(const char *path, struct fuse_file_info *fi)
 			 * of a file it has cached never reads, so their text is
 			 * built at the first read, not at every open (a second
 			 * grep -r rendered every entry again). */
-			if (view_immutable(&node))
+			if (content_immutable(&node))
 				f->lazy = 1;
 			else
-				err = view_content(s, &node, &f->data, &f->len);
+				err = content_content(s, &node, &f->data, &f->len);
 			if (node.kind == LAYOUT_ENTRY)
 				psfs_sizer_reading();
 			/* Entry files and stored lines never change: the kernel
@@ -238,8 +238,8 @@ int psfs_open(const char *path, struct fuse_file_info *fi)
 			 * (generation past 1), the kernel's pages of a path may
 			 * hold the text it had before, with a size and mtime
 			 * that tell it nothing: drop them at each open. */
-			fi->keep_cache = view_immutable(&node) && s->generation == 1;
-			fi->direct_io = !view_immutable(&node);
+			fi->keep_cache = content_immutable(&node) && s->generation == 1;
+			fi->direct_io = !content_immutable(&node);
 			f->growing = node.kind == LAYOUT_TRANSCRIPT;
 			f->changes = s->changes;
 			f->generation = s->generation;
@@ -279,7 +279,7 @@ static void psfs_grow_snapshot(struct psfs_file *f)
 	pthread_mutex_unlock(&f->lock);
 	/* A reader at the end (every read to EOF ends there) must not cost
 	 * a whole new transcript when nothing was added. */
-	ps_err err = same ? PS_ERR_NOENT : view_content(ref.session, &node, &data, &len);
+	ps_err err = same ? PS_ERR_NOENT : content_content(ref.session, &node, &data, &len);
 	store_release(psfs_self()->store, &ref);
 	if (err)
 		return;
@@ -308,7 +308,7 @@ static int psfs_read_build(struct psfs_file *f)
 	if (f->lazy) {
 		res = psfs_locate(f->path, &p, &ref, &node);
 		if (!res) {
-			ps_err err = view_content(ref.session, &node, &f->data, &f->len);
+			ps_err err = content_content(ref.session, &node, &f->data, &f->len);
 			store_release(psfs_self()->store, &ref);
 			res = err ? -psfs_errno(err) : 0;
 		}

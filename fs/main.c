@@ -22,7 +22,7 @@
 #include "watch.h"
 #include "recover.h"
 #include "usagecsv.h"
-#include "view.h"
+#include "content.h"
 
 #define PSFS_OPT(t, p) { t, offsetof(struct psfs_config, p), 1 }
 
@@ -427,7 +427,7 @@ int main(int argc, char *argv[])
 		goto out;
 	}
 	if (fs.cfg.context_cache_mib >= 0)
-		view_set_context_budget((size_t)fs.cfg.context_cache_mib << 20);
+		content_set_context_budget((size_t)fs.cfg.context_cache_mib << 20);
 	if (fs.cfg.rejected_kept_mib != -1 && (fs.cfg.rejected_kept_mib < 1 || fs.cfg.rejected_kept_mib > 4096)) {
 		fprintf(stderr, "pisessionfs: -o rejected_kept=%d: give 1 to 4096 (MiB)\n", fs.cfg.rejected_kept_mib);
 		goto out;

@@ -23,7 +23,7 @@
 #include "pisessionfs.h"
 #include "sizer.h"
 #include "watch.h"
-#include "view.h"
+#include "content.h"
 #include "usagecsv.h"
 #include "views.h"
 
@@ -188,7 +188,7 @@ static int psfs_node_stat(struct ps_session *s, const struct layout_node *node, 
 {
 	uint64_t size = 0;
 	if (!layout_is_dir(node->kind)) {
-		ps_err err = view_size(s, node, &size);
+		ps_err err = content_size(s, node, &size);
 		if (err)
 			return -psfs_errno(err);
 	}
@@ -310,7 +310,7 @@ int psfs_getattr(const char *path, struct stat *st, struct fuse_file_info *fi)
 	if (!err && node.kind == LAYOUT_ENTRY) {
 		uint64_t known;
 		/* Likely the first of many: `ls -l` stats every entry. */
-		if (!view_size_known(ref.session, &node, &known))
+		if (!content_size_known(ref.session, &node, &known))
 			psfs_sizer_hint(p.project, p.session, ref.session, node.entry + 1);
 	}
 	res = err ? -psfs_errno(err) : psfs_node_stat(ref.session, &node, &file, st);

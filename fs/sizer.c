@@ -5,7 +5,7 @@
  * one lookup at a time: the kernel sends them one by one, and a single
  * daemon thread renders while the other cores idle.  When a stat finds an
  * entry not sized yet, the sizer threads take the session from there and
- * size the rest in batches, off the session's lock (view_batch_*), so the
+ * size the rest in batches, off the session's lock (content_batch_*), so the
  * lookups that follow find their sizes known.  What a stat asks for before
  * the sizers got there is rendered by the stat itself, as without them.
  *
@@ -23,7 +23,7 @@
 #include <unistd.h>
 #include "pisessionfs.h"
 #include "sizer.h"
-#include "view.h"
+#include "content.h"
 
 #define SIZER_MAX_THREADS 4
 /* How long after an entry file is opened for reading hints are ignored. */
@@ -58,7 +58,7 @@ static int sizer_claim(uint32_t *from, uint32_t *to)
 {
 	/* A range of entries taken at once by one thread; its batches skip
 	 * what is sized already. */
-	const uint32_t span = 4 * VIEW_BATCH_MAX;
+	const uint32_t span = 4 * CONTENT_BATCH_MAX;
 	if (!sizer.wrapped && sizer.next >= sizer.end) {
 		sizer.wrapped = 1;
 		sizer.next = 0;
@@ -78,7 +78,7 @@ static int sizer_claim(uint32_t *from, uint32_t *to)
  * session is gone from the cache or was indexed anew). */
 static int sizer_run(const char *project, const char *session, uint64_t generation, uint32_t from, uint32_t to)
 {
-	struct view_batch batch = { 0 };
+	struct content_batch batch = { 0 };
 	struct store_ref ref;
 	uint32_t next = from;
 	int ok = 1;
@@ -87,18 +87,18 @@ static int sizer_run(const char *project, const char *session, uint64_t generati
 		if (store_acquire_cached(sizer.fs->store, project, session, &ref) != PS_OK)
 			return 0;
 		ok = ref.session->generation == generation &&
-		     view_batch_take(ref.session, &next, to, SIZER_BATCH_BYTES, &batch) == PS_OK;
+		     content_batch_take(ref.session, &next, to, SIZER_BATCH_BYTES, &batch) == PS_OK;
 		store_release(sizer.fs->store, &ref);
 		if (ok && batch.n) {
-			view_batch_render(&batch);
+			content_batch_render(&batch);
 			if (store_acquire_cached(sizer.fs->store, project, session, &ref) != PS_OK) {
 				ok = 0;
 			} else {
-				view_batch_keep(ref.session, &batch);
+				content_batch_keep(ref.session, &batch);
 				store_release(sizer.fs->store, &ref);
 			}
 		}
-		view_batch_clear(&batch);
+		content_batch_clear(&batch);
 	}
 	return ok;
 }

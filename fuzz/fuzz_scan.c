@@ -16,7 +16,7 @@
  *     jansson skips one after a number or literal);
  *   - scanner accepts, session_parse_line fails: inconsistency, except for
  *     what jansson cannot represent and the code already expects (the
- *     "unreadable" entry of view.c/session.c): lone surrogate escapes, and
+ *     "unreadable" entry of content.c/session.c): lone surrogate escapes, and
  *     also \u0000 in a key and a number beyond the double range, which
  *     JSON.parse reads but jansson refuses (counted, see the report);
  *   - scanner accepts valid UTF-8, plain json_loadb must accept too (with

@@ -16,9 +16,9 @@
  *      (layout_resolve) to the node it was listed with (so no two names in
  *      a directory clash and every name works), every entry is in the tree
  *      exactly once, symlinks (leaf, labels/) resolve to their entry, every
- *      file's view_content succeeds and view_size equals its length;
+ *      file's content_content succeeds and content_size equals its length;
  *   2. every entry: session_load_entry, then the render/parse round trip;
- *   3. session_context_text of every branch tip, of the leaf and of
+ *   3. context_text of every branch tip, of the leaf and of
  *      PS_NIL: must succeed and be JSON that jansson reads back;
  *   4. incremental: the first part opened, the rest appended, then
  *      session_refresh gives the same index as the one-shot open; and
@@ -40,8 +40,9 @@
 #include "escape.h"
 #include "fuzz_common.h"
 #include "layout.h"
+#include "context.h"
 #include "session.h"
-#include "view.h"
+#include "content.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -288,20 +289,20 @@ static void check_file(struct walk *w, const char *path, const struct layout_nod
 	if (node->kind == LAYOUT_LEAF || node->kind == LAYOUT_LABEL)
 		check_symlink(w, path, node);
 	if (node->kind == LAYOUT_RAW) {
-		err = view_size(s, node, &size);
-		FZ_CHECK(err == PS_OK && size == s->size, "%s: view_size of session.jsonl", path);
+		err = content_size(s, node, &size);
+		FZ_CHECK(err == PS_OK && size == s->size, "%s: content_size of session.jsonl", path);
 		return;
 	}
 	/* size first (cold caches), then content, then size again (warm) */
-	err = view_size(s, node, &size);
-	FZ_CHECK(err == PS_OK, "%s (%s): view_size failed: %s", path, kind_name(node->kind), ps_strerror(err));
-	err = view_content(s, node, &buf, &len);
-	FZ_CHECK(err == PS_OK, "%s (%s): view_content failed: %s", path, kind_name(node->kind), ps_strerror(err));
-	FZ_CHECK(size == len, "%s (%s): view_size %llu but view_content gives %zu bytes", path,
+	err = content_size(s, node, &size);
+	FZ_CHECK(err == PS_OK, "%s (%s): content_size failed: %s", path, kind_name(node->kind), ps_strerror(err));
+	err = content_content(s, node, &buf, &len);
+	FZ_CHECK(err == PS_OK, "%s (%s): content_content failed: %s", path, kind_name(node->kind), ps_strerror(err));
+	FZ_CHECK(size == len, "%s (%s): content_size %llu but content_content gives %zu bytes", path,
 		 kind_name(node->kind), (unsigned long long)size, len);
 	FZ_CHECK(buf[len] == '\0', "%s: content not NUL-terminated", path);
-	err = view_size(s, node, &size);
-	FZ_CHECK(err == PS_OK && size == len, "%s (%s): cached view_size %llu, content %zu bytes", path,
+	err = content_size(s, node, &size);
+	FZ_CHECK(err == PS_OK && size == len, "%s (%s): cached content_size %llu, content %zu bytes", path,
 		 kind_name(node->kind), (unsigned long long)size, len);
 	if (node->kind == LAYOUT_CONTEXT || node->kind == LAYOUT_HEADER) {
 		json_error_t jerr;
@@ -477,8 +478,8 @@ static void check_context(struct ps_session *s, uint32_t tip)
 {
 	char *buf = NULL;
 	size_t len = 0;
-	ps_err err = session_context_text(s, tip, &buf, &len);
-	FZ_CHECK(err == PS_OK, "session_context_text(%u): %s", tip, ps_strerror(err));
+	ps_err err = context_text(s, tip, &buf, &len);
+	FZ_CHECK(err == PS_OK, "context_text(%u): %s", tip, ps_strerror(err));
 	FZ_CHECK(buf && buf[len] == '\0' && len > 0 && buf[len - 1] == '\n', "context text shape");
 	json_error_t jerr;
 	json_t *v = json_loadb(buf, len, JSON_ALLOW_NUL | JSON_DECODE_INT_AS_REAL, &jerr);

@@ -11,7 +11,7 @@
 #include <uuid/uuid.h>
 #include "append.h"
 #include "buf.h"
-#include "context.h"
+#include "jstext.h"
 #include "jsonout.h"
 #include "recover.h"
 
@@ -211,7 +211,7 @@ static ps_err append_check(const struct append_known *s, const json_t *entry, st
 				   json_is_string(parent) ? json_string_value(parent) : "(not a string)");
 	if (!json_is_string(ts))
 		return append_fail(err, PS_ERR_INVALID, "\"timestamp\" must be an ISO-8601 string");
-	context_iso_to_ms(json_string_value(ts), &ok);
+	jstext_iso_to_ms(json_string_value(ts), &ok);
 	if (!ok)
 		return append_fail(err, PS_ERR_INVALID, "\"timestamp\" %s is not an ISO-8601 time", json_string_value(ts));
 
@@ -332,7 +332,7 @@ static ps_err append_migrate(struct ps_session *s, struct append_error *err)
 	if (fd < 0) {
 		int e = errno;
 		code = append_fail(err, e == ENOSPC || e == EDQUOT ? PS_ERR_NOSPACE
-				   : e == EROFS || e == EACCES || e == EPERM ? PS_ERR_READONLY : PS_ERR_IO,
+				   : e == EROFS || e == EACCES || e == EPERM ? PS_ERR_STORE_READONLY : PS_ERR_IO,
 				   "cannot create a temporary file beside the session: %s", strerror(e));
 		goto out;
 	}
@@ -395,7 +395,7 @@ static ps_err append_write(struct ps_session *s, const struct buf *lines, struct
 	int fd = open(s->path, O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0)
 		return append_fail(err, errno == ENOENT ? PS_ERR_NOENT
-				   : errno == EROFS || errno == EACCES || errno == EPERM ? PS_ERR_READONLY : PS_ERR_IO,
+				   : errno == EROFS || errno == EACCES || errno == EPERM ? PS_ERR_STORE_READONLY : PS_ERR_IO,
 				   "cannot open the session file for appending: %s", strerror(errno));
 	if (fstat(fd, &st) != 0) {
 		code = append_fail(err, PS_ERR_IO, "cannot stat the session file: %s", strerror(errno));
@@ -444,7 +444,7 @@ static ps_err append_write(struct ps_session *s, const struct buf *lines, struct
 		keep_intent = w > 0;
 		if (w > 0 && fstat(fd, &now) == 0 && now.st_size == st.st_size + w && ftruncate(fd, st.st_size) == 0)
 			keep_intent = 0;
-		code = append_fail(err, e == ENOSPC || e == EDQUOT ? PS_ERR_NOSPACE : e == EROFS || e == EACCES || e == EPERM ? PS_ERR_READONLY : PS_ERR_IO,
+		code = append_fail(err, e == ENOSPC || e == EDQUOT ? PS_ERR_NOSPACE : e == EROFS || e == EACCES || e == EPERM ? PS_ERR_STORE_READONLY : PS_ERR_IO,
 				   "writing to the session file failed: %s", strerror(e));
 		goto out;
 	}

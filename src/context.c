@@ -9,17 +9,13 @@
  * The one deliberate difference from pi is the spec's compaction.retainedTail:
  * such a compaction is a self-contained checkpoint. */
 #include "context.h"
+#include "jsonout.h"
+#include "jstext.h"
 
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-/* ECMAScript's time value range (TimeClip) and V8's slack for a local time
- * before its UTC offset is applied (DateCache::kMaxTimeBeforeUTCInMs). */
-#define CONTEXT_MAX_TIME_MS 8.64e15
-#define CONTEXT_MAX_LOCAL_MS (8.64e15 + 864000000.0)
-#define CONTEXT_MS_PER_DAY 86400000.0
 
 /* The Makefile links no libm, and these few are easy without it. */
 static int context_within(double v, double limit)
@@ -100,237 +96,6 @@ static int context_set_opt(json_t *obj, const char *key, json_t *value)
 	return json_object_set(obj, key, value);
 }
 
-/* ---- Date parsing ------------------------------------------------------ */
-
-/* Days from 1970-01-01 to y-m-d of the proleptic Gregorian calendar
- * (H. Hinnant's days_from_civil); exact for any year the parser accepts. */
-static int64_t context_days_from_civil(int64_t y, int64_t m, int64_t d)
-{
-	int64_t era, yoe, doy, doe;
-
-	y -= m <= 2;
-	era = (y >= 0 ? y : y - 399) / 400;
-	yoe = y - era * 400;
-	doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1;
-	doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-	return era * 146097 + doe - 719468;
-}
-
-/* Seconds east of UTC in effect at UTC second t, 0 when unknown. */
-static long context_gmtoff_at(double t)
-{
-	struct tm tm;
-	time_t tt = (time_t)t;
-
-	if (!localtime_r(&tt, &tm))
-		return 0;
-	return tm.tm_gmtoff;
-}
-
-/* V8 converts a local wall-clock time with ICU's UCAL_TZ_LOCAL_FORMER rule:
- * a repeated time is its first occurrence, a skipped time uses the offset
- * from before the transition.  Offsets a day either side bracket any real
- * transition, so try those. */
-static double context_local_to_utc(double local_ms)
-{
-	/* whole seconds, rounded down; the caller bounds local_ms */
-	int64_t ms = (int64_t)local_ms;
-	double local_s = (double)(ms / 1000 - (ms % 1000 < 0));
-	long cand[3];
-	long best = 0;
-	int found = 0;
-
-	cand[0] = context_gmtoff_at(local_s - 86400.0);
-	cand[1] = context_gmtoff_at(local_s);
-	cand[2] = context_gmtoff_at(local_s + 86400.0);
-	for (int i = 0; i < 3; i++) {
-		/* consistent: the offset holds at the instant it maps to */
-		if (context_gmtoff_at(local_s - (double)cand[i]) != cand[i])
-			continue;
-		/* earliest instant = largest offset */
-		if (!found || cand[i] > best)
-			best = cand[i];
-		found = 1;
-	}
-	if (!found)
-		best = cand[0];
-	return local_ms - (double)best * 1000.0;
-}
-
-/* A run of ASCII digits as V8's date tokenizer reads it: every digit counts
- * towards the length, but the value skips leading zeros and keeps only the
- * next nine digits (which is why ".0090000001" is 90 ms to V8). */
-struct context_num {
-	int value;
-	size_t len;
-};
-
-static struct context_num context_read_num(const char **pp)
-{
-	struct context_num n = { 0, 0 };
-	const char *p = *pp;
-	size_t significant = 0;
-
-	while (*p == '0') {
-		n.len++;
-		p++;
-	}
-	while (*p >= '0' && *p <= '9') {
-		if (significant++ < 9)
-			n.value = n.value * 10 + (*p - '0');
-		n.len++;
-		p++;
-	}
-	*pp = p;
-	return n;
-}
-
-/* V8 reads a word as every following char >= 'A'; the ISO grammar only
- * wants a one-letter word (T or Z, either case). */
-static int context_one_letter(const char **pp, char lower)
-{
-	const char *p = *pp;
-
-	if ((*p | 0x20) != lower || (unsigned char)p[1] >= 'A')
-		return 0;
-	*pp = p + 1;
-	return 1;
-}
-
-/* First three significant digits of a fraction, as V8's ReadMilliseconds. */
-static int context_millis(struct context_num n)
-{
-	if (n.len == 1)
-		return n.value * 100;
-	if (n.len == 2)
-		return n.value * 10;
-	for (size_t len = n.len > 9 ? 9 : n.len; len > 3; len--)
-		n.value /= 10;
-	return n.value;
-}
-
-/* The ES5 date-time string format as V8's ParseES5DateTime accepts it:
- *   (YYYY | +YYYYYY | -YYYYYY) [-MM [-DD]] [T HH:mm [:ss [.f+]] [Z | +-hh:mm | +-hhmm]]
- * with HH 24 allowed only for 24:00[:00[.0]].  Strings V8 would hand to its
- * legacy (browser-compatible) parser are not accepted here: pi never writes
- * them. */
-double context_iso_to_ms(const char *iso, int *ok)
-{
-	const char *p = iso;
-	struct context_num n;
-	int64_t year, month = 1, day = 1;
-	int hour = 0, minute = 0, second = 0, milli = 0;
-	int has_time = 0, has_tz = 0, tz_sign = 1;
-	int tz_hour = 0, tz_min = 0;
-	double ms;
-
-	*ok = 0;
-	if (!iso)
-		return 0;
-	if (*p == '+' || *p == '-') {
-		int sign = *p == '-' ? -1 : 1;
-
-		p++;
-		n = context_read_num(&p);
-		if (n.len != 6 || (sign < 0 && n.value == 0))
-			return 0;
-		year = (int64_t)sign * n.value;
-	} else {
-		n = context_read_num(&p);
-		if (n.len != 4)
-			return 0;
-		year = n.value;
-	}
-	if (*p == '-') {
-		p++;
-		n = context_read_num(&p);
-		if (n.len != 2 || n.value < 1 || n.value > 12)
-			return 0;
-		month = n.value;
-		if (*p == '-') {
-			p++;
-			n = context_read_num(&p);
-			if (n.len != 2 || n.value < 1 || n.value > 31)
-				return 0;
-			day = n.value;
-		}
-	}
-	/* V8's fallback parser also takes a space for the T ("2026-11-29
-	 * 10:00:03Z"), with the same meaning. */
-	if (context_one_letter(&p, 't') || (*p == ' ' && p[1] >= '0' && p[1] <= '9' && p > iso + 7)) {
-		if (*p == ' ')
-			p++;
-		has_time = 1;
-		n = context_read_num(&p);
-		if (n.len != 2 || n.value > 24)
-			return 0;
-		hour = n.value;
-		if (*p++ != ':')
-			return 0;
-		n = context_read_num(&p);
-		if (n.len != 2 || n.value > 59 || (hour == 24 && n.value > 0))
-			return 0;
-		minute = n.value;
-		if (*p == ':') {
-			p++;
-			n = context_read_num(&p);
-			if (n.len != 2 || n.value > 59 ||
-			    (hour == 24 && n.value > 0))
-				return 0;
-			second = n.value;
-			if (*p == '.') {
-				p++;
-				n = context_read_num(&p);
-				if (n.len == 0 || (hour == 24 && n.value > 0))
-					return 0;
-				milli = context_millis(n);
-			}
-		}
-		if (context_one_letter(&p, 'z')) {
-			has_tz = 1;
-		} else if (*p == '+' || *p == '-') {
-			has_tz = 1;
-			tz_sign = *p == '-' ? -1 : 1;
-			p++;
-			n = context_read_num(&p);
-			if (n.len == 4) {
-				tz_hour = n.value / 100;
-				tz_min = n.value % 100;
-			} else {
-				if (n.len != 2)
-					return 0;
-				tz_hour = n.value;
-				if (*p++ != ':')
-					return 0;
-				n = context_read_num(&p);
-				if (n.len != 2)
-					return 0;
-				tz_min = n.value;
-			}
-			if (tz_hour > 23 || tz_min > 59)
-				return 0;
-		}
-	}
-	if (*p != '\0')
-		return 0;
-
-	ms = (double)context_days_from_civil(year, month, 1) + (double)(day - 1);
-	ms = ms * CONTEXT_MS_PER_DAY + hour * 3600000.0 + minute * 60000.0 +
-	     second * 1000.0 + milli;
-	if (has_time && !has_tz) {
-		/* the spec: date-time forms without an offset are local time */
-		if (!context_within(ms, CONTEXT_MAX_LOCAL_MS))
-			return 0;
-		ms = context_local_to_utc(ms);
-	} else {
-		ms -= tz_sign * (tz_hour * 3600000.0 + tz_min * 60000.0);
-	}
-	if (!context_within(ms, CONTEXT_MAX_TIME_MS))
-		return 0;
-	*ok = 1;
-	return ms + 0.0; /* no -0 */
-}
-
 /* new Date(v).getTime() for the JSON value v (NULL: undefined), as a new
  * JSON integer, or JSON null where JS has NaN (JSON.stringify's rendering).
  * Non-strings follow Date's ToPrimitive/ToNumber path: null and false are 0,
@@ -345,13 +110,13 @@ static json_t *context_timestamp(const json_t *v)
 		while (json_is_array(v) && json_array_size(v) == 1)
 			v = json_array_get(v, 0);
 		if (json_is_string(v))
-			ms = context_iso_to_ms(json_string_value(v), &ok);
+			ms = jstext_iso_to_ms(json_string_value(v), &ok);
 	} else if (json_is_string(v)) {
-		ms = context_iso_to_ms(json_string_value(v), &ok);
+		ms = jstext_iso_to_ms(json_string_value(v), &ok);
 	} else if (json_is_number(v)) {
 		ms = json_number_value(v);
 		/* TimeClip: range first, then truncation towards zero */
-		ok = context_within(ms, CONTEXT_MAX_TIME_MS);
+		ok = context_within(ms, JSTEXT_MAX_TIME_MS);
 	} else if (json_is_null(v) || json_is_false(v)) {
 		ok = 1;
 	} else if (json_is_true(v)) {
@@ -733,4 +498,103 @@ fail:
 	free(sel);
 	free(edits);
 	return NULL;
+}
+
+static int context_kind_is(const struct ps_session *s, uint32_t e, const char *kind)
+{
+	return strcmp(session_str(s, s->entries[e].kind), kind) == 0;
+}
+
+/* The entries of the path to idx that can change its context, in path
+ * order: with a compaction on the path, only the kept range from it on,
+ * and the last entries that set the thinking level and the model (what
+ * pi's settings scan ends with).  Everything else is summarised away, so
+ * it is not parsed: a compacted 50 MB session builds its context from a few
+ * hundred kilobytes.  Returns the count, or 0 to mean "the whole path". */
+static size_t context_entries(const struct ps_session *s, const uint32_t *path, size_t n, uint32_t *keep)
+{
+	size_t comp = n, thinking = n, model = n, start, k = 0;
+	for (size_t i = 0; i < n; i++) {
+		uint32_t e = path[i];
+		if (s->entries[e].prev_same_id != PS_NIL)
+			return 0; /* duplicate ids: pi looks ids up by position */
+		if (context_kind_is(s, e, "compaction"))
+			comp = i;
+		else if (context_kind_is(s, e, "thinking_level_change"))
+			thinking = i;
+		else if (context_kind_is(s, e, "model_change") || context_kind_is(s, e, "assistant"))
+			model = i;
+	}
+	if (comp == n)
+		return 0;
+	json_t *c;
+	if (session_load_entry_shared(s, path[comp], &c) != PS_OK)
+		return 0;
+	start = comp; /* firstKeptEntryId missing or not on the path: nothing before */
+	const char *first = json_string_value(json_object_get(c, "firstKeptEntryId"));
+	if (!json_is_array(json_object_get(c, "retainedTail")) && first) {
+		for (size_t i = 0; i < comp; i++) {
+			if (strcmp(session_str(s, s->entries[path[i]].id), first) == 0) {
+				start = i;
+				break;
+			}
+		}
+	}
+	json_decref(c);
+	for (size_t i = 0; i < n; i++)
+		if (i >= start || i == thinking || i == model)
+			keep[k++] = path[i];
+	return k;
+}
+
+ps_err context_text(const struct ps_session *s, uint32_t idx, char **buf, size_t *len)
+{
+	json_t **path = NULL;
+	uint32_t *order = NULL, *keep = NULL;
+	size_t n = 0, k;
+	ps_err err = PS_OK;
+
+	if (idx != PS_NIL) {
+		if (idx >= s->n_entries)
+			return PS_ERR_NOENT;
+		size_t depth = s->entries[idx].depth, i = depth;
+		order = malloc(depth * sizeof *order);
+		keep = malloc(depth * sizeof *keep);
+		if (!order || !keep) {
+			err = PS_ERR_NOMEM;
+			goto out;
+		}
+		for (uint32_t e = idx; e != PS_NIL && i > 0; e = s->entries[e].parent)
+			order[--i] = e;
+		k = context_entries(s, order, depth, keep);
+		if (k) {
+			path = calloc(k, sizeof *path);
+			for (size_t j = 0; path && j < k && !err; j++) {
+				err = session_load_entry_shared(s, keep[j], &path[j]);
+				if (err == PS_ERR_INVALID) {
+					path[j] = json_pack("{s:s,s:s}", "type", "unreadable", "id", session_str(s, s->entries[keep[j]].id));
+					err = path[j] ? PS_OK : PS_ERR_NOMEM;
+				}
+			}
+			n = k;
+			if (!path)
+				err = PS_ERR_NOMEM;
+		} else {
+			err = session_load_path(s, idx, &path, &n);
+		}
+		if (err)
+			goto out;
+	}
+	json_t *ctx = context_build(path, n);
+	if (!ctx) {
+		err = PS_ERR_NOMEM;
+		goto out;
+	}
+	err = jsonout_pretty(ctx, buf, len);
+	json_decref(ctx);
+out:
+	session_path_free(path, n);
+	free(order);
+	free(keep);
+	return err;
 }

@@ -6,6 +6,8 @@
 
 #include <stddef.h>
 #include <jansson.h>
+#include "ps_error.h"
+#include "session.h"
 
 /* path: n entries from the root to the leaf (root first), each a parsed
  * session entry already migrated to version 3.  Borrowed: nothing in path is
@@ -14,9 +16,11 @@
  * or NULL when memory runs out. */
 json_t *context_build(json_t *const *path, size_t n);
 
-/* Milliseconds since the epoch for an ISO-8601 timestamp, as JavaScript's
- * new Date(s).getTime() computes it.  Returns 0 and sets *ok = 0 when JS
- * would give NaN (then pi's JSON holds null). */
-double context_iso_to_ms(const char *iso, int *ok);
+/* The context JSON text (pretty, final newline) for the path ending at idx
+ * of s, or for an empty session when idx is PS_NIL.  Only the entries that
+ * can change the context are parsed (after a compaction, the kept range).
+ * *buf is new (the caller's); s is borrowed.  PS_ERR_NOENT for an idx past
+ * the index, PS_ERR_NOMEM, or the session's read errors. */
+ps_err context_text(const struct ps_session *s, uint32_t idx, char **buf, size_t *len);
 
 #endif

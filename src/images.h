@@ -1,9 +1,8 @@
 /* The images of one entry: the image content blocks it holds, listed for an
  * `<entry file>.images/` directory and decoded from their base64 data.
  *
- * Ownership: this module (src/images.c) is owned by the images/transcript/
- * usage work; the layout and the FUSE front end only call it.  Everything
- * returned is new and belongs to the caller; the session is borrowed.
+ * Ownership: everything returned is new and belongs to the caller; the
+ * session is borrowed.
  *
  * Which blocks are images, and their order, is fixed here once so the
  * listing, the data and the links in transcripts (transcript.h) agree: the

@@ -1,6 +1,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include "jstext.h"
 
 /* Length of the valid sequence at p (1-4), or 0 with *bad set to how many
@@ -247,4 +248,246 @@ int jstext_is_json_number(const char *s, size_t n)
 			i++;
 	}
 	return i == n;
+}
+
+/* ---- Date parsing ------------------------------------------------------ */
+
+/* V8's slack for a local time before its UTC offset is applied
+ * (DateCache::kMaxTimeBeforeUTCInMs). */
+#define JSTEXT_MAX_LOCAL_MS (JSTEXT_MAX_TIME_MS + 864000000.0)
+#define JSTEXT_MS_PER_DAY 86400000.0
+
+/* The Makefile links no libm, and this is easy without it. */
+static int jstext_within(double v, double limit)
+{
+	return v >= -limit && v <= limit;
+}
+
+/* Days from 1970-01-01 to y-m-d of the proleptic Gregorian calendar
+ * (H. Hinnant's days_from_civil); exact for any year the parser accepts. */
+static int64_t jstext_days_from_civil(int64_t y, int64_t m, int64_t d)
+{
+	int64_t era, yoe, doy, doe;
+
+	y -= m <= 2;
+	era = (y >= 0 ? y : y - 399) / 400;
+	yoe = y - era * 400;
+	doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1;
+	doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+	return era * 146097 + doe - 719468;
+}
+
+/* Seconds east of UTC in effect at UTC second t, 0 when unknown. */
+static long jstext_gmtoff_at(double t)
+{
+	struct tm tm;
+	time_t tt = (time_t)t;
+
+	if (!localtime_r(&tt, &tm))
+		return 0;
+	return tm.tm_gmtoff;
+}
+
+/* V8 converts a local wall-clock time with ICU's UCAL_TZ_LOCAL_FORMER rule:
+ * a repeated time is its first occurrence, a skipped time uses the offset
+ * from before the transition.  Offsets a day either side bracket any real
+ * transition, so try those. */
+static double jstext_local_to_utc(double local_ms)
+{
+	/* whole seconds, rounded down; the caller bounds local_ms */
+	int64_t ms = (int64_t)local_ms;
+	double local_s = (double)(ms / 1000 - (ms % 1000 < 0));
+	long cand[3];
+	long best = 0;
+	int found = 0;
+
+	cand[0] = jstext_gmtoff_at(local_s - 86400.0);
+	cand[1] = jstext_gmtoff_at(local_s);
+	cand[2] = jstext_gmtoff_at(local_s + 86400.0);
+	for (int i = 0; i < 3; i++) {
+		/* consistent: the offset holds at the instant it maps to */
+		if (jstext_gmtoff_at(local_s - (double)cand[i]) != cand[i])
+			continue;
+		/* earliest instant = largest offset */
+		if (!found || cand[i] > best)
+			best = cand[i];
+		found = 1;
+	}
+	if (!found)
+		best = cand[0];
+	return local_ms - (double)best * 1000.0;
+}
+
+/* A run of ASCII digits as V8's date tokenizer reads it: every digit counts
+ * towards the length, but the value skips leading zeros and keeps only the
+ * next nine digits (which is why ".0090000001" is 90 ms to V8). */
+struct jstext_num {
+	int value;
+	size_t len;
+};
+
+static struct jstext_num jstext_read_num(const char **pp)
+{
+	struct jstext_num n = { 0, 0 };
+	const char *p = *pp;
+	size_t significant = 0;
+
+	while (*p == '0') {
+		n.len++;
+		p++;
+	}
+	while (*p >= '0' && *p <= '9') {
+		if (significant++ < 9)
+			n.value = n.value * 10 + (*p - '0');
+		n.len++;
+		p++;
+	}
+	*pp = p;
+	return n;
+}
+
+/* V8 reads a word as every following char >= 'A'; the ISO grammar only
+ * wants a one-letter word (T or Z, either case). */
+static int jstext_one_letter(const char **pp, char lower)
+{
+	const char *p = *pp;
+
+	if ((*p | 0x20) != lower || (unsigned char)p[1] >= 'A')
+		return 0;
+	*pp = p + 1;
+	return 1;
+}
+
+/* First three significant digits of a fraction, as V8's ReadMilliseconds. */
+static int jstext_millis(struct jstext_num n)
+{
+	if (n.len == 1)
+		return n.value * 100;
+	if (n.len == 2)
+		return n.value * 10;
+	for (size_t len = n.len > 9 ? 9 : n.len; len > 3; len--)
+		n.value /= 10;
+	return n.value;
+}
+
+/* The ES5 date-time string format as V8's ParseES5DateTime accepts it:
+ *   (YYYY | +YYYYYY | -YYYYYY) [-MM [-DD]] [T HH:mm [:ss [.f+]] [Z | +-hh:mm | +-hhmm]]
+ * with HH 24 allowed only for 24:00[:00[.0]].  Strings V8 would hand to its
+ * legacy (browser-compatible) parser are not accepted here: pi never writes
+ * them. */
+double jstext_iso_to_ms(const char *iso, int *ok)
+{
+	const char *p = iso;
+	struct jstext_num n;
+	int64_t year, month = 1, day = 1;
+	int hour = 0, minute = 0, second = 0, milli = 0;
+	int has_time = 0, has_tz = 0, tz_sign = 1;
+	int tz_hour = 0, tz_min = 0;
+	double ms;
+
+	*ok = 0;
+	if (!iso)
+		return 0;
+	if (*p == '+' || *p == '-') {
+		int sign = *p == '-' ? -1 : 1;
+
+		p++;
+		n = jstext_read_num(&p);
+		if (n.len != 6 || (sign < 0 && n.value == 0))
+			return 0;
+		year = (int64_t)sign * n.value;
+	} else {
+		n = jstext_read_num(&p);
+		if (n.len != 4)
+			return 0;
+		year = n.value;
+	}
+	if (*p == '-') {
+		p++;
+		n = jstext_read_num(&p);
+		if (n.len != 2 || n.value < 1 || n.value > 12)
+			return 0;
+		month = n.value;
+		if (*p == '-') {
+			p++;
+			n = jstext_read_num(&p);
+			if (n.len != 2 || n.value < 1 || n.value > 31)
+				return 0;
+			day = n.value;
+		}
+	}
+	/* V8's fallback parser also takes a space for the T ("2026-11-29
+	 * 10:00:03Z"), with the same meaning. */
+	if (jstext_one_letter(&p, 't') || (*p == ' ' && p[1] >= '0' && p[1] <= '9' && p > iso + 7)) {
+		if (*p == ' ')
+			p++;
+		has_time = 1;
+		n = jstext_read_num(&p);
+		if (n.len != 2 || n.value > 24)
+			return 0;
+		hour = n.value;
+		if (*p++ != ':')
+			return 0;
+		n = jstext_read_num(&p);
+		if (n.len != 2 || n.value > 59 || (hour == 24 && n.value > 0))
+			return 0;
+		minute = n.value;
+		if (*p == ':') {
+			p++;
+			n = jstext_read_num(&p);
+			if (n.len != 2 || n.value > 59 ||
+			    (hour == 24 && n.value > 0))
+				return 0;
+			second = n.value;
+			if (*p == '.') {
+				p++;
+				n = jstext_read_num(&p);
+				if (n.len == 0 || (hour == 24 && n.value > 0))
+					return 0;
+				milli = jstext_millis(n);
+			}
+		}
+		if (jstext_one_letter(&p, 'z')) {
+			has_tz = 1;
+		} else if (*p == '+' || *p == '-') {
+			has_tz = 1;
+			tz_sign = *p == '-' ? -1 : 1;
+			p++;
+			n = jstext_read_num(&p);
+			if (n.len == 4) {
+				tz_hour = n.value / 100;
+				tz_min = n.value % 100;
+			} else {
+				if (n.len != 2)
+					return 0;
+				tz_hour = n.value;
+				if (*p++ != ':')
+					return 0;
+				n = jstext_read_num(&p);
+				if (n.len != 2)
+					return 0;
+				tz_min = n.value;
+			}
+			if (tz_hour > 23 || tz_min > 59)
+				return 0;
+		}
+	}
+	if (*p != '\0')
+		return 0;
+
+	ms = (double)jstext_days_from_civil(year, month, 1) + (double)(day - 1);
+	ms = ms * JSTEXT_MS_PER_DAY + hour * 3600000.0 + minute * 60000.0 +
+	     second * 1000.0 + milli;
+	if (has_time && !has_tz) {
+		/* the spec: date-time forms without an offset are local time */
+		if (!jstext_within(ms, JSTEXT_MAX_LOCAL_MS))
+			return 0;
+		ms = jstext_local_to_utc(ms);
+	} else {
+		ms -= tz_sign * (tz_hour * 3600000.0 + tz_min * 60000.0);
+	}
+	if (!jstext_within(ms, JSTEXT_MAX_TIME_MS))
+		return 0;
+	*ok = 1;
+	return ms + 0.0; /* no -0 */
 }

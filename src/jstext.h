@@ -1,5 +1,7 @@
 /* Text as JavaScript (and so pi) sees it, where C's defaults differ:
- * decoding invalid UTF-8, lone UTF-16 surrogates, and what trim() strips. */
+ * decoding invalid UTF-8, lone UTF-16 surrogates, what trim() strips, and
+ * what new Date() makes of a timestamp.  Pure functions: buffers returned
+ * are new and the caller's. */
 #ifndef PS_JSTEXT_H
 #define PS_JSTEXT_H
 
@@ -31,5 +33,14 @@ int jstext_is_json_number(const char *s, size_t n);
  * (ASCII white space, U+00A0, U+1680, U+2000-U+200A, U+2028, U+2029,
  * U+202F, U+205F, U+3000, U+FEFF). */
 void jstext_trim(const char *s, size_t n, size_t *start, size_t *len);
+
+/* ECMAScript's time value range (TimeClip): milliseconds either side of the
+ * epoch. */
+#define JSTEXT_MAX_TIME_MS 8.64e15
+
+/* Milliseconds since the epoch for an ISO-8601 timestamp, as JavaScript's
+ * new Date(s).getTime() computes it.  Returns 0 and sets *ok = 0 when JS
+ * would give NaN (then pi's JSON holds null). */
+double jstext_iso_to_ms(const char *iso, int *ok);
 
 #endif

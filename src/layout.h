@@ -7,6 +7,12 @@
 #include <stdint.h>
 #include "session.h"
 
+/* Longest escaped parts of a name before they are shortened (escape.h):
+ * with the kind's SESSION_MAX_KIND (session.h), an entry file name stays
+ * under the kernel's 255 bytes. */
+#define LAYOUT_MAX_ID 120
+#define LAYOUT_MAX_LABEL 160
+
 enum layout_kind {
 	LAYOUT_TREE_DIR,    /* session directory or a branch directory: branch */
 	LAYOUT_ENTRY,       /* NNNN-kind.id.md: entry */

@@ -1,52 +1,16 @@
-/* The write side of the entry files: turns the Markdown of an entry file
- * (docs/entry-format.md, written by render_entry()) back into an entry.
- * For every entry E and file name F, parse_entry_md(render_entry(E, F), E,
- * F) equals E without its "id", "parentId" and top-level "timestamp".
+/* The write side of the entry files: the text of an entry file
+ * (docs/entry-format.md, as render_entry() writes it) read back into an
+ * entry.  parse_entry_md(render_entry(E, F), E, F) equals E without its
+ * "id", "parentId" and top-level "timestamp"; what is accepted beyond the
+ * renderer's exact bytes, and how images are matched to the original, is
+ * in docs/entry-format.md ("What the parser accepts", "Images").
  *
- * What the parser accepts beyond the renderer's exact bytes, because
- * editors and people produce it:
- *   - a file that lost its final "\n" reads as if it had it (when the
- *     last text ended with "\n" itself, that file is byte for byte the
- *     rendering of the text without it, and reads so);
- *   - a file in which every "\n" is preceded by "\r" (saved with CRLF line
- *     endings) reads with every "\r\n" turned into "\n".  A file with any
- *     bare "\n" is taken byte for byte, so a text holding "\r\n" (tool
- *     output) in a rendered file (whose "---\n" first line is bare) keeps
- *     its "\r";
- *   - a marker line not preceded by the blank separator line (the text
- *     before it then simply ends there), extra blank lines after a
- *     ```json block or after a marker without payload, blank front matter
- *     lines, and "NAME:" with nothing after it (the empty string);
- *   - redundant scope prefixes in a message entry ("entry.type",
- *     "message.role" mean what "type" and "role" mean).
- * Everything else that is not in the format is refused with the line it is
- * on: nothing is guessed.
- *
- * One reading needs the original: {"type":"message", "role":...} without a
- * "message" object renders exactly as a message entry whose message holds
- * "role" (docs: Names).  A file is read as the latter unless it is an edit
- * of an entry of type "message" that has no "message" key.
- *
- * Images: the file does not hold image data, so every image marker needs
- * its counterpart in the original entry's content.  In a message's or
- * custom message's content (images_content(), the images that are files)
- * a marker with a bare bytes=N has the link to its file on the next line,
- * exactly as render_entry() wrote it for the same file name
- * (images_link()): the link names image K of the original, which gives
- * the block its "data"; N must be image K's size.  So an image moves or
- * goes with its marker and link; a link that names no image of the entry
- * (another entry's, a made-up one), an image shown twice, a marker
- * without its link, or a link left as text without its marker (the image
- * would silently go) are refused.  Elsewhere (a context_edit's
- * replacement, unknown entries), markers are counted in order and
- * separately for the three kinds the renderer writes: the k-th marker
- * with a bare bytes=N is the k-th image block with string data, takes its
- * "data" from there, and N must be that image's size; the k-th marker
- * with a data= attribute (data that is not a string) is the k-th such
- * block; the k-th marker with neither is the k-th image block without
- * data.  Other keys (mimeType, ...) are the marker's attributes.  An image
- * marker without a counterpart, or with a string data=, is refused:
- * images cannot be added through a Markdown file. */
+ * Ownership: every argument is borrowed; a result is a new reference
+ * (which may share image data strings with the original).  Pure: no
+ * global state, safe from any thread.
+ * Errors: PS_ERR_INVALID with a one-line reason naming the line of the
+ * file ("line N: ..."), for everything not in the format (nothing is
+ * guessed); PS_ERR_NOMEM.  Nothing is returned on an error. */
 #ifndef PS_PARSE_H
 #define PS_PARSE_H
 

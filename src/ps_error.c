@@ -11,10 +11,10 @@ const char *ps_strerror(ps_err err)
 	case PS_ERR_IO: return "reading the session store failed";
 	case PS_ERR_INVALID: return "invalid input";
 	case PS_ERR_NOTSESSION: return "not a pi session file";
-	case PS_ERR_READONLY: return "history is append-only";
+	case PS_ERR_STORE_READONLY: return "the session store cannot be written";
 	case PS_ERR_TOOBIG: return "value too large for the index";
 	case PS_ERR_NOSPACE: return "no space left on the store's disk";
-	case PS_ERR_PERM: return "operation not permitted on this file";
+	case PS_ERR_PERM: return "not permitted: history is append-only, generated files are read-only";
 	}
 	return "unknown error";
 }

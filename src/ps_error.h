@@ -13,10 +13,11 @@ typedef enum {
 	PS_ERR_IO,        /* reading the store failed */
 	PS_ERR_INVALID,   /* the input is not what the operation accepts */
 	PS_ERR_NOTSESSION,/* the file is not a pi session (no header) */
-	PS_ERR_READONLY,  /* the operation would change history */
+	PS_ERR_STORE_READONLY, /* the store refused a write (read-only, no permission): EROFS */
 	PS_ERR_TOOBIG,    /* a value exceeds what the index can hold */
 	PS_ERR_NOSPACE,   /* the disk is full or over quota */
-	PS_ERR_PERM,      /* the operation is not what this file takes */
+	PS_ERR_PERM,      /* refused by the mount's rules: history is append-only,
+			   * generated files are not written: EPERM */
 } ps_err;
 
 /* Returns a static, human-readable description. */

@@ -117,7 +117,7 @@ static ps_err recover_errno(int e)
 	case EROFS:
 	case EACCES:
 	case EPERM:
-		return PS_ERR_READONLY;
+		return PS_ERR_STORE_READONLY;
 	default:
 		return PS_ERR_IO;
 	}

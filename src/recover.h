@@ -48,7 +48,7 @@ struct recover_intent;
  * session file at `session_path` (`st`: its fstat) at offset `start`.
  * On PS_OK *out is the locked record, to be ended with recover_intent_end.
  * When the record cannot be made (the directory is read-only, the disk is
- * full) *out is NULL and the error says why (PS_ERR_READONLY,
+ * full) *out is NULL and the error says why (PS_ERR_STORE_READONLY,
  * PS_ERR_NOSPACE, PS_ERR_IO): the caller may append unprotected.
  * PS_ERR_NOMEM: nothing was made. */
 ps_err recover_intent_begin(const char *session_path, const struct stat *st, uint64_t start,

@@ -5,16 +5,13 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "context.h"
 #include "entrycache.h"
 #include "fileio.h"
-#include "jsonout.h"
-#include "jparse.h"
+#include "jsonline.h"
 #include "jstext.h"
 #include "escape.h"
 #include "scan.h"
 #include "session.h"
-#include "usage.h"
 
 #define SESSION_READ_CHUNK (1u << 20)
 
@@ -49,9 +46,6 @@ static ps_err session_problem(struct ps_session *s, uint32_t line, const char *w
 	return PS_OK;
 }
 
-static json_t *session_load_json(const char *text, size_t len, size_t flags);
-static json_t *session_parse_line_err(const char *line, size_t len, ps_err *err);
-
 /* Decodes a scanned string field; escaped ones go through jansson. */
 static ps_err session_field_string(const struct scan_field *f, char **out, size_t *len)
 {
@@ -76,7 +70,8 @@ static ps_err session_field_string(const struct scan_field *f, char **out, size_
 	quoted[0] = '"';
 	memcpy(quoted + 1, f->ptr, f->len);
 	quoted[f->len + 1] = '"';
-	json_t *v = session_load_json(quoted, f->len + 2, JSON_DECODE_ANY);
+	ps_err ignored;
+	json_t *v = jsonline_load(quoted, f->len + 2, JSON_DECODE_ANY, &ignored);
 	free(quoted);
 	if (!v)
 		return PS_ERR_INVALID;
@@ -91,7 +86,7 @@ static ps_err session_field_string(const struct scan_field *f, char **out, size_
 
 static ps_err session_intern_kind(struct ps_session *s, const char *raw, size_t n, uint32_t *off)
 {
-	char *esc = escape_name_max(raw, n, LAYOUT_MAX_KIND);
+	char *esc = escape_name_max(raw, n, SESSION_MAX_KIND);
 	if (!esc)
 		return PS_ERR_NOMEM;
 	size_t elen = strlen(esc);
@@ -189,7 +184,7 @@ static int64_t session_time(const struct scan_result *r, const json_t *parsed)
 	}
 	if (!ts)
 		return 0;
-	double ms = context_iso_to_ms(ts, &ok);
+	double ms = jstext_iso_to_ms(ts, &ok);
 	return ok ? (int64_t)ms : 0;
 }
 
@@ -318,7 +313,7 @@ static ps_err session_apply_name(struct ps_session *s, const json_t *entry)
 static ps_err session_read_header_line(struct ps_session *s, const char *line, size_t len, uint64_t off)
 {
 	ps_err err;
-	json_t *h = session_parse_line_err(line, len, &err);
+	json_t *h = jsonline_object(line, len, &err);
 	if (!h)
 		return err;
 	const char *type = json_string_value(json_object_get(h, "type"));
@@ -378,7 +373,7 @@ static ps_err session_index_line(struct ps_session *s, const char *line, size_t 
 	}
 	if (r.key_escaped || r.type.escaped || r.id.escaped || r.parent_id.escaped || r.role.escaped ||
 	    r.tool_name.escaped) {
-		parsed = session_parse_line_err(line, len, &err);
+		parsed = jsonline_object(line, len, &err);
 		if (!parsed)
 			return err == PS_ERR_NOMEM ? err : session_problem(s, lineno, "not a JSON object, skipped");
 	}
@@ -467,7 +462,7 @@ static ps_err session_index_line(struct ps_session *s, const char *line, size_t 
 		goto out;
 	}
 	if (is_type && (TYPE_IS("label") || TYPE_IS("session_info"))) {
-		json_t *full = parsed ? json_incref(parsed) : session_parse_line_err(line, len, &err);
+		json_t *full = parsed ? json_incref(parsed) : jsonline_object(line, len, &err);
 		if (full) {
 			err = TYPE_IS("label") ? session_apply_label(s, full) : session_apply_name(s, full);
 			json_decref(full);
@@ -485,20 +480,11 @@ out:
 
 static void session_reset(struct ps_session *s)
 {
-	for (size_t i = 0; i < sizeof s->contexts / sizeof s->contexts[0]; i++) {
-		if (s->contexts[i].text)
-			session_contexts_account(-(long long)s->contexts[i].len);
-		free(s->contexts[i].text);
-		s->contexts[i].text = NULL;
+	while (s->attachments) {
+		struct ps_attachment *a = s->attachments;
+		s->attachments = a->next;
+		a->type->release(a);
 	}
-	free(s->stash.text);
-	s->stash.text = NULL;
-	free(s->sizes);
-	s->sizes = NULL;
-	s->n_sizes = 0;
-	usage_memo_free(s->usage);
-	s->usage = NULL;
-	s->usage_upto = 0;
 	free(s->entries);
 	free(s->branches);
 	free(s->labeled);
@@ -702,338 +688,6 @@ uint32_t session_find(const struct ps_session *s, const char *id, size_t n)
 	return strmap_get(&s->ids, &s->pool, id, n);
 }
 
-static ps_err session_pread(const struct ps_session *s, uint64_t off, size_t len, char **buf)
-{
-	char *b = malloc(len + 1);
-	size_t have = 0;
-	if (!b)
-		return PS_ERR_NOMEM;
-	while (have < len) {
-		ssize_t got = pread(s->fd, b + have, len - have, (off_t)(off + have));
-		if (got < 0 && errno == EINTR)
-			continue;
-		if (got <= 0) {
-			/* The file shrank under us: the caller's view is stale. */
-			free(b);
-			return PS_ERR_IO;
-		}
-		have += (size_t)got;
-	}
-	b[len] = '\0';
-	*buf = b;
-	return PS_OK;
-}
-
-ps_err session_read_line(const struct ps_session *s, uint32_t idx, char **buf, size_t *len)
-{
-	if (idx >= s->n_entries)
-		return PS_ERR_NOENT;
-	*len = s->entries[idx].len;
-	return session_pread(s, s->entries[idx].off, *len, buf);
-}
-
-ps_err session_read_header(const struct ps_session *s, char **buf, size_t *len)
-{
-	if (!s->have_header)
-		return PS_ERR_NOENT;
-	*len = s->header_len;
-	return session_pread(s, s->header_off, *len, buf);
-}
-
-/* Loads any JSON text the way pi's reader would accept it: invalid UTF-8
- * decoded with replacement characters, lone surrogate escapes kept (as
- * stand-ins, jstext.h), integers beyond 64 bits as reals. */
-static json_t *session_load_json_err(const char *text, size_t len, size_t flags, ps_err *err)
-{
-	json_error_t error;
-	char *clean = NULL, *mapped = NULL;
-	json_t *v = NULL;
-
-	*err = PS_OK;
-	/* Objects, the common case, go by the fast path first (jparse.h);
-	 * what it declines, jansson decides as before. */
-	if (!(flags & JSON_DECODE_ANY)) {
-		switch (jparse_object(text, len, &v)) {
-		case JPARSE_OK:
-			return v;
-		case JPARSE_NOMEM:
-			*err = PS_ERR_NOMEM;
-			return NULL;
-		case JPARSE_DECLINED:
-			break;
-		}
-	}
-	flags |= JSON_ALLOW_NUL;
-	for (int attempt = 0; attempt < 4 && !v; attempt++) {
-		v = json_loadb(text, len, flags, &error);
-		if (v)
-			break;
-		enum json_error_code code = json_error_code(&error);
-		if (code == json_error_out_of_memory) {
-			*err = PS_ERR_NOMEM;
-			break;
-		}
-		if (code == json_error_invalid_utf8 && !clean) {
-			clean = jstext_utf8_replace(text, len, &len);
-			if (!clean)
-				break;
-			text = clean;
-		} else if (code == json_error_numeric_overflow && !(flags & JSON_DECODE_INT_AS_REAL)) {
-			flags |= JSON_DECODE_INT_AS_REAL;
-		} else if (!mapped && (mapped = jstext_map_lone_surrogates(text, len, &len))) {
-			text = mapped;
-		} else {
-			break;
-		}
-	}
-	free(clean);
-	free(mapped);
-	if (!v && !*err)
-		*err = PS_ERR_INVALID;
-	return v;
-}
-
-static json_t *session_load_json(const char *text, size_t len, size_t flags)
-{
-	ps_err err;
-	return session_load_json_err(text, len, flags, &err);
-}
-
-/* session_parse_line, telling a line that is no object from a lack of
- * memory. */
-static json_t *session_parse_line_err(const char *line, size_t len, ps_err *err)
-{
-	json_t *v = session_load_json_err(line, len, 0, err);
-	if (v && !json_is_object(v)) {
-		json_decref(v);
-		v = NULL;
-		*err = PS_ERR_INVALID;
-	}
-	return v;
-}
-
-json_t *session_parse_line(const char *line, size_t len)
-{
-	ps_err err;
-	return session_parse_line_err(line, len, &err);
-}
-
-static uint32_t session_by_ordinal(const struct ps_session *s, uint32_t ordinal)
-{
-	uint32_t lo = 0, hi = s->n_entries;
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
-		if (s->entries[mid].ordinal < ordinal)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < s->n_entries && s->entries[lo].ordinal == ordinal ? lo : PS_NIL;
-}
-
-static ps_err session_migrate(const struct ps_session *s, uint32_t idx, json_t *entry)
-{
-	const struct ps_entry *e = &s->entries[idx];
-	if (s->version < 2) {
-		json_t *pid = e->parent == PS_NIL ? json_null()
-			: json_string(session_str(s, s->entries[e->parent].id));
-		if (json_object_set_new(entry, "id", json_string(session_str(s, e->id))) ||
-		    json_object_set_new(entry, "parentId", pid))
-			return PS_ERR_NOMEM;
-		const char *type = json_string_value(json_object_get(entry, "type"));
-		json_t *fki = json_object_get(entry, "firstKeptEntryIndex");
-		if (type && strcmp(type, "compaction") == 0 && json_is_number(fki)) {
-			double d = json_number_value(fki);
-			uint32_t t = d >= 0 && d < PS_NIL && d == (double)(uint32_t)d
-				? session_by_ordinal(s, (uint32_t)d) : PS_NIL;
-			if (t != PS_NIL &&
-			    json_object_set_new(entry, "firstKeptEntryId", json_string(session_str(s, s->entries[t].id))))
-				return PS_ERR_NOMEM;
-			json_object_del(entry, "firstKeptEntryIndex");
-		}
-	}
-	if (s->version < 3) {
-		json_t *msg = json_object_get(entry, "message");
-		const char *role = json_string_value(json_object_get(msg, "role"));
-		if (role && strcmp(role, "hookMessage") == 0 &&
-		    json_object_set_new(msg, "role", json_string("custom")))
-			return PS_ERR_NOMEM;
-	}
-	return PS_OK;
-}
-
-ps_err session_load_entry(const struct ps_session *s, uint32_t idx, json_t **out)
-{
-	char *line;
-	size_t len;
-	ps_err err = session_read_line(s, idx, &line, &len);
-	if (err)
-		return err;
-	json_t *entry = session_parse_line_err(line, len, &err);
-	free(line);
-	if (!entry)
-		return err;
-	err = session_migrate(s, idx, entry);
-	if (err) {
-		json_decref(entry);
-		return err;
-	}
-	*out = entry;
-	return PS_OK;
-}
-
-ps_err session_load_entry_shared(const struct ps_session *s, uint32_t idx, json_t **out)
-{
-	if (idx >= s->n_entries)
-		return PS_ERR_NOENT;
-	if ((*out = entrycache_get(s->serial, s->generation, idx)))
-		return PS_OK;
-	ps_err err = session_load_entry(s, idx, out);
-	if (!err)
-		entrycache_put(s->serial, s->generation, idx, *out, s->entries[idx].len);
-	return err;
-}
-
-void session_path_free(json_t **path, size_t n)
-{
-	if (!path)
-		return;
-	for (size_t i = 0; i < n; i++)
-		json_decref(path[i]);
-	free(path);
-}
-
-ps_err session_load_path(const struct ps_session *s, uint32_t idx, json_t ***path, size_t *n)
-{
-	*path = NULL;
-	*n = 0;
-	if (idx == PS_NIL)
-		return PS_OK;
-	if (idx >= s->n_entries)
-		return PS_ERR_NOENT;
-	size_t depth = s->entries[idx].depth;
-	json_t **p = calloc(depth ? depth : 1, sizeof *p);
-	if (!p)
-		return PS_ERR_NOMEM;
-	size_t i = depth;
-	for (uint32_t e = idx; e != PS_NIL && i > 0; e = s->entries[e].parent) {
-		ps_err err = session_load_entry_shared(s, e, &p[--i]);
-		if (err == PS_ERR_INVALID) {
-			/* A line the scanner took but jansson cannot decode (a lone
-			 * surrogate escape): stand in an empty entry of its id so the
-			 * context stays aligned with the tree. */
-			p[i] = json_pack("{s:s,s:s}", "type", "unreadable", "id", session_str(s, s->entries[e].id));
-			err = p[i] ? PS_OK : PS_ERR_NOMEM;
-		}
-		if (err) {
-			session_path_free(p, depth);
-			return err;
-		}
-	}
-	*path = p;
-	*n = depth;
-	return PS_OK;
-}
-
-static int session_kind_is(const struct ps_session *s, uint32_t e, const char *kind)
-{
-	return strcmp(session_str(s, s->entries[e].kind), kind) == 0;
-}
-
-/* The entries of the path to idx that can change its context, in path
- * order: with a compaction on the path, only the kept range from it on,
- * and the last entries that set the thinking level and the model (what
- * pi's settings scan ends with).  Everything else is summarised away, so
- * it is not parsed: a compacted 50 MB session builds its context from a few
- * hundred kilobytes.  Returns the count, or 0 to mean "the whole path". */
-static size_t session_context_entries(const struct ps_session *s, const uint32_t *path, size_t n, uint32_t *keep)
-{
-	size_t comp = n, thinking = n, model = n, start, k = 0;
-	for (size_t i = 0; i < n; i++) {
-		uint32_t e = path[i];
-		if (s->entries[e].prev_same_id != PS_NIL)
-			return 0; /* duplicate ids: pi looks ids up by position */
-		if (session_kind_is(s, e, "compaction"))
-			comp = i;
-		else if (session_kind_is(s, e, "thinking_level_change"))
-			thinking = i;
-		else if (session_kind_is(s, e, "model_change") || session_kind_is(s, e, "assistant"))
-			model = i;
-	}
-	if (comp == n)
-		return 0;
-	json_t *c;
-	if (session_load_entry_shared(s, path[comp], &c) != PS_OK)
-		return 0;
-	start = comp; /* firstKeptEntryId missing or not on the path: nothing before */
-	const char *first = json_string_value(json_object_get(c, "firstKeptEntryId"));
-	if (!json_is_array(json_object_get(c, "retainedTail")) && first) {
-		for (size_t i = 0; i < comp; i++) {
-			if (strcmp(session_str(s, s->entries[path[i]].id), first) == 0) {
-				start = i;
-				break;
-			}
-		}
-	}
-	json_decref(c);
-	for (size_t i = 0; i < n; i++)
-		if (i >= start || i == thinking || i == model)
-			keep[k++] = path[i];
-	return k;
-}
-
-ps_err session_context_text(const struct ps_session *s, uint32_t idx, char **buf, size_t *len)
-{
-	json_t **path = NULL;
-	uint32_t *order = NULL, *keep = NULL;
-	size_t n = 0, k;
-	ps_err err = PS_OK;
-
-	if (idx != PS_NIL) {
-		if (idx >= s->n_entries)
-			return PS_ERR_NOENT;
-		size_t depth = s->entries[idx].depth, i = depth;
-		order = malloc(depth * sizeof *order);
-		keep = malloc(depth * sizeof *keep);
-		if (!order || !keep) {
-			err = PS_ERR_NOMEM;
-			goto out;
-		}
-		for (uint32_t e = idx; e != PS_NIL && i > 0; e = s->entries[e].parent)
-			order[--i] = e;
-		k = session_context_entries(s, order, depth, keep);
-		if (k) {
-			path = calloc(k, sizeof *path);
-			for (size_t j = 0; path && j < k && !err; j++) {
-				err = session_load_entry_shared(s, keep[j], &path[j]);
-				if (err == PS_ERR_INVALID) {
-					path[j] = json_pack("{s:s,s:s}", "type", "unreadable", "id", session_str(s, s->entries[keep[j]].id));
-					err = path[j] ? PS_OK : PS_ERR_NOMEM;
-				}
-			}
-			n = k;
-			if (!path)
-				err = PS_ERR_NOMEM;
-		} else {
-			err = session_load_path(s, idx, &path, &n);
-		}
-		if (err)
-			goto out;
-	}
-	json_t *ctx = context_build(path, n);
-	if (!ctx) {
-		err = PS_ERR_NOMEM;
-		goto out;
-	}
-	err = jsonout_pretty(ctx, buf, len);
-	json_decref(ctx);
-out:
-	session_path_free(path, n);
-	free(order);
-	free(keep);
-	return err;
-}
-
 uint64_t session_labels_digest(const struct ps_session *s)
 {
 	uint64_t h = 0;
@@ -1045,14 +699,16 @@ uint64_t session_labels_digest(const struct ps_session *s)
 	return h;
 }
 
-static size_t session_context_bytes;
-
-size_t session_contexts_held(void)
+struct ps_attachment *session_attachment(const struct ps_session *s, const struct ps_attachment_type *type)
 {
-	return __atomic_load_n(&session_context_bytes, __ATOMIC_RELAXED);
+	for (struct ps_attachment *a = s->attachments; a; a = a->next)
+		if (a->type == type)
+			return a;
+	return NULL;
 }
 
-void session_contexts_account(long long delta)
+void session_attach(struct ps_session *s, struct ps_attachment *a)
 {
-	__atomic_add_fetch(&session_context_bytes, (size_t)delta, __ATOMIC_RELAXED);
+	a->next = s->attachments;
+	s->attachments = a;
 }

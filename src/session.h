@@ -1,22 +1,22 @@
 /* The index of one session file: where every entry's line is, how entries
  * form the tree, and how the tree is cut into directories ("branches").
  * Built by scanning lines (scan.h), grown incrementally as the file is
- * appended to, and rebuilt only when the file shrinks or is replaced.
+ * appended to, and rebuilt only when the file shrinks or is replaced
+ * (session.c); entries are read back through it by sessionload.c.
  * Not thread-safe: callers hold their own lock around a session. */
 #ifndef PS_SESSION_H
 #define PS_SESSION_H
-
-/* Longest escaped parts of a name before they are shortened (escape.h):
- * an entry file name stays under the kernel's 255 bytes. */
-#define LAYOUT_MAX_KIND 48
-#define LAYOUT_MAX_ID 120
-#define LAYOUT_MAX_LABEL 160
 
 #include <stdint.h>
 #include <sys/types.h>
 #include <jansson.h>
 #include "ps_error.h"
 #include "strpool.h"
+
+/* The index keeps each entry's kind escaped for a name (escape.h) and
+ * shortened to this many bytes: the kind's part of an entry file's name,
+ * within the budget layout.h keeps under the kernel's 255 bytes. */
+#define SESSION_MAX_KIND 48
 
 struct ps_entry {
 	uint64_t off;          /* byte offset of the line in the file */
@@ -30,7 +30,8 @@ struct ps_entry {
 	uint32_t depth;        /* 1 for roots */
 	uint32_t branch;       /* the branch (directory) showing this entry */
 	uint32_t id;           /* pool offset of the id (decoded) */
-	uint32_t kind;         /* pool offset of the escaped kind, e.g. "toolResult-bash" */
+	uint32_t kind;         /* pool offset of the escaped kind, e.g. "toolResult-bash",
+				* at most SESSION_MAX_KIND bytes */
 	uint32_t prev_same_id; /* the previous entry with the same id, or PS_NIL */
 	uint32_t label;        /* pool offset of the live label, or PS_NIL */
 	uint32_t md_size;      /* rendered size + 1; 0 while unknown */
@@ -59,8 +60,6 @@ struct ps_problem {
 	uint32_t line;
 	const char *why;       /* static text */
 };
-
-struct usage_acc;
 
 struct ps_session {
 	uint64_t serial;       /* unique for the process's lifetime (entrycache.h) */
@@ -97,56 +96,40 @@ struct ps_session {
 	uint32_t n_problems, cap_problems;
 	uint32_t name;         /* pool offset of the display name, PS_NIL if none */
 
-	/* Generated context.json texts, by tip entry: the context of an entry
-	 * never changes (its path to the root is fixed), so these only go when
-	 * the index is rebuilt.  Owned by view.c, within a budget over all
-	 * sessions (session_contexts_held). */
-	struct ps_context_cache {
-		uint32_t tip;
-		char *text;
-		size_t len;
-		uint64_t used;
-	} contexts[8];
-	uint64_t context_clock;
-
-	/* The last text view_size generated for a node, kept for the open that
-	 * usually follows a stat (the kernel stats before it opens).  Owned by
-	 * view.c; valid while `changes` and `generation` are as recorded. */
-	struct ps_view_stash {
-		int kind;
-		uint32_t entry, branch, index;
-		int session_root;
-		uint64_t changes, generation;
-		char *text;
-		size_t len;
-	} stash;
-
-	/* Sizes of generated files (context.json, transcript.md, usage.json)
-	 * by node, so a stat does not build the text again: `ls -l` asks
-	 * each time.  A context's size holds while its tip is the same; the
-	 * others while `changes` is.  Owned by view.c. */
-	struct ps_view_size {
-		uint64_t changes;
-		uint64_t size;     /* size + 1; 0 while unknown */
-		uint32_t tip;
-	} *sizes;
-	uint32_t n_sizes;
-
-	/* usage.c's running totals over entries [0, usage_upto): usage only
-	 * adds up, so an append costs only the new entries. */
-	struct usage_acc *usage;
-	uint32_t usage_upto;
+	/* Caches other modules derive from this index (content.c's texts and
+	 * sizes, usage.c's running totals).  Each belongs to its module; the
+	 * session only holds the chain and releases it (ps_attachment) when the
+	 * index is rebuilt, since what they were derived from is gone, or when
+	 * the session is freed. */
+	struct ps_attachment *attachments;
 
 	struct strpool pool;
 	struct strmap ids;     /* id -> latest entry index */
 	struct strmap kinds;   /* escaped kind -> its pool offset (interning) */
 };
 
-/* The bytes of context.json texts held in the contexts[] of every session,
- * which view.c keeps within a budget (view_set_context_budget); a reset or
- * freed session gives its back.  Thread-safe. */
-size_t session_contexts_held(void);
-void session_contexts_account(long long delta);
+/* A module's cache of derived data for one session.  The module embeds
+ * this as the first member of its own struct, which it owns whole: the
+ * session never looks inside, it only calls type->release(a) (which frees
+ * a) when the index is rebuilt or the session freed.  `type` is the address
+ * of the module's own static struct ps_attachment_type, which tells the
+ * modules' caches apart. */
+struct ps_attachment;
+struct ps_attachment_type {
+	void (*release)(struct ps_attachment *a);
+};
+struct ps_attachment {
+	const struct ps_attachment_type *type;
+	struct ps_attachment *next;
+};
+
+/* The cache of that type hung on s, or NULL.  Borrowed: valid until the
+ * index is rebuilt (session_refresh) or s freed. */
+struct ps_attachment *session_attachment(const struct ps_session *s, const struct ps_attachment_type *type);
+
+/* Hangs a (whose type s has no cache of yet) on s, which from then on
+ * releases it as described above. */
+void session_attach(struct ps_session *s, struct ps_attachment *a);
 
 /* A digest of the live labels (which entries carry one, and which): it
  * changes when a label is set, moved or removed, renaming forks. */
@@ -194,10 +177,6 @@ ps_err session_load_entry_shared(const struct ps_session *s, uint32_t idx, json_
  * session_path_free. */
 ps_err session_load_path(const struct ps_session *s, uint32_t idx, json_t ***path, size_t *n);
 void session_path_free(json_t **path, size_t n);
-
-/* The context JSON text (pretty, final newline) for the path ending at idx,
- * or for an empty session when idx is PS_NIL.  *buf is new. */
-ps_err session_context_text(const struct ps_session *s, uint32_t idx, char **buf, size_t *len);
 
 static inline const char *session_str(const struct ps_session *s, uint32_t off)
 {

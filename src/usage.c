@@ -163,13 +163,23 @@ static ps_err usage_entry(struct usage_acc *a, const json_t *e)
 	return PS_OK;
 }
 
-void usage_memo_free(struct usage_acc *a)
+/* A session's running totals over entries [0, upto): usage only adds up,
+ * so an append costs only the new entries.  Hung on the session
+ * (session_attach), which releases it when its index is rebuilt. */
+struct usage_memo {
+	struct ps_attachment link; /* first: the session holds this */
+	struct usage_acc acc;
+	uint32_t upto;
+};
+
+static void usage_memo_release(struct ps_attachment *a)
 {
-	if (!a)
-		return;
-	usage_acc_free(a);
-	free(a);
+	struct usage_memo *m = (struct usage_memo *)a;
+	usage_acc_free(&m->acc);
+	free(m);
 }
+
+static const struct ps_attachment_type usage_memo_type = { usage_memo_release };
 
 /* Brings the session's running totals up to its last entry and lends
  * them (valid while the session is held).  Sums are added in file order
@@ -179,14 +189,16 @@ static ps_err usage_collect(struct ps_session *s, const struct usage_acc **out)
 {
 	if (!s->have_header)
 		return PS_ERR_NOTSESSION;
-	if (!s->usage) {
-		s->usage = calloc(1, sizeof *s->usage);
-		if (!s->usage)
+	struct usage_memo *m = (struct usage_memo *)session_attachment(s, &usage_memo_type);
+	if (!m) {
+		m = calloc(1, sizeof *m);
+		if (!m)
 			return PS_ERR_NOMEM;
-		s->usage_upto = 0;
+		m->link.type = &usage_memo_type;
+		session_attach(s, &m->link);
 	}
-	struct usage_acc *a = s->usage;
-	for (uint32_t i = s->usage_upto; i < s->n_entries; i++) {
+	struct usage_acc *a = &m->acc;
+	for (uint32_t i = m->upto; i < s->n_entries; i++) {
 		json_t *e = NULL;
 		ps_err err;
 		switch (usage_classify(session_str(s, s->entries[i].kind))) {
@@ -206,13 +218,13 @@ static ps_err usage_collect(struct ps_session *s, const struct usage_acc **out)
 		json_decref(e);
 		if (err) {
 			/* Half-added totals are unusable: start over next time. */
-			usage_memo_free(s->usage);
-			s->usage = NULL;
-			s->usage_upto = 0;
+			usage_acc_free(a);
+			memset(a, 0, sizeof *a);
+			m->upto = 0;
 			return err;
 		}
 	}
-	s->usage_upto = s->n_entries;
+	m->upto = s->n_entries;
 	*out = a;
 	return PS_OK;
 }
@@ -373,10 +385,12 @@ static int usage_csv_cost(struct buf *out, double d, int last)
 	return usage_csv_field(out, num, strlen(num), last);
 }
 
-int usage_csv_header(struct buf *out)
+ps_err usage_csv_header(struct buf *out)
 {
-	return buf_puts(out, "project,session,id,name,cwd,start,lastActivity,messages,"
-			     "input,output,cacheRead,cacheWrite,cost\n");
+	if (buf_puts(out, "project,session,id,name,cwd,start,lastActivity,messages,"
+			  "input,output,cacheRead,cacheWrite,cost\n"))
+		return PS_ERR_NOMEM;
+	return PS_OK;
 }
 
 /* ISO-8601 as JavaScript's Date#toISOString writes it (years 0-9999). */

@@ -1,12 +1,13 @@
 /* What a session spent: tokens and cost over every entry of the file.
  *
- * The totals are kept in the session (s->usage) and extended by the
- * entries appended since, so usage.csv over a project costs a pass over
- * each session once, not on every read.  Hence the non-const sessions.
+ * The totals are kept with the session (a usage.c cache hung on it with
+ * session_attach, released by the session when its index is rebuilt) and
+ * extended by the entries appended since, so usage.csv over a project costs
+ * a pass over each session once, not on every read.  Hence the non-const
+ * sessions.
  *
- * Ownership: this module (src/usage.c) is owned by the images/transcript/
- * usage work; the layout and the FUSE front end only call it.  Buffers
- * returned are new and belong to the caller; the session is borrowed.
+ * Ownership: buffers returned are new and belong to the caller; the
+ * session is borrowed; the running totals are usage.c's own (above).
  *
  * What is summed is what pi 1.6.0's AgentSession.getSessionStats() sums,
  * over ALL entries of the file (every branch, compacted history included:
@@ -55,8 +56,9 @@ void usage_cost_text(double d, char out[USAGE_COST_TEXT]);
 
 /* The CSV header line matching usage_csv_row(), with its newline:
  * project,session,id,name,cwd,start,lastActivity,messages,input,output,
- * cacheRead,cacheWrite,cost */
-int usage_csv_header(struct buf *out);
+ * cacheRead,cacheWrite,cost.  PS_ERR_NOMEM (out as it was) when memory
+ * runs out. */
+ps_err usage_csv_header(struct buf *out);
 
 /* Appends one CSV row (newline-terminated) to out: project and
  * session_name_in_store as given (the store directory and the file name
@@ -70,9 +72,5 @@ int usage_csv_header(struct buf *out);
  * file without a header; on any error out is left as it was. */
 ps_err usage_csv_row(struct ps_session *s, const char *project, const char *session_name_in_store,
 		     struct buf *out);
-
-/* Frees the running totals a session keeps (s->usage; NULL is fine).  The
- * session calls it when it is reset. */
-void usage_memo_free(struct usage_acc *a);
 
 #endif

@@ -9,6 +9,7 @@
 #include "parse.h"
 #include "render.h"
 #include "entrycache.h"
+#include "context.h"
 #include "session.h"
 
 static void usage(FILE *out)
@@ -123,7 +124,7 @@ static int cmd_context(const struct ps_session *s, const char *id)
 	}
 	char *text;
 	size_t len;
-	ps_err err = session_context_text(s, idx, &text, &len);
+	ps_err err = context_text(s, idx, &text, &len);
 	if (err) {
 		fprintf(stderr, "pisession: %s\n", ps_strerror(err));
 		return 1;

@@ -40,6 +40,37 @@ static inline void helper_rewrite(const char *path, const char *text)
 	fclose(f);
 }
 
+/* The whole file, NUL-terminated (caller frees); *len without the NUL. */
+static inline char *helper_slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	ck_assert_msg(f != NULL, "cannot open %s", path);
+	fseek(f, 0, SEEK_END);
+	long n = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	char *data = malloc((size_t)n + 1);
+	ck_assert_ptr_nonnull(data);
+	ck_assert_uint_eq(fread(data, 1, (size_t)n, f), (size_t)n);
+	data[n] = '\0';
+	fclose(f);
+	*len = (size_t)n;
+	return data;
+}
+
+/* A new temporary directory (dir: at least 40 bytes), and its removal. */
+static inline void helper_tmpdir(char *dir, const char *what)
+{
+	sprintf(dir, "/tmp/pisessionfs-%s-XXXXXX", what);
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+}
+
+static inline void helper_rmtree(const char *dir)
+{
+	char cmd[128];
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+	ck_assert_int_eq(system(cmd), 0);
+}
+
 static inline struct ps_session *helper_open(const char *path)
 {
 	struct ps_session *s = NULL;

@@ -15,7 +15,10 @@ Suite *usage_suite(void);
 Suite *transcript_suite(void);
 Suite *entrycache_suite(void);
 Suite *recover_suite(void);
-Suite *view_suite(void);
+Suite *content_suite(void);
 Suite *jparse_suite(void);
+Suite *append_suite(void);
+Suite *store_suite(void);
+Suite *catalog_suite(void);
 
 #endif

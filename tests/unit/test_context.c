@@ -1,4 +1,4 @@
-/* context_build() and context_iso_to_ms(): pi 1.6.0's buildSessionContext()
+/* context_build() and jstext_iso_to_ms(): pi 1.6.0's buildSessionContext()
  * rules, one small hand-written path per rule.  Expected JSON is compared as
  * compact text, so key order and integer-vs-real matter as they do for pi.
  * JSON in this file uses ' for " to stay readable; q() swaps them back. */
@@ -8,6 +8,7 @@
 #include <jansson.h>
 
 #include "context.h"
+#include "jstext.h"
 #include "suites.h"
 
 /* New string: s with every ' turned into ". */
@@ -327,7 +328,7 @@ END_TEST
 static double iso(const char *s, int want_ok)
 {
 	int ok = -1;
-	double ms = context_iso_to_ms(s, &ok);
+	double ms = jstext_iso_to_ms(s, &ok);
 
 	ck_assert_msg(ok == want_ok, "%s: ok=%d", s, ok);
 	return ms;

@@ -155,7 +155,7 @@ START_TEST(test_usage_csv)
 	char *path = helper_write(usage_session);
 	struct ps_session *s = helper_open(path);
 	struct buf b = BUF_INIT;
-	ck_assert_int_eq(usage_csv_header(&b), 0);
+	ck_assert_int_eq(usage_csv_header(&b), PS_OK);
 	ck_assert_int_eq(usage_csv_row(s, "--p--", "2026-01-01T00-00-00-000Z_sess-1", &b), PS_OK);
 	ck_assert_int_eq(usage_csv_row(s, "odd,\"dir\"\nname", NULL, &b), PS_OK);
 	ck_assert_int_eq(buf_finish(&b), 0);
