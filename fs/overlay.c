@@ -14,10 +14,6 @@ static struct {
 	uint64_t serials;
 } ov = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
-void overlay_init(void)
-{
-}
-
 static void overlay_free_node(struct overlay_node *node)
 {
 	free(node->path);

@@ -2,8 +2,8 @@
  * side files (swap files, 4913 probes, backups, sed's temporaries), files
  * being written that are not entries yet, entry files an editor renamed
  * away while saving, and pending branches made with mkdir.  None of them
- * ever reaches a session file by itself; the write path (write.c) decides
- * what becomes an entry.  All functions take the overlay lock themselves. */
+ * ever reaches a session file by itself; the write path (file.c,
+ * namespace.c, commit.c) decides what becomes an entry.  All functions take the overlay lock themselves. */
 #ifndef PSFS_OVERLAY_H
 #define PSFS_OVERLAY_H
 
@@ -46,7 +46,6 @@ struct overlay_node {
 	struct timespec expires; /* SAVED: CLOCK_MONOTONIC time its name stops answering */
 };
 
-void overlay_init(void);
 void overlay_destroy(void);
 void overlay_lock(void);
 void overlay_unlock(void);
