@@ -62,6 +62,7 @@ CORE_CFLAGS := $(CSTD) $(WARN) $(OPT) $(SANFLAGS) $(DEPFLAGS) $(JANSSON_CFLAGS) 
 FS_CFLAGS   := $(CORE_CFLAGS) $(FUSE_CFLAGS) -Isrc
 LIBS_CORE   := $(JANSSON_LIBS) $(UUID_LIBS) -lpthread
 
+# src/*.c only: src/cli/ is the pisession program, built on the library, not in it.
 CORE_SRC := $(wildcard src/*.c)
 CORE_OBJ := $(patsubst src/%.c,$(BUILD)/src/%.o,$(CORE_SRC))
 FS_SRC   := $(wildcard fs/*.c)
@@ -96,10 +97,10 @@ $(LIBCORE): $(CORE_OBJ)
 $(DAEMON): $(FS_OBJ) $(LIBCORE)
 	$(CC) $(SANFLAGS) $(LDFLAGS) -o $@ $(FS_OBJ) $(LIBCORE) $(FUSE_LIBS) $(LIBS_CORE)
 
-$(TOOL): $(BUILD)/tools/pisession.o $(LIBCORE)
+$(TOOL): $(BUILD)/src/cli/pisession.o $(LIBCORE)
 	$(CC) $(SANFLAGS) $(LDFLAGS) -o $@ $< $(LIBCORE) $(LIBS_CORE)
 
-$(BUILD)/tools/pisession.o: tools/pisession.c $(NO_DEPFILE) | $(BUILD)/tools
+$(BUILD)/src/cli/pisession.o: src/cli/pisession.c $(NO_DEPFILE) | $(BUILD)/src/cli
 	$(CC) $(CORE_CFLAGS) -Isrc -c $< -o $@
 
 $(UNIT): $(UNIT_OBJ) $(LIBCORE)
@@ -108,7 +109,7 @@ $(UNIT): $(UNIT_OBJ) $(LIBCORE)
 $(HELPER): tests/helpers/passthrough_store.c | $(BUILD)/tests
 	$(CC) $(CSTD) $(WARN) $(OPT) $(SANFLAGS) $(DEPFLAGS) $(FUSE_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(FUSE_LIBS)
 
-$(BUILD)/src $(BUILD)/fs $(BUILD)/tests $(BUILD)/tests/unit $(BUILD)/tools:
+$(BUILD)/src $(BUILD)/fs $(BUILD)/tests $(BUILD)/tests/unit $(BUILD)/src/cli:
 	mkdir -p $@
 
 check: all $(UNIT)
@@ -147,9 +148,9 @@ check-diff: $(DAEMON)
 check-interop: $(DAEMON)
 	tests/interop/run.sh $(DAEMON)
 
-# make bench [PRESET=tiny|default|large]: table in bench/results.md (bench/README.md)
+# make bench [PRESET=tiny|default|large]: table in tests/bench/results.md (tests/bench/README.md)
 bench: $(DAEMON) $(TOOL)
-	bench/run.sh --daemon $(DAEMON) $(if $(PRESET),--preset $(PRESET))
+	tests/bench/run.sh --daemon $(DAEMON) $(if $(PRESET),--preset $(PRESET))
 
 # The unit in docs/ runs /usr/local/bin/pisessionfs; the installed one runs
 # the program where BINDIR put it.
@@ -173,7 +174,7 @@ uninstall:
 clean:
 	rm -rf $(BUILD)
 
-# ---- fuzzing and valgrind (fuzz/README.md) ---------------------------------
+# ---- fuzzing and valgrind (tests/fuzz/README.md) ---------------------------
 # libFuzzer harnesses over the core library, built with clang, ASan and UBSan
 # (objects of their own in build/fuzz/src: the core is not rebuilt).
 FUZZ_CC      ?= clang
@@ -186,17 +187,17 @@ FUZZ_BINS    := $(addprefix $(BUILD)/fuzz/,$(FUZZERS))
 .SECONDARY: $(FUZZ_OBJ)
 $(BUILD)/fuzz/src/%.o: src/%.c $(NO_DEPFILE) | $(BUILD)/fuzz/src
 	$(FUZZ_CC) $(FUZZ_CFLAGS) $(DEPFLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
-$(BUILD)/fuzz/fuzz_%: fuzz/fuzz_%.c fuzz/fuzz_common.h $(FUZZ_OBJ)
+$(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz_common.h $(FUZZ_OBJ)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) $(DEPFLAGS) -fsanitize=fuzzer -Isrc -o $@ $< $(FUZZ_OBJ) $(LIBS_CORE)
 $(BUILD)/fuzz/src:
 	mkdir -p $@
 fuzz-build: $(FUZZ_BINS)
 fuzz: $(FUZZ_BINS)
-	fuzz/run.sh $(FUZZ_SECONDS)
+	tests/fuzz/run.sh $(FUZZ_SECONDS)
 fuzz-smoke: $(FUZZ_BINS)
-	fuzz/run.sh 10
+	tests/fuzz/run.sh 10
 check-valgrind: $(UNIT) $(TOOL) $(DAEMON) $(HELPER)
-	PSFS_PASSTHROUGH=$(abspath $(HELPER)) fuzz/check-valgrind.sh $(UNIT) $(TOOL) $(DAEMON)
+	PSFS_PASSTHROUGH=$(abspath $(HELPER)) tests/valgrind/check-valgrind.sh $(UNIT) $(TOOL) $(DAEMON)
 
 # ---- reliability tests (tests/stress/run.sh) -------------------------------
 # make stress: kill -9, concurrency, disk full, store gone, escapes, a
@@ -213,5 +214,5 @@ stress-quick: $(DAEMON)
 
 # The dependency files -MMD wrote beside each object or program (none
 # before the first build).
--include $(CORE_OBJ:.o=.d) $(FS_OBJ:.o=.d) $(UNIT_OBJ:.o=.d) $(BUILD)/tools/pisession.d $(FUZZ_OBJ:.o=.d) \
+-include $(CORE_OBJ:.o=.d) $(FS_OBJ:.o=.d) $(UNIT_OBJ:.o=.d) $(BUILD)/src/cli/pisession.d $(FUZZ_OBJ:.o=.d) \
 	$(HELPER).d $(FAILMALLOC:.so=.d) $(FUZZ_BINS:=.d)

@@ -11,7 +11,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 # Relative paths (the mountpoint, a relative $PI_CODING_AGENT_SESSION_DIR)
 # count from where you run this, so this script never changes directory.
 mountpoint=${1:-$HOME/pi-sessions}
-"$here/scripts/deps.sh"
+"$here/tests/deps.sh"
 make -s -C "$here" all
 daemon=$here/build/pisessionfs
 
@@ -44,7 +44,7 @@ if [ ! -d "$store" ]; then
 	if [ ! -d "$demo" ]; then
 		mkdir -p "$(dirname "$demo")"
 		rm -rf "$demo.new"
-		cp -R "$here/demo/store" "$demo.new"
+		cp -R "$here/docs/examples/store" "$demo.new"
 		mv "$demo.new" "$demo"
 	fi
 	echo "quickstart: no pi session store at $store; mounting a copy of the demo store, $demo"

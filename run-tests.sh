@@ -9,7 +9,7 @@ cd "$(dirname "$0")"
 # Warnings are errors here, whatever the tree (Makefile: WERROR).
 export WERROR=1
 
-scripts/deps.sh --test
+tests/deps.sh --test
 # pi 1.6.0, the reference, once before any test: several stages compare
 # with it, and an npm install must not eat into a timed test's budget.
 tests/setup-pi.sh >/dev/null

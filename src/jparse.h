@@ -2,12 +2,12 @@
  *
  * jansson's decoder reads a character at a time through a stream and grows
  * every string a byte at a time; rendering the entry files of a large
- * session spent half its time there (bench/results.md).  This parser takes
+ * session spent half its time there (tests/bench/results.md).  This parser takes
  * the common case -- an object of valid UTF-8, standard escapes, numbers
  * within range -- in runs (memchr-like scans, one copy per string) and
  * builds the same values jansson would.  Everything else it declines, and
  * the caller decodes with jansson, which then decides (and reports) exactly
- * as before.  fuzz/fuzz_jparse.c checks the two agree.
+ * as before.  tests/fuzz/fuzz_jparse.c checks the two agree.
  */
 #ifndef PS_JPARSE_H
 #define PS_JPARSE_H

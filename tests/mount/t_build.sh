@@ -11,7 +11,7 @@
 REPO=$(cd "$(dirname "$0")/../.." && pwd)
 SRC=$T_DIR/src-copy
 mkdir -p "$SRC/tests"
-cp -r "$REPO/Makefile" "$REPO/src" "$REPO/fs" "$REPO/tools" "$SRC/"
+cp -r "$REPO/Makefile" "$REPO/src" "$REPO/fs" "$SRC/"
 cp -r "$REPO/tests/unit" "$SRC/tests/"
 
 # stale TARGET: make -q says TARGET must be rebuilt (status 1).
@@ -46,7 +46,7 @@ touched() {
 UNIT_O=build/tests/unit/test_recover.o
 CORE_O=build/src/recover.o
 FS_O=build/fs/journal.o
-TOOL_O=build/tools/pisession.o
+TOOL_O=build/src/cli/pisession.o
 objects "$UNIT_O" "$CORE_O" "$FS_O" "$TOOL_O"
 touched tests/unit/helpers.h "$UNIT_O"
 objects "$UNIT_O"

@@ -12,7 +12,7 @@
 . "$(dirname "$0")/lib.sh" "$@"
 
 REPO=$(cd "$(dirname "$0")/../.." && pwd)
-command -v findmnt >/dev/null || die "findmnt is missing (package util-linux; scripts/deps.sh --test)"
+command -v findmnt >/dev/null || die "findmnt is missing (package util-linux; tests/deps.sh --test)"
 
 # --- 1. the source is the store ---------------------------------------------------
 ODD="$T_DIR/my store, v2"
@@ -48,9 +48,9 @@ umount_fs "$MNT"
 H=$T_DIR/home
 QS=$T_DIR/qs
 mkdir -p "$H"
-demo_file=$(cd "$REPO/demo/store" && find . -name '*.jsonl' | sort | head -n 1)
-demo_sum=$(sha256sum <"$REPO/demo/store/$demo_file")
-demo_status=$(git -C "$REPO" status --porcelain -- demo/store 2>/dev/null || true)
+demo_file=$(cd "$REPO/docs/examples/store" && find . -name '*.jsonl' | sort | head -n 1)
+demo_sum=$(sha256sum <"$REPO/docs/examples/store/$demo_file")
+demo_status=$(git -C "$REPO" status --porcelain -- docs/examples/store 2>/dev/null || true)
 qs() {
 	# quickstart builds first: a checkout built before is current, a
 	# fresh one takes a while.
@@ -71,8 +71,8 @@ session_dir=${session_dir%.jsonl}
 assert_true "the demo sessions show" test -d "$session_dir"
 assert_true "a write through the quickstart mount" sh -c 'echo "written in the copy" > "$1/next.md"' _ "$session_dir"
 assert_contains "lands in the copy" '"content":"written in the copy"' "$(tail -n 1 "$COPY/$demo_file")"
-assert_eq "the checkout's demo store is unchanged" "$demo_sum" "$(sha256sum <"$REPO/demo/store/$demo_file")"
-assert_eq "git sees no change in demo/store" "$demo_status" "$(git -C "$REPO" status --porcelain -- demo/store 2>/dev/null || true)"
+assert_eq "the checkout's demo store is unchanged" "$demo_sum" "$(sha256sum <"$REPO/docs/examples/store/$demo_file")"
+assert_eq "git sees no change in docs/examples/store" "$demo_status" "$(git -C "$REPO" status --porcelain -- docs/examples/store 2>/dev/null || true)"
 qs
 assert_eq "quickstart again, on the mounted directory, succeeds" 0 "$RC"
 assert_contains "it finds the mount and names the store" "$QS is already mounted by pisessionfs, from $COPY" "$OUT"

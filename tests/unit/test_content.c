@@ -156,7 +156,7 @@ static void check_batches(const char *path)
 START_TEST(test_view_batches_size_as_stat_does)
 {
 	glob_t g;
-	ck_assert_int_eq(glob("demo/store/*/*.jsonl", 0, NULL, &g), 0);
+	ck_assert_int_eq(glob("docs/examples/store/*/*.jsonl", 0, NULL, &g), 0);
 	ck_assert_uint_gt(g.gl_pathc, 1);
 	for (size_t i = 0; i < g.gl_pathc; i++)
 		check_batches(g.gl_pathv[i]);

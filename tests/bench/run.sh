@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# make bench [PRESET=tiny|default|large]: runs bench/bench.py (see
-# bench/README.md).  Arguments are passed on, e.g.
-#   bench/run.sh --preset tiny --runs 3 --cases mount,ls_project
+# make bench [PRESET=tiny|default|large]: runs tests/bench/bench.py (see
+# tests/bench/README.md).  Arguments are passed on, e.g.
+#   tests/bench/run.sh --preset tiny --runs 3 --cases mount,ls_project
 # The harness unmounts everything it mounted itself; this trap is the last
 # line of defence for a harness that was killed: whatever is still mounted
 # under the work directory is unmounted on exit.

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Installs what pisessionfs needs, from Debian's packages only.  Safe to run
 # again: apt-get skips what is installed.
-#   scripts/deps.sh          what building and mounting need (quickstart.sh)
-#   scripts/deps.sh --test   that, and what the tests need (run-tests.sh)
+#   tests/deps.sh          what building and mounting need (quickstart.sh)
+#   tests/deps.sh --test   that, and what the tests need (run-tests.sh)
 set -euo pipefail
 
 packages=(

@@ -4,17 +4,17 @@
 # `perf record` attached to the daemon, and prints the hottest symbols
 # (self time, then inclusive time).
 #
-#   bench/profile.sh [--preset P] [--seed S] [--daemon PATH] WORKLOAD
+#   tests/bench/profile.sh [--preset P] [--seed S] [--daemon PATH] WORKLOAD
 #
 # WORKLOAD: ls-project | ls-big | lsl-first | lsl-warm | grep-first |
 #           grep-second | context | grep-parallel
 #
 # Needs perf (apt-get install linux-perf) and root (or perf_event_paranoid
-# <= 1).  The perf data stays in bench/.work/perf-WORKLOAD.data for
+# <= 1).  The perf data stays in tests/bench/.work/perf-WORKLOAD.data for
 # `perf report -i`.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-root="$(cd "$here/.." && pwd)"
+root="$(cd "$here/../.." && pwd)"
 preset=default
 seed=1
 daemon="$root/build/pisessionfs"

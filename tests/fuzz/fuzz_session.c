@@ -25,7 +25,7 @@
  *      truncating back to the first part and refreshing gives the index of
  *      the first part alone (walked as in 1 when data[1] is odd).
  *
- * Known bugs (FUZZ_KNOWN, fuzz/README.md): layout-branch-name-clash,
+ * Known bugs (FUZZ_KNOWN, tests/fuzz/README.md): layout-branch-name-clash,
  * layout-label-name-clash. */
 #include <dirent.h>
 #include <errno.h>

@@ -1,4 +1,4 @@
-/* Shared by the libFuzzer harnesses in fuzz/: small checks and helpers.
+/* Shared by the libFuzzer harnesses in tests/fuzz/: small checks and helpers.
  * Harnesses abort() on a broken invariant so libFuzzer records the input as
  * a crash; fz_fail() prints why first. */
 #ifndef PS_FUZZ_COMMON_H
@@ -14,8 +14,8 @@
 #include "render.h"
 
 /* UBSan stops at the first report (the harnesses are built with recoverable
- * checks only so that fuzz/known-ubsan.supp can silence a reported one;
- * see fuzz/README.md).  UBSAN_OPTIONS adds to these. */
+ * checks only so that tests/fuzz/known-ubsan.supp can silence a reported one;
+ * see tests/fuzz/README.md).  UBSAN_OPTIONS adds to these. */
 const char *__ubsan_default_options(void);
 const char *__ubsan_default_options(void)
 {

@@ -1,15 +1,15 @@
 #!/usr/bin/env python3
-"""pisessionfs benchmark harness (`make bench`; see bench/README.md).
+"""pisessionfs benchmark harness (`make bench`; see tests/bench/README.md).
 
 Generates (or reuses) a synthetic store with tests/gen/gen_store.py, mounts
 it with the daemon in the foreground, runs every case several times with the
 reference measured side by side in the same loop, and prints one table (also
-written to bench/results.md): our figure, the reference figure, their ratio,
+written to tests/bench/results.md): our figure, the reference figure, their ratio,
 the target, and met/missed.
 
 Python 3 standard library only.  Every access to the mount has a time limit;
 every mount is unmounted on the way out (normal exit, exception, SIGINT,
-SIGTERM), and bench/run.sh unmounts anything left over in its EXIT trap.
+SIGTERM), and tests/bench/run.sh unmounts anything left over in its EXIT trap.
 """
 
 import argparse
@@ -29,7 +29,7 @@ import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
+ROOT = os.path.dirname(os.path.dirname(HERE))
 GEN = os.path.join(ROOT, "tests", "gen", "gen_store.py")
 PI_REF = os.path.join(HERE, "pi_ref.mjs")
 

@@ -1,20 +1,20 @@
 #!/usr/bin/env bash
 # make check-valgrind: the tests under valgrind (memcheck).
 #
-#     fuzz/check-valgrind.sh [UNIT-TESTS [PISESSION [PISESSIONFS]]]
+#     tests/valgrind/check-valgrind.sh [UNIT-TESTS [PISESSION [PISESSIONFS]]]
 #
 # Stages, each with valgrind --error-exitcode=1 --leak-check=full
 # --errors-for-leak-kinds=definite (an error or a definite leak fails):
 #   unit    build/unit-tests with CK_FORK=no (every test in one process)
-#   golden  tests/golden/run.sh with fuzz/valgrind-tool.sh as the tool
-#   mount   tests/mount/run.sh with fuzz/valgrind-daemon.sh as the daemon
+#   golden  tests/golden/run.sh with tests/valgrind/valgrind-tool.sh as the tool
+#   mount   tests/mount/run.sh with tests/valgrind/valgrind-daemon.sh as the daemon
 #           (skipped without /dev/fuse, or with VALGRIND_MOUNT=0).  The
 #           daemon is 10-50 times slower under valgrind, so every time limit
 #           of the tests is stretched by TIME_SCALE (default 30; lib.sh);
 #           t_install (builds and installs a daemon of its own) is left
 #           out; VALGRIND_MOUNT_TESTS="t_cli t_live ..." picks.
 #   reports every valgrind log of the run (one per process, in
-#           fuzz/artifacts/valgrind/): the daemon and tool logs are written
+#           tests/valgrind/artifacts/): the daemon and tool logs are written
 #           with -q, so anything in them is an error or a leak valgrind
 #           reported, which fails this stage even where the test that ran
 #           the process did not look at its exit status (a daemon it killed
@@ -22,7 +22,7 @@
 # The binaries must be built without SANITIZE=1 (ASan and valgrind do not
 # mix).
 set -uo pipefail
-cd "$(dirname "$0")/.." || exit 2
+cd "$(dirname "$0")/../.." || exit 2
 root=$PWD
 
 unit=${1:-build/unit-tests}
@@ -75,13 +75,13 @@ grep -E 'ERROR SUMMARY|definitely lost|indirectly lost|possibly lost' "$logdir/u
 record unit $rc
 
 echo "=== golden (pisession under valgrind)"
-tests/golden/run.sh "$root/fuzz/valgrind-tool.sh"
+tests/golden/run.sh "$root/tests/valgrind/valgrind-tool.sh"
 record golden $?
 
 if [[ ${VALGRIND_MOUNT:-1} != 0 && -c /dev/fuse ]]; then
 	echo "=== mount (pisessionfs under valgrind)"
 	# Left out by default: t_install (it runs `make install BUILD=<the
-	# daemon's directory>`, which for the wrapper would build into fuzz/,
+	# daemon's directory>`, which for the wrapper would build into tests/valgrind/,
 	# and it tests the installed daemon, not this one).
 	if [[ -n ${VALGRIND_MOUNT_TESTS:-} ]]; then
 		read -r -a mtests <<<"$VALGRIND_MOUNT_TESTS"
@@ -97,7 +97,7 @@ if [[ ${VALGRIND_MOUNT:-1} != 0 && -c /dev/fuse ]]; then
 	# t_nonotify's passthrough helper is not run under valgrind: it only
 	# hosts the store.
 	export PSFS_PASSTHROUGH=${PSFS_PASSTHROUGH:-$root/build/tests/passthrough-store}
-	TIME_SCALE=${TIME_SCALE:-30} tests/mount/run.sh "$root/fuzz/valgrind-daemon.sh" "${mtests[@]}"
+	TIME_SCALE=${TIME_SCALE:-30} tests/mount/run.sh "$root/tests/valgrind/valgrind-daemon.sh" "${mtests[@]}"
 	record mount $?
 else
 	results+=("skip mount (no /dev/fuse, or VALGRIND_MOUNT=0)")

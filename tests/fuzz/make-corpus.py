@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
-"""Regenerates the seed corpora in fuzz/corpus/<harness>/ from the test data:
+"""Regenerates the seed corpora in tests/fuzz/corpus/<harness>/ from the test data:
 tests/data/fixtures/*.jsonl (lines, and small whole sessions) and
 tests/golden/render/*/ (input.json, expected.md), plus hand-made corner
 cases.  Deterministic; kept small (a few hundred KB in all).
 
-    python3 fuzz/make-corpus.py          (from the repository root)
+    python3 tests/fuzz/make-corpus.py          (from the repository root)
 """
 import glob
 import hashlib
@@ -12,8 +12,8 @@ import json
 import os
 import shutil
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-OUT = os.path.join(ROOT, "fuzz", "corpus")
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+OUT = os.path.join(ROOT, "tests", "fuzz", "corpus")
 FIXTURES = sorted(glob.glob(os.path.join(ROOT, "tests/data/fixtures/*.jsonl")))
 GOLDEN = sorted(glob.glob(os.path.join(ROOT, "tests/golden/render/*/")))
 GOLDEN_PARSE = sorted(glob.glob(os.path.join(ROOT, "tests/golden/parse/*/")))

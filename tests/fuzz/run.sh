@@ -1,25 +1,25 @@
 #!/usr/bin/env bash
-# Runs the libFuzzer harnesses: fuzz/run.sh SECONDS [HARNESS...]
+# Runs the libFuzzer harnesses: tests/fuzz/run.sh SECONDS [HARNESS...]
 # (make fuzz: FUZZ_SECONDS each, default 60; make fuzz-smoke: 10 each).
 #
 # Each harness first runs every input of its corpus directories, then
 # mutates for SECONDS:
-#   fuzz/work/<h>/         new inputs it finds (first dir: libFuzzer writes
-#                          there; git-ignored, kept between runs)
-#   fuzz/corpus/<h>/       the committed seeds (fuzz/make-corpus.py)
-#   fuzz/regressions/<h>/  reproducers of bugs found (must stay fixed)
-# Crash, timeout and leak artefacts go to fuzz/artifacts/<h>/, the log to
-# fuzz/artifacts/<h>.log.  One line per harness with its executions; the
+#   tests/fuzz/work/<h>/         new inputs it finds (first dir: libFuzzer writes
+#                                there; git-ignored, kept between runs)
+#   tests/fuzz/corpus/<h>/       the committed seeds (tests/fuzz/make-corpus.py)
+#   tests/fuzz/regressions/<h>/  reproducers of bugs found (must stay fixed)
+# Crash, timeout and leak artefacts go to tests/fuzz/artifacts/<h>/, the log to
+# tests/fuzz/artifacts/<h>.log.  One line per harness with its executions; the
 # last line is "N passed, M failed"; exit status 1 when a harness failed.
 #
 # Environment: FUZZ_BIN (directory of the binaries, default build/fuzz),
 # FUZZ_PARALLEL=1 (run the harnesses at the same time), FUZZ_ARGS (extra
 # libFuzzer flags), FUZZ_KNOWN (names of reported bugs to let through, see
-# fuzz/README.md; also applies fuzz/known-ubsan.supp and known-lsan.supp).
+# tests/fuzz/README.md; also applies tests/fuzz/known-ubsan.supp and known-lsan.supp).
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 
-secs=${1:?usage: fuzz/run.sh SECONDS [HARNESS...]}
+secs=${1:?usage: tests/fuzz/run.sh SECONDS [HARNESS...]}
 shift
 bin=${FUZZ_BIN:-build/fuzz}
 if (($# > 0)); then
@@ -42,22 +42,22 @@ opts_for() {
 ubsan=${UBSAN_OPTIONS:-}
 lsan=${LSAN_OPTIONS:-}
 if [[ -n ${FUZZ_KNOWN:-} ]]; then
-	ubsan="${ubsan:+$ubsan:}suppressions=$PWD/fuzz/known-ubsan.supp"
-	lsan="${lsan:+$lsan:}suppressions=$PWD/fuzz/known-lsan.supp"
+	ubsan="${ubsan:+$ubsan:}suppressions=$PWD/tests/fuzz/known-ubsan.supp"
+	lsan="${lsan:+$lsan:}suppressions=$PWD/tests/fuzz/known-lsan.supp"
 fi
 
 run_one() {
-	local h=$1 log=fuzz/artifacts/$1.log
-	local dirs=("fuzz/work/$h" "fuzz/corpus/$h")
-	[[ -d fuzz/regressions/$h ]] && dirs+=("fuzz/regressions/$h")
+	local h=$1 log=tests/fuzz/artifacts/$1.log
+	local dirs=("tests/fuzz/work/$h" "tests/fuzz/corpus/$h")
+	[[ -d tests/fuzz/regressions/$h ]] && dirs+=("tests/fuzz/regressions/$h")
 	local dict=()
-	[[ -f fuzz/dict/$h.dict ]] && dict=("-dict=fuzz/dict/$h.dict")
-	mkdir -p "fuzz/work/$h" "fuzz/artifacts/$h"
+	[[ -f tests/fuzz/dict/$h.dict ]] && dict=("-dict=tests/fuzz/dict/$h.dict")
+	mkdir -p "tests/fuzz/work/$h" "tests/fuzz/artifacts/$h"
 	# shellcheck disable=SC2046,SC2086
 	UBSAN_OPTIONS=$ubsan LSAN_OPTIONS=$lsan "$bin/$h" -max_total_time="$secs" -print_final_stats=1 \
-		-artifact_prefix="fuzz/artifacts/$h/" -rss_limit_mb=2048 "${dict[@]}" \
+		-artifact_prefix="tests/fuzz/artifacts/$h/" -rss_limit_mb=2048 "${dict[@]}" \
 		$(opts_for "$h") ${FUZZ_ARGS:-} "${dirs[@]}" >"$log" 2>&1
-	echo $? >"fuzz/artifacts/$h.rc"
+	echo $? >"tests/fuzz/artifacts/$h.rc"
 }
 
 passed=0
@@ -68,7 +68,7 @@ for h in "${harnesses[@]}"; do
 		failed=$((failed + 1))
 		continue
 	fi
-	rm -f "fuzz/artifacts/$h.rc"
+	rm -f "tests/fuzz/artifacts/$h.rc"
 	if [[ ${FUZZ_PARALLEL:-0} == 1 ]]; then
 		run_one "$h" &
 	else
@@ -78,9 +78,9 @@ done
 wait
 
 for h in "${harnesses[@]}"; do
-	[[ -f fuzz/artifacts/$h.rc ]] || continue
-	rc=$(cat "fuzz/artifacts/$h.rc")
-	log=fuzz/artifacts/$h.log
+	[[ -f tests/fuzz/artifacts/$h.rc ]] || continue
+	rc=$(cat "tests/fuzz/artifacts/$h.rc")
+	log=tests/fuzz/artifacts/$h.log
 	# libFuzzer's final statistics; else its last status line ("#N ...")
 	execs=$(sed -n 's/^stat::number_of_executed_units: *\([0-9]*\).*/\1/p' "$log" | tail -n 1)
 	if [[ -z $execs ]]; then
