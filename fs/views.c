@@ -5,6 +5,7 @@
 #include <string.h>
 #include "buf.h"
 #include "catalog.h"
+#include "fileset.h"
 #include "escape.h"
 #include "usage.h"
 #include "views.h"
@@ -616,13 +617,19 @@ struct views_csv {
 	const char *project;
 	struct buf *out;
 	ps_err err;
+	struct fileset files; /* one row per session file, however it is reached */
+	int links;            /* this pass lists the symlinked project folders */
 };
 
 static int views_csv_session(void *ctx, const char *name, const struct stat *st)
 {
 	struct views_csv *c = ctx;
 	struct store_ref ref;
-	(void)st;
+	int met = fileset_meet(&c->files, st->st_dev, st->st_ino);
+	if (met) {
+		c->err = met < 0 ? PS_ERR_NOMEM : PS_OK;
+		return met < 0;
+	}
 	if (store_acquire(c->fs->store, c->project, name, &ref) != PS_OK)
 		return 0; /* gone meanwhile */
 	if (ref.session->have_header)
@@ -635,6 +642,9 @@ static int views_csv_project(void *ctx, const char *name, const struct stat *st)
 {
 	struct views_csv *c = ctx;
 	(void)st;
+	/* Real folders first, as the catalog lists them. */
+	if (store_project_is_link(c->fs->store, name) != c->links)
+		return 0;
 	c->project = name;
 	store_list_sessions(c->fs->store, name, views_csv_session, c);
 	return c->err != PS_OK;
@@ -643,17 +653,20 @@ static int views_csv_project(void *ctx, const char *name, const struct stat *st)
 int views_usage_csv(struct psfs *fs, const char *project, char **buf, size_t *len)
 {
 	struct buf out = BUF_INIT;
-	struct views_csv c = { fs, project, &out, PS_OK };
-	ps_err err;
+	struct views_csv c = { fs, project, &out, PS_OK, FILESET_INIT, 0 };
+	ps_err err = PS_OK;
 	if (usage_csv_header(&out)) {
 		buf_free(&out);
 		return -ENOMEM;
 	}
 	if (project)
 		err = store_list_sessions(fs->store, project, views_csv_session, &c);
-	else
+	for (; !project && !err && c.links < 2; c.links++) {
 		err = store_list_projects(fs->store, views_csv_project, &c);
-	if (!err)
+		if (!err)
+			err = c.err;
+	}
+	if (project && !err)
 		err = c.err;
 	/* The whole store's file covers the sessions at its root too (their
 	 * project column is empty). */
@@ -663,6 +676,7 @@ int views_usage_csv(struct psfs *fs, const char *project, char **buf, size_t *le
 		if (!err)
 			err = c.err;
 	}
+	fileset_free(&c.files);
 	if (err || buf_finish(&out)) {
 		buf_free(&out);
 		return -psfs_errno(err ? err : PS_ERR_NOMEM);

@@ -4,6 +4,7 @@
 #include <string.h>
 #include <time.h>
 #include "catalog.h"
+#include "fileset.h"
 
 struct ps_catalog {
 	struct ps_store *store;
@@ -90,6 +91,8 @@ struct catalog_walk {
 	struct ps_catalog *cat;
 	const char *project;
 	ps_err err;
+	struct fileset files; /* the session files met: one reached twice is listed once */
+	int links;  /* this pass lists the symlinked project folders (else the real ones) */
 };
 
 static struct catalog_session *catalog_find(struct ps_catalog *cat, const char *project, const char *stem)
@@ -105,6 +108,13 @@ static int catalog_on_session(void *ctx, const char *name, const struct stat *st
 	struct catalog_walk *w = ctx;
 	struct ps_catalog *cat = w->cat;
 	int64_t mtime = (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec;
+	int met = fileset_meet(&w->files, st->st_dev, st->st_ino);
+	if (met < 0) {
+		w->err = PS_ERR_NOMEM;
+		return 1;
+	}
+	if (met)
+		return 0; /* the same file, reached through a linked project */
 	struct catalog_session *c = catalog_find(cat, w->project, name);
 	if (!c) {
 		if (cat->n == cat->cap) {
@@ -140,6 +150,10 @@ static int catalog_on_project(void *ctx, const char *name, const struct stat *st
 {
 	struct catalog_walk *w = ctx;
 	(void)st;
+	/* Real folders first, so a session reached both ways is listed under
+	 * the folder that holds it. */
+	if (store_project_is_link(w->cat->store, name) != w->links)
+		return 0;
 	w->project = name;
 	store_list_sessions(w->cat->store, name, catalog_on_session, w);
 	return w->err != PS_OK;
@@ -147,19 +161,21 @@ static int catalog_on_project(void *ctx, const char *name, const struct stat *st
 
 static ps_err catalog_scan(struct ps_catalog *cat)
 {
-	struct catalog_walk w = { cat, NULL, PS_OK };
+	struct catalog_walk w = { cat, NULL, PS_OK, FILESET_INIT, 0 };
 	for (size_t i = 0; i < cat->n; i++)
 		cat->items[i].seen = 0;
-	ps_err err = store_list_projects(cat->store, catalog_on_project, &w);
+	/* The session files that lie directly in the store (project ""), then
+	 * the real project folders, then the symlinked ones. */
+	w.project = "";
+	ps_err err = store_list_sessions(cat->store, "", catalog_on_session, &w);
 	if (!err)
 		err = w.err;
-	/* The session files that lie directly in the store (project ""). */
-	if (!err) {
-		w.project = "";
-		err = store_list_sessions(cat->store, "", catalog_on_session, &w);
+	for (w.links = 0; !err && w.links < 2; w.links++) {
+		err = store_list_projects(cat->store, catalog_on_project, &w);
 		if (!err)
 			err = w.err;
 	}
+	fileset_free(&w.files);
 	/* Sessions gone from the store go from the table. */
 	for (size_t i = 0; i < cat->n;) {
 		if (!cat->items[i].seen) {

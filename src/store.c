@@ -210,6 +210,13 @@ ps_err store_list_projects(struct ps_store *st, store_fill_fn fill, void *ctx)
 	return store_list(st, ".", 0, 1, fill, ctx);
 }
 
+int store_project_is_link(const struct ps_store *st, const char *project)
+{
+	struct stat link;
+	return store_project_ok(project) && *project && fstatat(st->root_fd, project, &link, AT_SYMLINK_NOFOLLOW) == 0 &&
+	       S_ISLNK(link.st_mode);
+}
+
 ps_err store_list_sessions(struct ps_store *st, const char *project, store_fill_fn fill, void *ctx)
 {
 	return store_list_in(st, project, 1, fill, ctx);

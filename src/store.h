@@ -36,6 +36,10 @@ const char *store_root(const struct ps_store *store);
  * --session-dir or $PI_CODING_AGENT_SESSION_DIR). */
 typedef int (*store_fill_fn)(void *ctx, const char *name, const struct stat *st);
 ps_err store_list_projects(struct ps_store *store, store_fill_fn fill, void *ctx);
+/* Whether the project folder is a symlink in the store (followed, as pi
+ * follows it): a session reached through it and through its target is
+ * listed by the views under its real folder only. */
+int store_project_is_link(const struct ps_store *store, const char *project);
 ps_err store_list_sessions(struct ps_store *store, const char *project, store_fill_fn fill, void *ctx);
 /* The same names, but st is NULL wherever the directory entry already
  * told the type (no stat per file: for listings that need names only). */

@@ -132,7 +132,17 @@ assert_poll "the watcher tells the kernel that a session behind the link grew" 5
 	bash -c 'size_is_not "$1" "$2"' _ "$MNT/--w-linked--/d/context.json" "$size"
 assert_poll "the watcher follows the linked folder" 5 sh -c 'ls "$1" | grep -q "^0002-assistant.d9.md$"' _ "$MNT/--w-linked--/d/0002~d9"
 umount_fs "$MNT"
-rm "$STORE/--w-linked--" "$STORE/--w-loop--" "$STORE/--w-proj--/e.jsonl"
+# A folder linked to another project of the store shows the same sessions,
+# but the views list each session once, under its real folder.
+ln -s -- --w-proj-- "$STORE/--w-alias--"
+mount_fs "$STORE" "$MNT"
+assert_eq "the alias folder lists the project's sessions" "$(ls_names "$MNT/--w-proj--")" "$(ls_names "$MNT/--w-alias--")"
+assert_eq "by-id lists the session once, under its real folder" "../--w-proj--/c" "$(fsx readlink "$MNT/by-id/$ID_C")"
+assert_eq "by-id has no second name for it" "" "$(ls_names "$MNT/by-id" | grep -Fx -- "$ID_C~c" || true)"
+assert_eq "by-cwd lists it once" 1 "$(ls_names "$MNT/by-cwd/w/proj" | grep -cx c || true)"
+assert_eq "usage.csv has one row for it" 1 "$(fsx cat "$MNT/usage.csv" | grep -c ",c,$ID_C," || true)"
+umount_fs "$MNT"
+rm "$STORE/--w-linked--" "$STORE/--w-loop--" "$STORE/--w-proj--/e.jsonl" "$STORE/--w-alias--"
 
 # --- 3. the default store, as pi finds it --------------------------------------
 H=$T_DIR/home
