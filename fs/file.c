@@ -201,7 +201,7 @@ int psfs_open(const char *path, struct fuse_file_info *fi)
 		memcpy(f->project, p.project, sizeof f->project);
 		memcpy(f->session, p.session, sizeof f->session);
 		if (kind != HANDLE_RAW && !(fi->flags & O_TRUNC))
-			err = content_content(s, &node, &f->data, &f->len);
+			err = content_build(s, &node, &f->data, &f->len);
 		/* `: > name` clears the name though nothing is written; that
 		 * is decided at the last close, since a shell's redirection
 		 * closes a duplicate of the file before anything is written. */
@@ -227,7 +227,7 @@ int psfs_open(const char *path, struct fuse_file_info *fi)
 			if (content_immutable(&node))
 				f->lazy = 1;
 			else
-				err = content_content(s, &node, &f->data, &f->len);
+				err = content_build(s, &node, &f->data, &f->len);
 			if (node.kind == LAYOUT_ENTRY)
 				psfs_sizer_reading();
 			/* Entry files and stored lines never change: the kernel
@@ -279,7 +279,7 @@ static void psfs_grow_snapshot(struct psfs_file *f)
 	pthread_mutex_unlock(&f->lock);
 	/* A reader at the end (every read to EOF ends there) must not cost
 	 * a whole new transcript when nothing was added. */
-	ps_err err = same ? PS_ERR_NOENT : content_content(ref.session, &node, &data, &len);
+	ps_err err = same ? PS_ERR_NOENT : content_build(ref.session, &node, &data, &len);
 	store_release(psfs_self()->store, &ref);
 	if (err)
 		return;
@@ -308,7 +308,7 @@ static int psfs_read_build(struct psfs_file *f)
 	if (f->lazy) {
 		res = psfs_locate(f->path, &p, &ref, &node);
 		if (!res) {
-			ps_err err = content_content(ref.session, &node, &f->data, &f->len);
+			ps_err err = content_build(ref.session, &node, &f->data, &f->len);
 			store_release(psfs_self()->store, &ref);
 			res = err ? -psfs_errno(err) : 0;
 		}

@@ -536,7 +536,7 @@ static int psfs_rename_aside(const char *from, const char *to, struct store_ref 
 	char *content = NULL;
 	size_t len = 0;
 	enum psfs_dir kind;
-	ps_err err = content_content(ref->session, src, &content, &len);
+	ps_err err = content_build(ref->session, src, &content, &len);
 	store_release(psfs_self()->store, ref);
 	if (err)
 		return -psfs_errno(err);

@@ -320,7 +320,7 @@ static void content_stash_keep(struct ps_session *s, const struct layout_node *n
 	st->generation = s->generation;
 }
 
-ps_err content_content(struct ps_session *s, const struct layout_node *node, char **buf, size_t *len)
+ps_err content_build(struct ps_session *s, const struct layout_node *node, char **buf, size_t *len)
 {
 	if (content_stash_matches(s, node)) {
 		struct content_stash *st = &content_cache_of(s)->stash;

@@ -21,7 +21,7 @@ int content_size_known(const struct ps_session *s, const struct layout_node *nod
 
 /* The whole content of a file node (not LAYOUT_RAW, which is the session
  * file itself and read in place).  *buf is new; *len its length. */
-ps_err content_content(struct ps_session *s, const struct layout_node *node, char **buf, size_t *len);
+ps_err content_build(struct ps_session *s, const struct layout_node *node, char **buf, size_t *len);
 
 /* The context.json texts kept for reuse (per session, by tip) stay within
  * a byte budget over all sessions; past it, texts are built for each open

@@ -16,7 +16,7 @@
  *      (layout_resolve) to the node it was listed with (so no two names in
  *      a directory clash and every name works), every entry is in the tree
  *      exactly once, symlinks (leaf, labels/) resolve to their entry, every
- *      file's content_content succeeds and content_size equals its length;
+ *      file's content_build succeeds and content_size equals its length;
  *   2. every entry: session_load_entry, then the render/parse round trip;
  *   3. context_text of every branch tip, of the leaf and of
  *      PS_NIL: must succeed and be JSON that jansson reads back;
@@ -296,9 +296,9 @@ static void check_file(struct walk *w, const char *path, const struct layout_nod
 	/* size first (cold caches), then content, then size again (warm) */
 	err = content_size(s, node, &size);
 	FZ_CHECK(err == PS_OK, "%s (%s): content_size failed: %s", path, kind_name(node->kind), ps_strerror(err));
-	err = content_content(s, node, &buf, &len);
-	FZ_CHECK(err == PS_OK, "%s (%s): content_content failed: %s", path, kind_name(node->kind), ps_strerror(err));
-	FZ_CHECK(size == len, "%s (%s): content_size %llu but content_content gives %zu bytes", path,
+	err = content_build(s, node, &buf, &len);
+	FZ_CHECK(err == PS_OK, "%s (%s): content_build failed: %s", path, kind_name(node->kind), ps_strerror(err));
+	FZ_CHECK(size == len, "%s (%s): content_size %llu but content_build gives %zu bytes", path,
 		 kind_name(node->kind), (unsigned long long)size, len);
 	FZ_CHECK(buf[len] == '\0', "%s: content not NUL-terminated", path);
 	err = content_size(s, node, &size);

@@ -30,10 +30,10 @@ static void check_generated(struct ps_session *kept, const char *path)
 			ck_assert_uint_eq(size, again);
 			ck_assert_int_eq(content_size_known(kept, &node, &known), 1);
 			ck_assert_uint_eq(size, known);
-			ck_assert_int_eq(content_content(kept, &node, &text, &len), PS_OK);
+			ck_assert_int_eq(content_build(kept, &node, &text, &len), PS_OK);
 			ck_assert_uint_eq(size, len);
 			if (fresh) {
-				ck_assert_int_eq(content_content(fresh, &node, &want, &want_len), PS_OK);
+				ck_assert_int_eq(content_build(fresh, &node, &want, &want_len), PS_OK);
 				ck_assert_uint_eq(len, want_len);
 				ck_assert(memcmp(text, want, len) == 0);
 			}
@@ -92,8 +92,8 @@ START_TEST(test_view_context_budget)
 			struct layout_node node = { .kind = LAYOUT_CONTEXT, .branch = br };
 			char *x = NULL, *y = NULL;
 			size_t xl = 0, yl = 0;
-			ck_assert_int_eq(content_content(a, &node, &x, &xl), PS_OK);
-			ck_assert_int_eq(content_content(b, &node, &y, &yl), PS_OK);
+			ck_assert_int_eq(content_build(a, &node, &x, &xl), PS_OK);
+			ck_assert_int_eq(content_build(b, &node, &y, &yl), PS_OK);
 			ck_assert_uint_eq(xl, yl);
 			ck_assert(memcmp(x, y, xl) == 0);
 			ck_assert_uint_le(content_contexts_held(), before + 25000);
@@ -192,7 +192,7 @@ START_TEST(test_view_batch_leaves_unreadable)
 	char *text;
 	size_t len;
 	ck_assert_int_eq(content_size(s, &node, &size), PS_OK);
-	ck_assert_int_eq(content_content(s, &node, &text, &len), PS_OK);
+	ck_assert_int_eq(content_build(s, &node, &text, &len), PS_OK);
 	ck_assert_uint_eq(size, len);
 	ck_assert_ptr_nonnull(strstr(text, "unreadable: true"));
 	free(text);
