@@ -76,11 +76,13 @@ objects "$FS_O"
 
 # --- -Werror where the code is worked on, not in distribution builds ---------
 # werror DIR [VARS...]: how many compiles of make -n -B all in DIR pass
-# -Werror.
+# -Werror.  The defaults are judged, not the caller's: run-tests.sh exports
+# WERROR=1, and a make above passes its variables down in MAKEFLAGS.
 werror() {
 	local dir=$1
 	shift
-	make -n -B -C "$dir" BUILD="$T_DIR/werror-build" "$@" all 2>/dev/null | grep -c -- ' -Werror ' || true
+	env -u WERROR -u MAKEFLAGS -u MFLAGS -u MAKELEVEL \
+		make -n -B -C "$dir" BUILD="$T_DIR/werror-build" "$@" all 2>/dev/null | grep -c -- ' -Werror ' || true
 }
 if [[ -e $REPO/.git ]]; then
 	assert_ne "a git checkout builds with -Werror" 0 "$(werror "$REPO")"
