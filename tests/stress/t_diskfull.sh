@@ -159,8 +159,10 @@ refused_case "disk full, new .md" ENOSPC "No space left on device" new "$S/new1.
 refused_case "disk full, raw line >> session.jsonl" ENOSPC "No space left on device" append "$S/session.jsonl" "$D/raw"
 refused_case "disk full, name" ENOSPC "No space left on device" trunc "$S/name" "$D/name"
 refused_case "disk full, edited entry" ENOSPC "No space left on device" trunc "$S/0003-user.a3.md" "$D/edit"
-if fsx mkdir "$S/0004~br1"; then
-	refused_case "disk full, .md in a pending branch (entry + label)" ENOSPC "No space left on device" new "$S/0004~br1/b.md" "$D/branch"
+# A branch after a2, beside a3 (the session holds a1 a2 a3: a branch after
+# the last entry would only continue the directory, docs/layout.md).
+if fsx mkdir "$S/0003~br1"; then
+	refused_case "disk full, .md in a pending branch (entry + label)" ENOSPC "No space left on device" new "$S/0003~br1/b.md" "$D/branch"
 else
 	fail "mkdir of a pending branch failed on a full disk (it is only in memory)"
 fi
@@ -206,13 +208,13 @@ for c in "new $S/new1.md $D/md" "append $S/session.jsonl $D/raw" "trunc $S/name 
 	fsop "$mode" "$path" "$data"
 	assert_eq "after freeing space: $mode ${path#"$MNT/"}" ok "$R"
 done
-if fsx test -d "$S/0004~br1"; then
-	fsop new "$S/0004~br1/b.md" "$D/branch"
+if fsx test -d "$S/0003~br1"; then
+	fsop new "$S/0003~br1/b.md" "$D/branch"
 	assert_eq "after freeing space: the .md in the pending branch" ok "$R"
 else
-	note "the pending branch 0004~br1 is gone after its refused write; made again"
-	fsx mkdir "$S/0004~br1" || true
-	fsop new "$S/0004~br1/b.md" "$D/branch"
+	note "the pending branch 0003~br1 is gone after its refused write; made again"
+	fsx mkdir "$S/0003~br1" || true
+	fsop new "$S/0003~br1/b.md" "$D/branch"
 	assert_eq "after freeing space: the .md in the pending branch (made again)" ok "$R"
 fi
 py_checks python3 - "$SF" "$MF" "$D" <<'EOF'
