@@ -42,10 +42,41 @@ static int is_hex_id(const char *id)
 	return 1;
 }
 
+/* A session file and its index, for one test. */
+struct fixture {
+	char *path;
+	struct ps_session *s;
+};
+
+static struct fixture fixture_open(const char *text)
+{
+	struct fixture f = { helper_write(text), NULL };
+	f.s = helper_open(f.path);
+	return f;
+}
+
+static void fixture_close(struct fixture *f)
+{
+	session_free(f->s);
+	unlink(f->path);
+	free(f->path);
+}
+
+/* The file holds exactly before[0..len): a refused call wrote nothing. */
+static void assert_file_is(const char *path, const char *before, size_t len)
+{
+	size_t after_len;
+	char *after = helper_slurp(path, &after_len);
+	ck_assert_uint_eq(after_len, len);
+	ck_assert_int_eq(memcmp(before, after, len), 0);
+	free(after);
+}
+
 START_TEST(test_append_one_under_leaf)
 {
-	char *path = helper_write(HDR MSG("a1", "null", "user", "hi") MSG("a2", "\"a1\"", "assistant", "hello"));
-	struct ps_session *s = helper_open(path);
+	struct fixture f = fixture_open(HDR MSG("a1", "null", "user", "hi") MSG("a2", "\"a1\"", "assistant", "hello"));
+	struct ps_session *s = f.s;
+	const char *path = f.path;
 	size_t before_len;
 	char *before = helper_slurp(path, &before_len);
 	json_t *e = user_message("next");
@@ -78,17 +109,15 @@ START_TEST(test_append_one_under_leaf)
 	json_decref(line);
 	json_decref(e);
 	free(before);
-	free(after);
-	session_free(s);
-	unlink(path);
-	free(path);
+	fixture_close(&f);
 }
 END_TEST
 
 START_TEST(test_append_batch_chains)
 {
-	char *path = helper_write(HDR MSG("a1", "null", "user", "hi"));
-	struct ps_session *s = helper_open(path);
+	struct fixture f = fixture_open(HDR MSG("a1", "null", "user", "hi"));
+	struct ps_session *s = f.s;
+	const char *path = f.path;
 	json_t *x = user_message("x"), *y = user_message("y");
 	struct append_item items[2] = {
 		{ .entry = x, .parent = APPEND_PARENT_UNDER, .ref = 0 },
@@ -106,16 +135,15 @@ START_TEST(test_append_batch_chains)
 	json_decref(second);
 	json_decref(x);
 	json_decref(y);
-	session_free(s);
-	unlink(path);
-	free(path);
+	fixture_close(&f);
 }
 END_TEST
 
 START_TEST(test_append_sibling_of_edit)
 {
-	char *path = helper_write(HDR MSG("a1", "null", "user", "hi") MSG("a2", "\"a1\"", "assistant", "hello"));
-	struct ps_session *s = helper_open(path);
+	struct fixture f = fixture_open(HDR MSG("a1", "null", "user", "hi") MSG("a2", "\"a1\"", "assistant", "hello"));
+	struct ps_session *s = f.s;
+	const char *path = f.path;
 	json_t *e = user_message("edited");
 	struct append_item item = { .entry = e, .parent = APPEND_PARENT_SIBLING, .ref = 1 };
 	struct append_error err = { 0 };
@@ -125,18 +153,17 @@ START_TEST(test_append_sibling_of_edit)
 	ck_assert_uint_eq(s->n_branches, 2); /* a fork: the edit is a new branch */
 	json_decref(line);
 	json_decref(e);
-	session_free(s);
-	unlink(path);
-	free(path);
+	fixture_close(&f);
 }
 END_TEST
 
 /* Refusals write nothing and say why. */
 static void expect_refused(const char *entry_json, enum append_parent parent, uint32_t ref, const char *why_part)
 {
-	char *path = helper_write(HDR MSG("a1", "null", "user", "hi"));
-	struct ps_session *s = helper_open(path);
-	size_t before_len, after_len;
+	struct fixture f = fixture_open(HDR MSG("a1", "null", "user", "hi"));
+	struct ps_session *s = f.s;
+	const char *path = f.path;
+	size_t before_len;
 	char *before = helper_slurp(path, &before_len);
 	json_t *e = json_loads(entry_json, 0, NULL);
 	ck_assert_ptr_nonnull(e);
@@ -146,16 +173,11 @@ static void expect_refused(const char *entry_json, enum append_parent parent, ui
 	ck_assert_int_ne(code, PS_OK);
 	ck_assert_int_eq(err.code, code);
 	ck_assert_msg(strstr(err.why, why_part) != NULL, "why: %s", err.why);
-	char *after = helper_slurp(path, &after_len);
-	ck_assert_uint_eq(after_len, before_len);
-	ck_assert_int_eq(memcmp(before, after, before_len), 0);
+	assert_file_is(path, before, before_len);
 	ck_assert_uint_eq(s->n_entries, 1);
 	json_decref(e);
 	free(before);
-	free(after);
-	session_free(s);
-	unlink(path);
-	free(path);
+	fixture_close(&f);
 }
 
 START_TEST(test_append_refusals_leave_file)
@@ -173,34 +195,30 @@ END_TEST
 
 START_TEST(test_append_stale_generation)
 {
-	char *path = helper_write(HDR MSG("a1", "null", "user", "hi"));
-	struct ps_session *s = helper_open(path);
+	struct fixture f = fixture_open(HDR MSG("a1", "null", "user", "hi"));
+	struct ps_session *s = f.s;
+	const char *path = f.path;
 	uint64_t generation = s->generation;
 	/* the file is replaced by a shorter one: the index is rebuilt at the
 	 * re-read, and what the caller resolved no longer holds */
 	helper_rewrite(path, HDR);
-	size_t before_len, after_len;
+	size_t before_len;
 	char *before = helper_slurp(path, &before_len);
 	json_t *e = user_message("late");
 	struct append_item item = { .entry = e, .parent = APPEND_PARENT_UNDER, .ref = 0 };
 	struct append_error err = { 0 };
 	ck_assert_int_eq(append_items(s, generation, &item, 1, &err), PS_ERR_IO);
-	char *after = helper_slurp(path, &after_len);
-	ck_assert_uint_eq(after_len, before_len);
-	ck_assert_int_eq(memcmp(before, after, before_len), 0);
+	assert_file_is(path, before, before_len);
 	json_decref(e);
 	free(before);
-	free(after);
-	session_free(s);
-	unlink(path);
-	free(path);
+	fixture_close(&f);
 }
 END_TEST
 
 START_TEST(test_append_fresh_id_unused)
 {
-	char *path = helper_write(HDR MSG("a1", "null", "user", "hi"));
-	struct ps_session *s = helper_open(path);
+	struct fixture f = fixture_open(HDR MSG("a1", "null", "user", "hi"));
+	struct ps_session *s = f.s;
 	for (int i = 0; i < 100; i++) {
 		char id[9];
 		append_fresh_id(s, id);
@@ -213,9 +231,7 @@ START_TEST(test_append_fresh_id_unused)
 	ck_assert_int_eq(now[4], '-');
 	ck_assert_int_eq(now[19], '.');
 	ck_assert_int_eq(now[23], 'Z');
-	session_free(s);
-	unlink(path);
-	free(path);
+	fixture_close(&f);
 }
 END_TEST
 
