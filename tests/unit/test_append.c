@@ -108,6 +108,7 @@ START_TEST(test_append_one_under_leaf)
 	ck_assert_str_eq(session_str(s, s->entries[session_leaf(s)].id), id);
 	json_decref(line);
 	json_decref(e);
+	free(after);
 	free(before);
 	fixture_close(&f);
 }
