@@ -9,6 +9,10 @@
 . "$(dirname "$0")/lib.sh" "$@"
 
 REPO=$(cd "$(dirname "$0")/../.." && pwd)
+# The Makefile's own behaviour is tested, not the caller's settings: the
+# sanitized pass runs the tests from `make check SANITIZE=1` (MAKEFLAGS
+# carries SANITIZE=1, which moves BUILD), and run-tests.sh exports WERROR=1.
+unset MAKEFLAGS MFLAGS MAKELEVEL WERROR SANITIZE
 SRC=$T_DIR/src-copy
 mkdir -p "$SRC/tests"
 cp -r "$REPO/Makefile" "$REPO/src" "$REPO/fs" "$SRC/"
@@ -76,13 +80,11 @@ objects "$FS_O"
 
 # --- -Werror where the code is worked on, not in distribution builds ---------
 # werror DIR [VARS...]: how many compiles of make -n -B all in DIR pass
-# -Werror.  The defaults are judged, not the caller's: run-tests.sh exports
-# WERROR=1, and a make above passes its variables down in MAKEFLAGS.
+# -Werror (the defaults: the caller's WERROR is unset above).
 werror() {
 	local dir=$1
 	shift
-	env -u WERROR -u MAKEFLAGS -u MFLAGS -u MAKELEVEL \
-		make -n -B -C "$dir" BUILD="$T_DIR/werror-build" "$@" all 2>/dev/null | grep -c -- ' -Werror ' || true
+	make -n -B -C "$dir" BUILD="$T_DIR/werror-build" "$@" all 2>/dev/null | grep -c -- ' -Werror ' || true
 }
 if [[ -e $REPO/.git ]]; then
 	assert_ne "a git checkout builds with -Werror" 0 "$(werror "$REPO")"
