@@ -657,6 +657,22 @@ static int layout_special_shown(const struct ps_session *s, enum layout_kind kin
 	return 1;
 }
 
+/* Whether a special file that exists is also listed.  A recursive walk
+ * (grep -r, rg, find, du, tar, rsync) should meet each entry's text once,
+ * in its entry file, plus the session's own context, transcript and raw
+ * file and each fork's context: entries/ repeats every entry and a fork's
+ * transcript.md repeats the fork's whole path, so they answer by name but
+ * are left out of listings, as ZFS's hidden .zfs is (docs/layout.md
+ * "What a recursive walk sees"). */
+static int layout_special_listed(const struct ps_session *s, enum layout_kind kind, int session_root)
+{
+	if (!layout_special_shown(s, kind, session_root))
+		return 0;
+	if (kind == LAYOUT_ENTRIES_DIR)
+		return 0;
+	return kind != LAYOUT_TRANSCRIPT || session_root;
+}
+
 /* NNNN-kind.id.images: the images of the entry NNNN-kind.id.md. */
 static ps_err layout_find_images_dir(const struct ps_session *s, uint32_t dir, const char *name, uint32_t *out)
 {
@@ -838,7 +854,7 @@ ps_err layout_list(const struct ps_session *s, const struct layout_node *dir, la
 	case LAYOUT_TREE_DIR:
 		node.session_root = dir->session_root;
 		for (size_t i = 0; i < sizeof layout_specials / sizeof layout_specials[0]; i++) {
-			if (!layout_special_shown(s, layout_specials[i].kind, dir->session_root))
+			if (!layout_special_listed(s, layout_specials[i].kind, dir->session_root))
 				continue;
 			node.kind = layout_specials[i].kind;
 			node.entry = node.kind == LAYOUT_LEAF ? session_leaf(s) : PS_NIL;

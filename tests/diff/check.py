@@ -425,9 +425,13 @@ def build_layout(sess):
 
 # ---------------------------------------------------------------- one session
 
-ROOT_EXTRA = {"context.json", "leaf", "labels", "name", "header.json", "entries", "session.jsonl", "problems",
+ROOT_EXTRA = {"context.json", "leaf", "labels", "name", "header.json", "session.jsonl", "problems",
               "transcript.md", "usage.json"}
-SUB_EXTRA = {"context.json", "transcript.md"}
+SUB_EXTRA = {"context.json"}
+# Names that answer by name but are not listed (docs/layout.md "What a
+# recursive walk sees"), with whether each is a directory.
+ROOT_HIDDEN = {"entries": True}
+SUB_HIDDEN = {"transcript.md": False}
 ENTRY_RE = re.compile(r"^\d{4,}-.*\.md$")
 BRANCH_RE = re.compile(r"^\d{4,}~")
 
@@ -631,6 +635,11 @@ class SessionCheck:
                         posixpath.join(rel, n), ents[d.dirs[n].start]["id"], ents[d.dirs[n].start]["kind"]))
                 for n in sorted(allowed - set(names)):
                     self.fail("%s: missing" % posixpath.join(rel, n))
+            for n, is_dir in sorted((ROOT_HIDDEN if rel == "" else SUB_HIDDEN).items()):
+                if n in names:
+                    self.fail("%s: listed, but it should answer by name only" % posixpath.join(rel, n))
+                elif not (fs_isdir if is_dir else fs_isfile)(self.p(posixpath.join(rel, n))):
+                    self.fail("%s: does not answer by name" % posixpath.join(rel, n))
 
         for i, e in enumerate(ents):
             got = found.get(e["id"], [])

@@ -45,6 +45,10 @@ errors = []
 counts = {"entry": 0, "transcript": 0}
 for d, dirs, files in os.walk(top):
     dirs.sort()
+    # A fork's transcript.md answers by name only (docs/layout.md).
+    if re.match(r"^\d{4,}~", os.path.basename(d)) and "transcript.md" not in files \
+            and os.path.exists(os.path.join(d, "transcript.md")):
+        files.append("transcript.md")
     for name in sorted(files):
         if not name.endswith(".md"):
             continue

@@ -44,7 +44,6 @@ expected_root='0001-model_change.5862b5cb.md
 0010-label.40e11ef7.md
 0011-session_info.433cdfbc.md
 context.json
-entries
 header.json
 labels
 leaf
@@ -57,8 +56,7 @@ assert_eq "ls of the session directory" "$expected_root" "$(ls_names "$S")"
 
 expected_branch='0008-user.c34de545.md
 0009-assistant.b037ea6e.md
-context.json
-transcript.md'
+context.json'
 assert_eq "ls of the branch directory" "$expected_branch" "$(ls_names "$B")"
 
 ids=(5862b5cb 5e5a4449 b5b34113 7bfd5a82 8a6d4fb1 128263f4 9977f973 3ecbb500 2fca4b92 40e11ef7 433cdfbc c34de545 b037ea6e)
@@ -70,7 +68,9 @@ assert_eq "ls of labels/" "first-question" "$(ls_names "$S/labels")"
 fsx_out ls -AF "$S"
 assert_contains "ls -F marks the branch a directory" "0008~c34de545/" "$OUT"
 assert_contains "ls -F marks leaf a symlink" "leaf@" "$OUT"
-assert_contains "ls -F marks entries/ a directory" "entries/" "$OUT"
+assert_eq "entries/ is not listed (docs/layout.md: what a recursive walk sees)" "" "$(grep -x 'entries/' <<<"$OUT" || true)"
+fsx_out ls -dF "$S/entries"
+assert_eq "ls -dF marks entries/ a directory" "$S/entries/" "${OUT%$'\n'}"
 
 # --- symlinks -----------------------------------------------------------------
 fsx_out readlink "$S/leaf"
@@ -142,7 +142,7 @@ assert_eq "grep -r finds the quoted question in both files" "$S/0008-user.3ecbb5
 $S/0009-assistant.2fca4b92.md" "$(sort <<<"${OUT%$'\n'}")"
 fsx_out grep -rl "please run a command to list files" "$MNT"
 assert_eq "grep -r over everything" "$(printf '%s\n' "$B/context.json" "$S/0004-user.7bfd5a82.md" \
-	"$S/context.json" "$S/entries/7bfd5a82.json" "$S/session.jsonl" "$S/transcript.md" "$B/transcript.md" | sort)" "$(sort <<<"${OUT%$'\n'}")"
+	"$S/context.json" "$S/session.jsonl" "$S/transcript.md" | sort)" "$(sort <<<"${OUT%$'\n'}")"
 
 # --- find -----------------------------------------------------------------------
 fsx_out find "$MNT"
@@ -150,15 +150,15 @@ if ((RC == 0)); then pass; else fail "find over the mount failed ($RC): $ERR"; f
 printf '%s' "$OUT" >"$T_DIR/find.txt"
 for id in "${ids[@]}"; do
 	assert_eq "find: entry file of $id" 1 "$(grep -c "\.$id\.md\$" "$T_DIR/find.txt" || true)"
-	assert_eq "find: entries/$id.json" 1 "$(grep -c "/entries/$id\.json\$" "$T_DIR/find.txt" || true)"
+	assert_eq "find: no entries/$id.json" 0 "$(grep -c "/entries/$id\.json\$" "$T_DIR/find.txt" || true)"
 done
-assert_eq "find: number of .md files (entries and two transcripts)" "$((${#ids[@]} + 2))" "$(grep -c '\.md$' "$T_DIR/find.txt" || true)"
+assert_eq "find: number of .md files (entries and the session's transcript)" "$((${#ids[@]} + 1))" "$(grep -c '\.md$' "$T_DIR/find.txt" || true)"
 # root, project, session, 13 entry files, the branch and its context.json
-# and transcript.md, 10 generated names in the session, 13 entries/*.json,
-# 1 label, .pisessionfs with log and rejected/, the 4 views with the
+# (its transcript.md and entries/ answer by name only), 9 generated names
+# in the session, 1 label, .pisessionfs with log and rejected/, the 4 views with the
 # session's link in by-id and recent and 6 nested by-cwd names (by-cwd/home/
 # user/demo-project/<session>), and the two usage.csv.
-assert_eq "find: number of paths" 59 "$(wc -l <"$T_DIR/find.txt")"
+assert_eq "find: number of paths" 44 "$(wc -l <"$T_DIR/find.txt")"
 fsx_out find -L "$S" -type l
 assert_eq "find -L: every symlink resolves" "" "$OUT"
 
@@ -167,7 +167,7 @@ while IFS= read -r -d '' f; do
 	size=$(fsx stat -c %s "$f")
 	bytes=$(fsx cat "$f" | wc -c)
 	assert_eq "st_size of ${f#"$MNT"/} equals its content length" "$bytes" "$size"
-done < <(fsx find "$MNT" -type f -print0)
+done < <(fsx find "$MNT" "$S/entries" "$B/transcript.md" -type f -print0)
 while IFS= read -r -d '' f; do
 	size=$(fsx stat -c %s "$f")
 	target=$(fsx readlink "$f")

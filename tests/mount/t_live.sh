@@ -125,9 +125,8 @@ user_msg f a "f-branch-text" >>"$F"
 assert_poll "branch: 0002~f appears" 2 test -d "$S/0002~f"
 assert_poll "branch: listed" 2 bash -c 'ls "$1" | grep -qx "0002~f"' _ "$S"
 fsx_out ls -A "$S/0002~f"
-assert_eq "branch: its content" "0002-user.f.md
-context.json
-transcript.md" "${OUT%$'\n'}"
+assert_eq "branch: its content (its transcript.md answers by name)" "0002-user.f.md
+context.json" "${OUT%$'\n'}"
 fsx_out readlink "$S/leaf"
 assert_eq "branch: leaf goes into it" "0002~f/0002-user.f.md" "${OUT%$'\n'}"
 assert_poll "branch: root context.json is the branch's now" 2 grep -q f-branch-text "$S/context.json"

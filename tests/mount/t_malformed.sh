@@ -264,7 +264,6 @@ assert_eq "tree: session directory" "0001-user.r.md
 0002-user.r.md
 0003-user.f.md
 context.json
-entries
 header.json
 labels
 leaf

@@ -32,7 +32,8 @@ sys.path.insert(0, os.path.join(HERE, "..", "diff"))
 import check  # noqa: E402
 
 VIEWS = {"by-id", "by-name", "by-cwd", "recent"}
-FIXED = {"context.json", "leaf", "labels", "name", "header.json", "entries", "session.jsonl", "problems", "error"}
+FIXED = {"context.json", "leaf", "labels", "name", "header.json", "entries", "session.jsonl", "problems", "error",
+         "transcript.md", "usage.json"}
 ESCAPED = re.compile(r"^(?:[A-Za-z0-9_.~-]|%[0-9A-F]{2})+$")
 BRANCH = re.compile(r"^[0-9]{4,}~")
 
@@ -74,6 +75,13 @@ def main():
             continue
         rel = os.path.relpath(d, mnt)
         parts = [] if rel == "." else rel.split("/")
+        # Names that answer by name only (docs/layout.md "What a recursive
+        # walk sees") are walked too: their names are shown all the same.
+        if len(parts) >= 2 and parts[0] not in VIEWS and parts[0] != ".pisessionfs":
+            for hidden in ("entries", "transcript.md"):
+                hp = posixpath.join(d, hidden)
+                if hidden not in names and check.WD.call("lexists", hp, os.path.lexists, hp):
+                    names = list(names) + [hidden]
         for n in names:
             p = posixpath.join(d, n)
             seen += 1

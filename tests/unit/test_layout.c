@@ -51,9 +51,18 @@ START_TEST(test_layout_names_and_resolve)
 	ck_assert(listed(&root, "context.json"));
 	ck_assert(listed(&root, "leaf"));
 	struct listing branch = list_dir(s, "0002~d");
-	ck_assert_int_eq(branch.n, 3); /* the entry, context.json, transcript.md */
+	ck_assert_int_eq(branch.n, 2); /* the entry, context.json */
 	ck_assert(listed(&branch, "0002-assistant.d.md"));
 	ck_assert(listed(&branch, "context.json"));
+	/* What repeats every entry answers by name but is not listed. */
+	ck_assert(!listed(&branch, "transcript.md"));
+	ck_assert(!listed(&root, "entries"));
+	ck_assert(listed(&root, "transcript.md"));
+	struct layout_node hidden;
+	ck_assert_int_eq(layout_resolve(s, "entries", &hidden), PS_OK);
+	ck_assert_int_eq(hidden.kind, LAYOUT_ENTRIES_DIR);
+	ck_assert_int_eq(layout_resolve(s, "0002~d/transcript.md", &hidden), PS_OK);
+	ck_assert_int_eq(hidden.kind, LAYOUT_TRANSCRIPT);
 
 	struct layout_node node;
 	ck_assert_int_eq(layout_resolve(s, "0002~d/0002-assistant.d.md", &node), PS_OK);
@@ -297,7 +306,7 @@ START_TEST(test_layout_long_names)
 			char rel[600];
 			snprintf(rel, sizeof rel, "%s", root.names[i]);
 			struct listing inside = list_dir(s, rel);
-			ck_assert_int_eq(inside.n, 4); /* the entry, the label entry, context.json, transcript.md */
+			ck_assert_int_eq(inside.n, 3); /* the entry, the label entry, context.json */
 			for (int k = 0; k < inside.n; k++) {
 				char sub[1200];
 				struct layout_node node;
