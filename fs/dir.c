@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "caller.h"
 #include "journal.h"
 #include "ops_internal.h"
 #include "usagecsv.h"
@@ -21,6 +22,8 @@ struct psfs_fill {
 	int plus;
 	const struct ps_session *session;
 	struct stat file;
+	/* rejected/: only the caller's own texts are listed (journal.h) */
+	const struct psfs_caller *owner;
 };
 
 static int psfs_fill_store(void *ctx, const char *name, const struct stat *st)
@@ -69,6 +72,8 @@ static void psfs_fill_overlay(void *ctx, const char *name, const struct overlay_
 {
 	struct psfs_fill *f = ctx;
 	struct stat st;
+	if (f->owner && !psfs_caller_is(f->owner, node->uid))
+		return;
 	overlay_stat(node, &st);
 	f->filler(f->buf, name, &st, 0, 0);
 }
@@ -77,7 +82,8 @@ static void psfs_fill_overlay(void *ctx, const char *name, const struct overlay_
 static int psfs_readdir_all(const char *path, void *buf, fuse_fill_dir_t filler, enum fuse_readdir_flags flags)
 {
 	struct psfs *fs = psfs_self();
-	struct psfs_fill f = { buf, filler, path, (flags & FUSE_READDIR_PLUS) != 0, NULL, { 0 } };
+	struct psfs_fill f = { buf, filler, path, (flags & FUSE_READDIR_PLUS) != 0, NULL, { 0 }, NULL };
+	struct psfs_caller who;
 	struct psfs_path p;
 	struct store_ref ref;
 	struct layout_node node;
@@ -126,6 +132,10 @@ static int psfs_readdir_all(const char *path, void *buf, fuse_fill_dir_t filler,
 	}
 	if (err)
 		return -psfs_errno(err);
+	if (strcmp(path, JOURNAL_REJECTED) == 0) {
+		psfs_caller_get(&who);
+		f.owner = &who;
+	}
 	overlay_lock();
 	overlay_list(path, psfs_fill_overlay, &f);
 	overlay_unlock();

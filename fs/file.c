@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "caller.h"
 #include "commit.h"
 #include "journal.h"
 #include "ops_internal.h"
@@ -27,6 +28,10 @@ static struct psfs_file *psfs_file_new(enum psfs_handle kind, const char *path)
 		return NULL;
 	f->kind = kind;
 	f->fd = -1;
+	struct psfs_caller who;
+	psfs_caller_get(&who);
+	f->uid = who.uid;
+	f->gid = who.gid;
 	f->path = strdup(path);
 	if (!f->path) {
 		free(f);
@@ -588,6 +593,9 @@ static int psfs_commit(struct psfs_file *f, int last)
 	int res = 0;
 
 	pthread_mutex_lock(&f->lock);
+	/* A release carries no credentials: what the commit logs and keeps
+	 * belongs to whoever opened the file. */
+	psfs_caller_act_for(f->uid, f->gid);
 	if (f->refused) {
 		/* Refused at its first write (psfs_edit_check_text), which said
 		 * so and logged it; close() need not say it again (cat, Python
@@ -670,6 +678,7 @@ static int psfs_commit(struct psfs_file *f, int last)
 		f->dirty = 1;
 	store_release(fs->store, &ref);
 out:
+	psfs_caller_act_for_done();
 	pthread_mutex_unlock(&f->lock);
 	return res;
 }

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include "caller.h"
 #include "journal.h"
 #include "overlay.h"
 
@@ -18,6 +19,10 @@
 /* Ends a text kept cut to the budget, so that nobody takes it for whole. */
 #define JOURNAL_CUT_NOTE "\n[pisessionfs: the text was cut here: %zu of its %zu bytes are kept]\n"
 
+/* The log as kept: each line is "<uid>\t<line>\n", the uid of whom it
+ * speaks to (the caller whose write or call it is about, else the
+ * daemon's own user), since a line names a session path and says what
+ * was refused: a caller reads only its own lines, root all of them. */
 static struct {
 	pthread_mutex_t lock;
 	char *text;
@@ -47,8 +52,12 @@ void journal_log(const char *fmt, ...)
 	if (n < 0)
 		return;
 	fprintf(stderr, "pisessionfs: %s\n", line);
+	struct psfs_caller who;
+	psfs_caller_get(&who);
+	char owner[24];
+	snprintf(owner, sizeof owner, "%lu\t", (unsigned long)who.uid);
 	pthread_mutex_lock(&jr.lock);
-	size_t add = strlen(stamp) + 1 + strlen(line) + 1;
+	size_t add = strlen(owner) + strlen(stamp) + 1 + strlen(line) + 1;
 	if (jr.len + add > JOURNAL_MAX_LOG) {
 		/* Drop whole lines from the front. */
 		size_t cut = jr.len + add - JOURNAL_MAX_LOG;
@@ -60,7 +69,7 @@ void journal_log(const char *fmt, ...)
 	char *grown = realloc(jr.text, jr.len + add + 1);
 	if (grown) {
 		jr.text = grown;
-		jr.len += (size_t)sprintf(jr.text + jr.len, "%s %s\n", stamp, line);
+		jr.len += (size_t)sprintf(jr.text + jr.len, "%s%s %s\n", owner, stamp, line);
 	}
 	pthread_mutex_unlock(&jr.lock);
 }
@@ -118,9 +127,17 @@ void journal_reject(const char *path, const char *data, size_t len, const char *
 		keep = rejected_budget - note_len;
 		note_len = (size_t)snprintf(note, sizeof note, JOURNAL_CUT_NOTE, keep, len);
 	}
+	struct psfs_caller who;
+	psfs_caller_get(&who);
 	overlay_lock();
 	journal_make_room(keep + note_len);
-	struct overlay_node *node = overlay_add(kept, OVERLAY_FILE, 0444);
+	/* The writer's own, readable by the writer alone: a refused text may
+	 * be a secret pasted into the wrong file. */
+	struct overlay_node *node = overlay_add(kept, OVERLAY_FILE, 0400);
+	if (node) {
+		node->uid = who.uid;
+		node->gid = who.gid;
+	}
 	int kept_ok = node && overlay_set_data(node, data, keep) == 0 &&
 		      (!note_len || overlay_write(node, note, note_len, (off_t)keep) >= 0);
 	if (node && !kept_ok)
@@ -135,15 +152,35 @@ void journal_reject(const char *path, const char *data, size_t len, const char *
 		journal_log("refused %s: %s (and the text could not be kept: out of memory)", path, why);
 }
 
+/* The lines of the log who may read, without their owners, into out
+ * (when not NULL, room for the whole log); their length.  Log locked. */
+static size_t journal_lines_for(const struct psfs_caller *who, char *out)
+{
+	size_t n = 0;
+	for (size_t at = 0; at < jr.len;) {
+		char *nl = memchr(jr.text + at, '\n', jr.len - at);
+		size_t end = nl ? (size_t)(nl - jr.text) + 1 : jr.len;
+		char *tab = memchr(jr.text + at, '\t', end - at);
+		if (tab && psfs_caller_is(who, (uid_t)strtoul(jr.text + at, NULL, 10))) {
+			size_t from = (size_t)(tab - jr.text) + 1;
+			if (out)
+				memcpy(out + n, jr.text + from, end - from);
+			n += end - from;
+		}
+		at = end;
+	}
+	return n;
+}
+
 char *journal_snapshot(size_t *len)
 {
+	struct psfs_caller who;
+	psfs_caller_get(&who);
 	pthread_mutex_lock(&jr.lock);
 	char *copy = malloc(jr.len + 1);
 	if (copy) {
-		if (jr.len)
-			memcpy(copy, jr.text, jr.len);
-		copy[jr.len] = '\0';
-		*len = jr.len;
+		*len = journal_lines_for(&who, copy);
+		copy[*len] = '\0';
 	}
 	pthread_mutex_unlock(&jr.lock);
 	return copy;
@@ -151,8 +188,10 @@ char *journal_snapshot(size_t *len)
 
 size_t journal_size(void)
 {
+	struct psfs_caller who;
+	psfs_caller_get(&who);
 	pthread_mutex_lock(&jr.lock);
-	size_t n = jr.len;
+	size_t n = journal_lines_for(&who, NULL);
 	pthread_mutex_unlock(&jr.lock);
 	return n;
 }

@@ -16,7 +16,8 @@
 void journal_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* Keeps data as a rejected file and logs why; path is the mount path the
- * user wrote to.  The latest 64 texts are kept, and no more bytes of them
+ * user wrote to.  The file and the line belong to the caller
+ * (psfs_caller_get): mode 0400, its owner, and listed to it alone.  The latest 64 texts are kept, and no more bytes of them
  * than the budget: older ones are dropped first, and a text larger than
  * the budget is kept cut to it, ending in a note that says so. */
 void journal_reject(const char *path, const char *data, size_t len, const char *why);
@@ -26,7 +27,9 @@ void journal_reject(const char *path, const char *data, size_t len, const char *
 #define JOURNAL_REJECTED_DEFAULT_BUDGET ((size_t)64 << 20)
 void journal_set_rejected_budget(size_t bytes);
 
-/* A copy of the log (new buffer); *len its length. */
+/* A copy of the log as the caller may read it (new buffer): the lines
+ * about its own writes and calls (root: every line); *len its length.
+ * journal_size: that length. */
 char *journal_snapshot(size_t *len);
 size_t journal_size(void);
 

@@ -56,6 +56,8 @@ struct psfs_file {
 	int truncated;      /* opened with O_TRUNC and not committed since */
 	int lazy;           /* an immutable file: its text is built at the first read */
 	int refused;        /* an entry's rewrite refused at a write: so are the rest */
+	uid_t uid;          /* who opened it: its commit speaks for them (caller.h) */
+	gid_t gid;
 };
 
 static inline struct psfs *psfs_self(void)

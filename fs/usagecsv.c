@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "buf.h"
+#include "caller.h"
 #include "usagecsv.h"
 #include "views.h"
 
@@ -38,11 +39,14 @@ struct usagecsv_walk {
 	const char *project;
 	struct buf *out;
 	int failed;
+	struct psfs_caller who; /* as views_usage_csv, only the sessions it may read */
 };
 
 static int usagecsv_put_session(void *ctx, const char *name, const struct stat *st)
 {
 	struct usagecsv_walk *w = ctx;
+	if (!psfs_caller_may_read(&w->who, st->st_uid, st->st_gid, st->st_mode))
+		return 0;
 	struct usagecsv_stamp stamp = {
 		(uint64_t)st->st_dev, (uint64_t)st->st_ino, (uint64_t)st->st_size,
 		(int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec,
@@ -70,8 +74,9 @@ static int usagecsv_put_project(void *ctx, const char *name, const struct stat *
  * views_usage_csv covers them).  0, or -1 (gone, out of memory). */
 static int usagecsv_listing(struct psfs *fs, const char *project, struct buf *out)
 {
-	struct usagecsv_walk w = { fs, project, out, 0 };
+	struct usagecsv_walk w = { fs, project, out, 0, { 0 } };
 	ps_err err;
+	psfs_caller_get(&w.who);
 	if (project) {
 		err = store_list_sessions(fs->store, project, usagecsv_put_session, &w);
 	} else {

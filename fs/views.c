@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "buf.h"
+#include "caller.h"
 #include "catalog.h"
 #include "fileset.h"
 #include "escape.h"
@@ -73,6 +74,29 @@ static char *views_escape_before(const char *s)
 	if (b.len > 200)
 		b.data[200] = '\0';
 	return b.data;
+}
+
+/* The catalog as this caller may see it: the sessions whose files it may
+ * read (docs/security.md "Who sees what"), so that names, cwds and the
+ * suffixes that tell equal names apart come only from those. */
+static ps_err views_snapshot(struct psfs *fs, struct catalog_session **items, size_t *n)
+{
+	ps_err err = catalog_snapshot(fs->catalog, items, n);
+	if (err)
+		return err;
+	struct psfs_caller who;
+	psfs_caller_get(&who);
+	size_t kept = 0;
+	for (size_t i = 0; i < *n; i++) {
+		struct catalog_session *c = &(*items)[i];
+		if (psfs_caller_may_read(&who, c->uid, c->gid, c->mode)) {
+			(*items)[kept++] = *c;
+		} else {
+			catalog_session_clear(c);
+		}
+	}
+	*n = kept;
+	return PS_OK;
 }
 
 /* One listed symlink of a view. */
@@ -192,7 +216,7 @@ static const char *views_recent_key(const struct catalog_session *c)
 static int views_build(struct psfs *fs, enum views_kind kind, struct views_list *l)
 {
 	memset(l, 0, sizeof *l);
-	ps_err err = catalog_snapshot(fs->catalog, &l->items, &l->n_items);
+	ps_err err = views_snapshot(fs, &l->items, &l->n_items);
 	if (err)
 		return -psfs_errno(err);
 	l->links = calloc(l->n_items ? l->n_items : 1, sizeof *l->links);
@@ -479,7 +503,7 @@ static int views_resolve(struct psfs *fs, const char *path, char **target)
 	}
 	struct catalog_session *items;
 	size_t n;
-	ps_err err = catalog_snapshot(fs->catalog, &items, &n);
+	ps_err err = views_snapshot(fs, &items, &n);
 	if (err)
 		return -psfs_errno(err);
 	if (views_cwd_keys(items, n)) {
@@ -567,7 +591,7 @@ int views_readdir(struct psfs *fs, const char *path, void *buf, fuse_fill_dir_t 
 	}
 	struct catalog_session *items;
 	size_t n;
-	ps_err err = catalog_snapshot(fs->catalog, &items, &n);
+	ps_err err = views_snapshot(fs, &items, &n);
 	if (err)
 		return -psfs_errno(err);
 	if (views_cwd_keys(items, n)) {
@@ -619,12 +643,15 @@ struct views_csv {
 	ps_err err;
 	struct fileset files; /* one row per session file, however it is reached */
 	int links;            /* this pass lists the symlinked project folders */
+	struct psfs_caller who; /* rows only of the sessions it may read */
 };
 
 static int views_csv_session(void *ctx, const char *name, const struct stat *st)
 {
 	struct views_csv *c = ctx;
 	struct store_ref ref;
+	if (!psfs_caller_may_read(&c->who, st->st_uid, st->st_gid, st->st_mode))
+		return 0;
 	int met = fileset_meet(&c->files, st->st_dev, st->st_ino);
 	if (met) {
 		c->err = met < 0 ? PS_ERR_NOMEM : PS_OK;
@@ -653,8 +680,9 @@ static int views_csv_project(void *ctx, const char *name, const struct stat *st)
 int views_usage_csv(struct psfs *fs, const char *project, char **buf, size_t *len)
 {
 	struct buf out = BUF_INIT;
-	struct views_csv c = { fs, project, &out, PS_OK, FILESET_INIT, 0 };
+	struct views_csv c = { fs, project, &out, PS_OK, FILESET_INIT, 0, { 0 } };
 	ps_err err = PS_OK;
+	psfs_caller_get(&c.who);
 	if (usage_csv_header(&out)) {
 		buf_free(&out);
 		return -ENOMEM;

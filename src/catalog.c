@@ -32,7 +32,7 @@ ps_err catalog_new(struct ps_store *store, struct ps_catalog **out)
 	return PS_OK;
 }
 
-static void catalog_clear(struct catalog_session *c)
+void catalog_session_clear(struct catalog_session *c)
 {
 	free(c->project);
 	free(c->stem);
@@ -47,7 +47,7 @@ void catalog_free(struct ps_catalog *cat)
 	if (!cat)
 		return;
 	for (size_t i = 0; i < cat->n; i++)
-		catalog_clear(&cat->items[i]);
+		catalog_session_clear(&cat->items[i]);
 	free(cat->items);
 	pthread_mutex_destroy(&cat->lock);
 	free(cat);
@@ -138,6 +138,10 @@ static int catalog_on_session(void *ctx, const char *name, const struct stat *st
 		c->size = UINT64_MAX;
 	}
 	c->seen = 1;
+	/* chmod and chown change no size or mtime: taken at every scan. */
+	c->mode = st->st_mode;
+	c->uid = st->st_uid;
+	c->gid = st->st_gid;
 	if (c->size != (uint64_t)st->st_size || c->mtime_ns != mtime) {
 		c->size = (uint64_t)st->st_size;
 		c->mtime_ns = mtime;
@@ -179,7 +183,7 @@ static ps_err catalog_scan(struct ps_catalog *cat)
 	/* Sessions gone from the store go from the table. */
 	for (size_t i = 0; i < cat->n;) {
 		if (!cat->items[i].seen) {
-			catalog_clear(&cat->items[i]);
+			catalog_session_clear(&cat->items[i]);
 			cat->items[i] = cat->items[--cat->n];
 		} else {
 			i++;
@@ -200,7 +204,7 @@ static int catalog_newest_first(const void *a, const void *b)
 void catalog_snapshot_free(struct catalog_session *items, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
-		catalog_clear(&items[i]);
+		catalog_session_clear(&items[i]);
 	free(items);
 }
 
@@ -220,7 +224,7 @@ ps_err catalog_snapshot(struct ps_catalog *cat, struct catalog_session **out, si
 		const struct catalog_session *c = &cat->items[i];
 		copy[i] = (struct catalog_session){
 			strdup(c->project), strdup(c->stem), strdup(c->id ? c->id : ""), strdup(c->cwd ? c->cwd : ""),
-			strdup(c->name ? c->name : ""), c->mtime_ns, c->size, 1,
+			strdup(c->name ? c->name : ""), c->mtime_ns, c->size, c->mode, c->uid, c->gid, 1,
 		};
 		if (!copy[i].project || !copy[i].stem || !copy[i].id || !copy[i].cwd || !copy[i].name)
 			err = PS_ERR_NOMEM;

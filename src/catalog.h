@@ -18,6 +18,9 @@ struct catalog_session {
 	char *name;      /* display name ("" if none) */
 	int64_t mtime_ns;/* last activity: the file's modification time */
 	uint64_t size;
+	/* The file's owner and mode: the views show a session only to
+	 * callers who may read its file (docs/security.md). */
+	uint32_t mode, uid, gid;
 	int seen;        /* private: found by the current scan */
 };
 
@@ -31,5 +34,7 @@ void catalog_free(struct ps_catalog *cat);
  * store first unless it did so within the last second. */
 ps_err catalog_snapshot(struct ps_catalog *cat, struct catalog_session **out, size_t *n);
 void catalog_snapshot_free(struct catalog_session *items, size_t n);
+/* Frees one item's strings (one a caller drops from its copy) and zeroes it. */
+void catalog_session_clear(struct catalog_session *c);
 
 #endif

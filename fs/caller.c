@@ -1,0 +1,72 @@
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "caller.h"
+#include "pisessionfs.h"
+
+static __thread struct {
+	int set;
+	uid_t uid;
+	gid_t gid;
+} acting;
+
+void psfs_caller_act_for(uid_t uid, gid_t gid)
+{
+	acting.set = 1;
+	acting.uid = uid;
+	acting.gid = gid;
+}
+
+void psfs_caller_act_for_done(void)
+{
+	acting.set = 0;
+}
+
+void psfs_caller_get(struct psfs_caller *out)
+{
+	memset(out, 0, sizeof *out);
+	if (acting.set) {
+		out->uid = acting.uid;
+		out->gid = acting.gid;
+		return;
+	}
+	struct fuse_context *ctx = fuse_get_context();
+	if (!ctx || !ctx->fuse) {
+		out->uid = geteuid();
+		out->gid = getegid();
+		return;
+	}
+	out->uid = ctx->uid;
+	out->gid = ctx->gid;
+	/* fuse_getgroups reads /proc/PID/status: only when it can matter. */
+	if (out->uid != 0) {
+		int n = fuse_getgroups(PSFS_CALLER_GROUPS, out->groups);
+		out->n_groups = n < 0 ? 0 : n > PSFS_CALLER_GROUPS ? PSFS_CALLER_GROUPS : n;
+	}
+}
+
+static int psfs_caller_in_group(const struct psfs_caller *c, gid_t gid)
+{
+	if (c->gid == gid)
+		return 1;
+	for (int i = 0; i < c->n_groups; i++)
+		if (c->groups[i] == gid)
+			return 1;
+	return 0;
+}
+
+int psfs_caller_may_read(const struct psfs_caller *c, uid_t uid, gid_t gid, mode_t mode)
+{
+	if (c->uid == 0)
+		return 1;
+	if (c->uid == uid)
+		return (mode & S_IRUSR) != 0;
+	if (psfs_caller_in_group(c, gid))
+		return (mode & S_IRGRP) != 0;
+	return (mode & S_IROTH) != 0;
+}
+
+int psfs_caller_is(const struct psfs_caller *c, uid_t owner)
+{
+	return c->uid == 0 || c->uid == owner;
+}

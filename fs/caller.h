@@ -1,0 +1,45 @@
+/* Who is asking: the credentials behind the request a thread serves, and
+ * whether they may read a session file.  Whatever the mount derives from
+ * a session's content (the views' names, usage.csv, the log's lines, the
+ * rejected texts) is shown only to a caller who may read that session
+ * file (docs/security.md "Who sees what"): with -o allow_other, users
+ * share one mount, and the kernel checks modes only on the files it is
+ * shown, not on what a listing or an aggregate was built from. */
+#ifndef PSFS_CALLER_H
+#define PSFS_CALLER_H
+
+#include <sys/types.h>
+
+/* Supplementary groups kept of a caller; more are not looked at, so a
+ * caller in more groups may see less, never more. */
+#define PSFS_CALLER_GROUPS 32
+
+struct psfs_caller {
+	uid_t uid;
+	gid_t gid;
+	int n_groups;   /* supplementary groups known */
+	gid_t groups[PSFS_CALLER_GROUPS];
+};
+
+/* The credentials this thread acts for: those psfs_caller_act_for set,
+ * else the current request's (with its supplementary groups), else, in
+ * a thread that serves no request (the watcher, start-up), the daemon's
+ * own. */
+void psfs_caller_get(struct psfs_caller *out);
+
+/* Acts for uid/gid until psfs_caller_act_for_done: a release carries no
+ * credentials (the kernel sends it as nobody's), so work done for a file
+ * handle (its commit, its refusal) speaks for the handle's opener. */
+void psfs_caller_act_for(uid_t uid, gid_t gid);
+void psfs_caller_act_for_done(void);
+
+/* Whether c may read a file of that owner and mode, as the kernel's
+ * default_permissions decides: root always; the owner by the owner bits;
+ * a member of the group by the group bits; anyone else by the others'. */
+int psfs_caller_may_read(const struct psfs_caller *c, uid_t uid, gid_t gid, mode_t mode);
+
+/* Whether c may see what belongs to owner (a log line, a rejected text):
+ * root and the owner himself. */
+int psfs_caller_is(const struct psfs_caller *c, uid_t owner);
+
+#endif
