@@ -479,6 +479,42 @@ static char *views_target(const struct catalog_session *c, int depth)
 }
 
 /* Resolves a path inside a view: a directory (*target NULL) or a link. */
+/* by-id/PREFIX, where PREFIX (4 characters or more) begins the ids of
+ * several sessions and names none, is a directory of links to each of
+ * them, named as by-id/ lists them: `ls by-id/0195` shows the candidates
+ * where a unique prefix would have led to the session.  How many listed
+ * sessions' ids start with prefix[0..n). */
+static size_t views_id_candidates(const struct views_list *l, const char *prefix, size_t n)
+{
+	size_t count = 0;
+	if (n < 4)
+		return 0;
+	for (size_t i = 0; i < l->n; i++)
+		count += strncmp(l->links[i].session->id, prefix, n) == 0;
+	return count;
+}
+
+/* by-id/PREFIX/NAME: the link NAME among PREFIX's candidates (prefix is
+ * path[0..n)).  0 with *target new, -ENOENT or -ENOMEM. */
+static int views_candidate(const struct views_list *l, const char *prefix, size_t n, const char *name, char **target)
+{
+	int res = 0;
+	char *dir = strndup(prefix, n);
+	if (!dir)
+		return -ENOMEM;
+	int is_dir = !views_find(l, VIEW_BY_ID, dir, &res) && !res && views_id_candidates(l, prefix, n) > 1;
+	free(dir);
+	if (res)
+		return res;
+	for (size_t i = 0; is_dir && i < l->n; i++) {
+		if (strcmp(l->links[i].name, name) == 0 && strncmp(l->links[i].session->id, prefix, n) == 0) {
+			*target = views_target(l->links[i].session, 2);
+			return *target ? 0 : -ENOMEM;
+		}
+	}
+	return -ENOENT;
+}
+
 static int views_resolve(struct psfs *fs, const char *path, char **target)
 {
 	const char *rest;
@@ -489,15 +525,23 @@ static int views_resolve(struct psfs *fs, const char *path, char **target)
 		return 0;
 	if (kind != VIEW_BY_CWD) {
 		struct views_list l;
-		if (strchr(rest, '/'))
+		const char *slash = strchr(rest, '/');
+		if (slash && kind != VIEW_BY_ID)
 			return -ENOENT;
 		if ((res = views_build(fs, kind, &l)))
 			return res;
+		if (slash) {
+			res = views_candidate(&l, rest, (size_t)(slash - rest), slash + 1, target);
+			views_list_free(&l);
+			return res;
+		}
 		const struct catalog_session *c = views_find(&l, kind, rest, &res);
 		if (c)
 			*target = views_target(c, 1);
-		if (!res)
-			res = c ? (*target ? 0 : -ENOMEM) : -ENOENT;
+		if (!res && !c)
+			res = kind == VIEW_BY_ID && views_id_candidates(&l, rest, strlen(rest)) > 1 ? 0 : -ENOENT;
+		else if (!res)
+			res = *target ? 0 : -ENOMEM;
 		views_list_free(&l);
 		return res;
 	}
@@ -582,9 +626,11 @@ int views_readdir(struct psfs *fs, const char *path, void *buf, fuse_fill_dir_t 
 		struct views_list l;
 		if ((res = views_build(fs, kind, &l)))
 			return res;
+		/* by-id/PREFIX: the candidates only. */
 		for (size_t i = 0; i < l.n; i++) {
 			struct stat st = { .st_mode = S_IFLNK };
-			filler(buf, l.links[i].name, &st, 0, 0);
+			if (!*rest || strncmp(l.links[i].session->id, rest, strlen(rest)) == 0)
+				filler(buf, l.links[i].name, &st, 0, 0);
 		}
 		views_list_free(&l);
 		return 0;

@@ -29,7 +29,19 @@ assert_eq "by-id lists every session id" 4 "$(fsx ls "$MNT/by-id" | wc -l)"
 assert_eq "by-id link target" "../--home-u-my-proj--/2026-01-01T00-00-00-000Z_aaaa1111" \
 	"$(fsx readlink "$MNT/by-id/aaaa1111-0000-0000-0000-000000000001")"
 assert_eq "a unique prefix resolves" "../--srv-x--/2026-01-04T00-00-00-000Z_cccc4444" "$(fsx readlink "$MNT/by-id/cccc")"
-assert_missing "$MNT/by-id/aaaa"
+# An ambiguous prefix is a directory of its candidates, named as by-id/
+# lists them (docs/layout.md "The mount root").
+assert_eq "an ambiguous prefix lists its candidates" \
+	$'aaaa1111-0000-0000-0000-000000000001\naaaa2222-0000-0000-0000-000000000002' "$(fsx ls "$MNT/by-id/aaaa")"
+assert_true "an ambiguous prefix is a directory" test -d "$MNT/by-id/aaaa"
+assert_eq "a candidate's link leads to its session" "../../--home-u-my-proj--/2026-01-02T00-00-00-000Z_aaaa2222" \
+	"$(fsx readlink "$MNT/by-id/aaaa/aaaa2222-0000-0000-0000-000000000002")"
+assert_contains "cd through a candidate lands in the session" "0001-user.u1.md" \
+	"$(fsx ls "$MNT/by-id/aaaa/aaaa1111-0000-0000-0000-000000000001/")"
+assert_missing "$MNT/by-id/aaaa/cccc4444-0000-0000-0000-000000000004"
+assert_missing "$MNT/by-id/aaa"
+assert_missing "$MNT/by-id/zzzz"
+assert_missing "$MNT/by-id/cccc/cccc4444-0000-0000-0000-000000000004"
 assert_contains "cd through a prefix lands in the session" "0001-user.u1.md" "$(fsx ls "$MNT/by-id/bbbb3/")"
 
 # by-name: collisions get a stable suffix; / is escaped, Unicode kept
