@@ -80,7 +80,7 @@ UNIT     := $(BUILD)/unit-tests
 # inotify events for changes made underneath (tests/mount/t_nonotify.sh).
 HELPER   := $(BUILD)/tests/passthrough-store
 
-.PHONY: all check check-unit check-includes check-golden check-alloc check-mount check-diff check-interop clean install uninstall bench
+.PHONY: all check check-unit check-includes check-golden check-alloc check-mount check-diff check-diff-search check-interop clean install uninstall bench
 
 all: $(DAEMON) $(TOOL)
 
@@ -144,8 +144,12 @@ endif
 check-mount: $(DAEMON) $(TOOL) $(HELPER)
 	PSFS_PASSTHROUGH=$(abspath $(HELPER)) tests/mount/run.sh $(DAEMON)
 
-check-diff: $(DAEMON)
+# The /resume search against pi first (no mount), then the mount against pi.
+check-diff: $(DAEMON) check-diff-search
 	tests/diff/run.sh $(DAEMON)
+
+check-diff-search: $(TOOL)
+	tests/diff/search/run.sh $(TOOL)
 
 check-interop: $(DAEMON)
 	tests/interop/run.sh $(DAEMON)
