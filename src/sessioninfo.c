@@ -273,7 +273,7 @@ static ps_err info_line(struct sessioninfo *info, const char *line, size_t len)
 				st->header = -1;
 			json_decref(v);
 		}
-		return err;
+		return err == PS_ERR_NOMEM ? err : PS_OK; /* not JSON: skipped */
 	}
 	int exact = !r.key_escaped && !r.type.escaped;
 	if (st->header == 1 && exact && !field_is(&r.type, "message") && !field_is(&r.type, "session_info"))
