@@ -36,6 +36,8 @@ JANSSON_CFLAGS := $(shell pkg-config --cflags jansson)
 JANSSON_LIBS   := $(shell pkg-config --libs jansson)
 UUID_CFLAGS    := $(shell pkg-config --cflags uuid)
 UUID_LIBS      := $(shell pkg-config --libs uuid)
+PCRE2_CFLAGS   := $(shell pkg-config --cflags libpcre2-8)
+PCRE2_LIBS     := $(shell pkg-config --libs libpcre2-8)
 FUSE_CFLAGS    := $(shell pkg-config --cflags fuse3)
 FUSE_LIBS      := $(shell pkg-config --libs fuse3)
 CHECK_CFLAGS   := $(shell pkg-config --cflags check)
@@ -58,9 +60,9 @@ DEPFLAGS := -MMD -MP
 .SECONDEXPANSION:
 NO_DEPFILE = $$(if $$(wildcard $$(basename $$@).d),,FORCE)
 .PHONY: FORCE
-CORE_CFLAGS := $(CSTD) $(WARN) $(OPT) $(SANFLAGS) $(DEPFLAGS) $(JANSSON_CFLAGS) $(UUID_CFLAGS) -DPS_VERSION=\"$(VERSION)\" $(CFLAGS)
+CORE_CFLAGS := $(CSTD) $(WARN) $(OPT) $(SANFLAGS) $(DEPFLAGS) $(JANSSON_CFLAGS) $(UUID_CFLAGS) $(PCRE2_CFLAGS) -DPS_VERSION=\"$(VERSION)\" $(CFLAGS)
 FS_CFLAGS   := $(CORE_CFLAGS) $(FUSE_CFLAGS) -Isrc
-LIBS_CORE   := $(JANSSON_LIBS) $(UUID_LIBS) -lpthread
+LIBS_CORE   := $(JANSSON_LIBS) $(UUID_LIBS) $(PCRE2_LIBS) -lpthread -lm
 
 # src/*.c only: src/cli/ is the pisession program, built on the library, not in it.
 CORE_SRC := $(wildcard src/*.c)
@@ -78,7 +80,7 @@ UNIT     := $(BUILD)/unit-tests
 # inotify events for changes made underneath (tests/mount/t_nonotify.sh).
 HELPER   := $(BUILD)/tests/passthrough-store
 
-.PHONY: all check check-unit check-includes check-golden check-alloc check-mount check-diff check-interop clean install uninstall bench
+.PHONY: all check check-unit check-includes check-golden check-alloc check-mount check-diff check-diff-search check-interop clean install uninstall bench
 
 all: $(DAEMON) $(TOOL)
 
@@ -142,8 +144,12 @@ endif
 check-mount: $(DAEMON) $(TOOL) $(HELPER)
 	PSFS_PASSTHROUGH=$(abspath $(HELPER)) tests/mount/run.sh $(DAEMON)
 
-check-diff: $(DAEMON)
+# The /resume search against pi first (no mount), then the mount against pi.
+check-diff: $(DAEMON) check-diff-search
 	tests/diff/run.sh $(DAEMON)
+
+check-diff-search: $(TOOL)
+	tests/diff/search/run.sh $(TOOL)
 
 check-interop: $(DAEMON)
 	tests/interop/run.sh $(DAEMON)
@@ -179,7 +185,7 @@ clean:
 # (objects of their own in build/fuzz/src: the core is not rebuilt).
 FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 60
-FUZZ_CFLAGS  := $(CSTD) -Wall -Wextra -g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined $(JANSSON_CFLAGS) $(UUID_CFLAGS) -DPS_VERSION=\"$(VERSION)\"
+FUZZ_CFLAGS  := $(CSTD) -Wall -Wextra -g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined $(JANSSON_CFLAGS) $(UUID_CFLAGS) $(PCRE2_CFLAGS) -DPS_VERSION=\"$(VERSION)\"
 FUZZERS      := fuzz_scan fuzz_session fuzz_render_parse fuzz_parse fuzz_jparse
 FUZZ_OBJ     := $(patsubst src/%.c,$(BUILD)/fuzz/src/%.o,$(CORE_SRC))
 FUZZ_BINS    := $(addprefix $(BUILD)/fuzz/,$(FUZZERS))

@@ -8,6 +8,8 @@ set -euo pipefail
 packages=(
 	build-essential pkg-config
 	libfuse3-dev fuse3 libjansson-dev uuid-dev
+	# /resume's re: search (src/search.c)
+	libpcre2-dev
 )
 test_packages=(
 	clang

@@ -1,16 +1,21 @@
 /* pisession: the core library on the command line, without FUSE.  It prints
  * what the mount would show for one session file, which is what the golden
  * tests compare. */
+#include <dirent.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include "jsonout.h"
 #include "layout.h"
 #include "parse.h"
 #include "render.h"
 #include "entrycache.h"
 #include "context.h"
+#include "search.h"
 #include "session.h"
+#include "sessioninfo.h"
 
 static void usage(FILE *out)
 {
@@ -24,7 +29,11 @@ static void usage(FILE *out)
 		"                                           file NAME.md (default entry.md: image links)\n"
 		"       pisession parse-md FILE.md [ORIGINAL.json [NAME.md]]\n"
 		"                                           the entry an entry file holds (an edit of\n"
-		"                                           ORIGINAL shown as NAME.md, or a new file)\n");
+		"                                           ORIGINAL shown as NAME.md, or a new file)\n"
+		"       pisession search [--json [--text]] [-f QUERYFILE | QUERY] FILE|DIR...\n"
+		"                                           the sessions pi's /resume search lists for\n"
+		"                                           QUERY, in its \"recent\" order: id and path\n"
+		"                                           (docs/search.md)\n");
 }
 
 struct tree_walk {
@@ -220,6 +229,186 @@ out:
 	return rc;
 }
 
+/* A directory argument: its *.jsonl files and those of its subdirectories
+ * (a store), each folder's names newest-looking first as pi reads a folder
+ * (names descending; pi's localeCompare is approximated by strcmp). */
+static int search_add(struct sessioninfo ***infos, size_t *n, size_t *cap, const char *path);
+
+static int search_name_desc(const struct dirent **a, const struct dirent **b)
+{
+	return strcmp((*b)->d_name, (*a)->d_name);
+}
+
+static int search_dir(struct sessioninfo ***infos, size_t *n, size_t *cap, const char *dir, int depth)
+{
+	struct dirent **names;
+	int count = scandir(dir, &names, NULL, search_name_desc), rc = 0;
+	if (count < 0) {
+		fprintf(stderr, "pisession: %s: cannot read the directory\n", dir);
+		return 0;
+	}
+	for (int pass = 0; pass < 2; pass++) /* the folder's own files, then its subfolders' */
+		for (int i = 0; i < count && !rc; i++) {
+			const char *name = names[i]->d_name;
+			size_t len = strlen(name);
+			char *path;
+			struct stat st;
+			if (name[0] == '.' || asprintf(&path, "%s%s%s", dir, dir[0] && dir[strlen(dir) - 1] == '/' ? "" : "/", name) < 0)
+				continue;
+			if (stat(path, &st) == 0) {
+				if (!pass && S_ISREG(st.st_mode) && len > 6 && !strcmp(name + len - 6, ".jsonl"))
+					rc = search_add(infos, n, cap, path);
+				else if (pass && S_ISDIR(st.st_mode) && depth == 0)
+					rc = search_dir(infos, n, cap, path, 1);
+			}
+			free(path);
+		}
+	for (int i = 0; i < count; i++)
+		free(names[i]);
+	free(names);
+	return rc;
+}
+
+static int search_add(struct sessioninfo ***infos, size_t *n, size_t *cap, const char *path)
+{
+	struct stat st;
+	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+		return search_dir(infos, n, cap, path, 0);
+	struct sessioninfo *info;
+	ps_err err = sessioninfo_load(path, &info);
+	if (err) {
+		/* pi skips a file it cannot read */
+		fprintf(stderr, "pisession: %s: %s\n", path, ps_strerror(err));
+		return err == PS_ERR_NOMEM;
+	}
+	if (*n == *cap) {
+		size_t ncap = *cap ? *cap * 2 : 64;
+		struct sessioninfo **more = realloc(*infos, ncap * sizeof *more);
+		if (!more) {
+			sessioninfo_free(info);
+			return 1;
+		}
+		*infos = more;
+		*cap = ncap;
+	}
+	(*infos)[(*n)++] = info;
+	return 0;
+}
+
+static int search_print_json(const struct sessioninfo *info, int with_text)
+{
+	size_t first_len;
+	const char *first = sessioninfo_first_message(info, &first_len);
+	json_t *o = json_object();
+	char *out = NULL;
+	size_t len;
+	if (!o)
+		return 1;
+	json_object_set_new(o, "id", json_string(info->id));
+	json_object_set_new(o, "path", json_string(info->path));
+	json_object_set_new(o, "cwd", json_string(info->cwd));
+	json_object_set_new(o, "name", info->name ? json_string(info->name) : json_null());
+	json_object_set_new(o, "created", isnan(info->created_ms) ? json_null() : json_real(info->created_ms));
+	json_object_set_new(o, "modified", isnan(info->modified_ms) ? json_null() : json_real(info->modified_ms));
+	json_object_set_new(o, "messageCount", json_integer((json_int_t)info->message_count));
+	json_object_set_new(o, "firstMessage", json_stringn(first, first_len));
+	if (with_text)
+		json_object_set_new(o, "allMessagesText", json_stringn(info->text.data ? info->text.data : "", info->text.len));
+	ps_err err = jsonout_compact(o, &out, &len);
+	json_decref(o);
+	if (err)
+		return 1;
+	printf("%.*s\n", (int)len, out);
+	free(out);
+	return 0;
+}
+
+static char *search_read_query(const char *file)
+{
+	FILE *f = fopen(file, "rb");
+	char *q = NULL;
+	size_t n = 0;
+	if (!f)
+		return NULL;
+	FILE *m = open_memstream(&q, &n);
+	int c;
+	while (m && (c = fgetc(f)) != EOF)
+		fputc(c, m);
+	if (m)
+		fclose(m);
+	fclose(f);
+	/* A file's final line break is no part of the query. */
+	if (q && n && q[n - 1] == '\n')
+		q[n - 1] = 0;
+	return q;
+}
+
+static int cmd_search(int argc, char **argv)
+{
+	int json = 0, with_text = 0, i = 2, rc = 0;
+	char *query_text = NULL;
+	const char *query_arg = NULL;
+	for (; i < argc; i++) {
+		if (!strcmp(argv[i], "--json"))
+			json = 1;
+		else if (!strcmp(argv[i], "--text"))
+			with_text = 1;
+		else if (!strcmp(argv[i], "-f") && i + 1 < argc) {
+			if (!(query_text = search_read_query(argv[++i]))) {
+				fprintf(stderr, "pisession: %s: cannot read the query\n", argv[i]);
+				return 2;
+			}
+		} else if (!strcmp(argv[i], "--")) {
+			i++;
+			break;
+		} else {
+			break;
+		}
+	}
+	if (!query_text) {
+		if (i >= argc) {
+			usage(stderr);
+			return 2;
+		}
+		query_arg = argv[i++];
+	}
+	struct search_query *q;
+	char *why;
+	ps_err err = search_query_parse(query_text ? query_text : query_arg, &q, &why);
+	free(query_text);
+	if (err) {
+		fprintf(stderr, "pisession: search: %s\n", why ? why : ps_strerror(err));
+		free(why);
+		return 1;
+	}
+	struct sessioninfo **infos = NULL;
+	size_t n = 0, cap = 0;
+	for (; i < argc && !rc; i++)
+		rc = search_add(&infos, &n, &cap, argv[i]);
+	if (!rc)
+		sessioninfo_sort(infos, n);
+	for (size_t k = 0; k < n && !rc; k++) {
+		int match;
+		err = search_query_matches(q, infos[k], &match);
+		if (err) {
+			fprintf(stderr, "pisession: %s: %s\n", infos[k]->path, ps_strerror(err));
+			rc = 1;
+		} else if (match) {
+			if (json)
+				rc = search_print_json(infos[k], with_text);
+			else
+				printf("%s\t%s\n", infos[k]->id, infos[k]->path);
+		}
+	}
+	for (size_t k = 0; k < n; k++)
+		sessioninfo_free(infos[k]);
+	free(infos);
+	search_query_free(q);
+	if (rc)
+		fprintf(stderr, "pisession: search failed\n");
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	struct ps_session *s = NULL;
@@ -237,6 +426,8 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
+	if (!strcmp(argv[1], "search"))
+		return cmd_search(argc, argv);
 	if (!strcmp(argv[1], "render-json") && argc <= 4)
 		return cmd_render_json(argv[2], argc == 4 ? argv[3] : NULL);
 	if (!strcmp(argv[1], "parse-md") && argc <= 5)

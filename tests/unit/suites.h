@@ -20,5 +20,7 @@ Suite *jparse_suite(void);
 Suite *append_suite(void);
 Suite *store_suite(void);
 Suite *catalog_suite(void);
+Suite *sessioninfo_suite(void);
+Suite *search_suite(void);
 
 #endif

@@ -1,0 +1,44 @@
+/* pi's /resume search (session-selector-search.js of pi 1.6.0): a query
+ * parsed as pi parses it, and pi's decision whether a session matches.
+ * In pi's "recent" order only that decision counts (the order is the
+ * sessions' own, sessioninfo_sort), so scores are not computed.  The query
+ * language and the differences from pi are in docs/search.md.
+ *
+ * A parsed query is immutable: any number of threads may match with it at
+ * once. */
+#ifndef PS_SEARCH_H
+#define PS_SEARCH_H
+
+#include <stddef.h>
+#include "ps_error.h"
+#include "sessioninfo.h"
+
+struct search_query;
+
+/* Parses text (a C string; invalid UTF-8 is read with replacement
+ * characters, as Node decodes it).  On success *query is new (release with
+ * search_query_free); an empty query matches every session.  On
+ * PS_ERR_INVALID (an invalid regular expression, or "re:" with nothing
+ * after it: pi lists nothing then) *message is a new human-readable reason
+ * (the caller frees it); *message is NULL otherwise. */
+ps_err search_query_parse(const char *text, struct search_query **query, char **message);
+void search_query_free(struct search_query *query);
+
+/* Whether pi's matchSession says info matches: 1 or 0 in *match.  A
+ * session pi does not list (is_session 0) never matches.  PS_ERR_TOOBIG
+ * when the regular expression gave up at its match limit (pi would have
+ * kept trying: the caller reports it). */
+ps_err search_query_matches(const struct search_query *query, const struct sessioninfo *info, int *match);
+
+/* Whether one entry's text text[0..len) (UTF-8) is a place the query
+ * found: it contains one of the query's tokens or phrases literally
+ * (case-insensitively, a phrase with any white space where it has white
+ * space, as pi compares them), or the regular expression matches it.  A
+ * token's fuzzy (scattered) matches never mark an entry, and an empty
+ * query marks none.  Same errors as search_query_matches. */
+ps_err search_text_matches(const struct search_query *query, const char *text, size_t len, int *match);
+
+/* 1 when the query is empty (pi lists every session, unfiltered). */
+int search_query_is_empty(const struct search_query *query);
+
+#endif

@@ -1,0 +1,91 @@
+/* pi's SessionInfo of one session file (buildSessionInfo in pi 1.6.0's
+ * session-manager.js): what /resume lists and its search box matches.
+ * Computed in one pass over the file, parsing only the lines that count
+ * (the header, session_info entries, user and assistant messages; the
+ * scanner, scan.h, skips the rest), and extended in place when the file
+ * only grew: pi's store is append-only, so a warm info costs the new bytes.
+ *
+ * Memory: everything an info holds is its own and counted by
+ * sessioninfo_bytes(), so a caller keeping many can hold them within a
+ * budget.  Not thread-safe: one writer at a time; concurrent readers of an
+ * info nobody refreshes are fine. */
+#ifndef PS_SESSIONINFO_H
+#define PS_SESSIONINFO_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include "buf.h"
+#include "ps_error.h"
+
+/* What pi derives from the lines read so far; private to sessioninfo.c
+ * except as the fields below describe. */
+struct sessioninfo_state {
+	int header;            /* 0 none yet, 1 found, -1 the file is no session */
+	int dropped;           /* pi's reader threw (a message without a message,
+				* a name that is no string...): pi lists nothing */
+	uint64_t message_count;
+	double last_activity;  /* ms; NaN while no message had an activity time */
+	size_t first_off, first_len; /* firstMessage within text; first_len 0: none */
+	size_t text_len, lower_len;  /* the text buffers' lengths */
+	size_t n_messages;     /* pieces joined into text */
+	char *name;            /* trimmed; NULL for none */
+};
+
+struct sessioninfo {
+	char *path;            /* new: the file's path */
+	/* The file as last read: an info is current while these match. */
+	dev_t dev;
+	ino_t ino;
+	uint64_t size;
+	int64_t mtime_ns;
+
+	/* 1 when pi would list the file (buildSessionInfo gives an info). */
+	int is_session;
+	char *id;              /* the header's id; "" when not a string */
+	char *cwd;             /* the header's cwd; "" when not a string */
+	const char *name;      /* borrowed from the state: NULL when none */
+	double created_ms;     /* new Date(header.timestamp); NaN when invalid */
+	double modified_ms;    /* last message activity, else the header's
+				* time, else the file's mtime (as pi) */
+	uint64_t message_count;
+	/* firstMessage is text.data[first_off .. first_off+first_len) or,
+	 * when first_len is 0, "(no messages)": sessioninfo_first_message(). */
+	/* allMessagesText (pi's join with " ") and its toLowerCase (jscase.h),
+	 * both NUL-terminated. */
+	struct buf text, lower;
+
+	/* private */
+	struct sessioninfo_state cur;       /* all lines, a trailing unterminated one included */
+	struct sessioninfo_state committed; /* the lines that ended with a line break */
+	uint64_t committed_off;             /* where the unterminated line starts */
+	unsigned char tail[64];             /* the bytes before committed_off, to tell */
+	uint32_t tail_len;                  /* an append from a rewrite */
+	double header_ms;                   /* the header's time when a string, else NaN */
+};
+
+/* Reads the session file at path (copied) into a new info (release with
+ * sessioninfo_free).  A file that is not a session still gives an info,
+ * with is_session 0.  PS_ERR_IO/NOENT when it cannot be read. */
+ps_err sessioninfo_load(const char *path, struct sessioninfo **out);
+
+/* Brings info up to date with its file: nothing is read when dev, inode,
+ * size and mtime are unchanged; only the new bytes when the file grew and
+ * its end before them is what was read; else the whole file again.
+ * *changed (may be NULL) is set when anything was read.  On an error the
+ * info is left as it was. */
+ps_err sessioninfo_refresh(struct sessioninfo *info, int *changed);
+
+/* pi's firstMessage: borrowed, valid until the next refresh. */
+const char *sessioninfo_first_message(const struct sessioninfo *info, size_t *len);
+
+/* The bytes the info holds in memory, itself included. */
+size_t sessioninfo_bytes(const struct sessioninfo *info);
+
+void sessioninfo_free(struct sessioninfo *info);
+
+/* Sorts infos as pi's sortSessionInfos does: modified newest first, and
+ * (JavaScript's sort is stable) in the given order where equal. */
+void sessioninfo_sort(struct sessioninfo **infos, size_t n);
+
+#endif

@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# Differential test of `pisession search` against pi 1.6.0's /resume search
+# (make check-diff-search; make check-diff runs it first).  No mount needed.
+#
+#   tests/diff/search/run.sh build/pisession
+#
+# search.mjs writes randomized stores, loads them with pi's own
+# SessionManager.listAll, and compares, for random queries drawn from the
+# stores' text, pi's filterAndSortSessions(infos, query, "recent") with
+# `pisession search`; the infos themselves are compared too.
+#
+# Environment:
+#   SEARCH_DIFF_SEED=S     seed (default 20261201; printed)
+#   SEARCH_DIFF_STORES=N   stores (default 8)
+#   SEARCH_DIFF_QUERIES=M  queries per store (default 80)
+#   SEARCH_DIFF_KEEP=1     keep the work directory
+#   PI_REF_DIR=DIR         where pi is installed (tests/setup-pi.sh)
+set -euo pipefail
+
+if [ "$#" -ne 1 ]; then
+	echo "usage: $0 path/to/pisession" >&2
+	exit 2
+fi
+tool_arg="$1"
+case "$1" in
+/*) tool="$1" ;;
+*) tool="$PWD/$1" ;;
+esac
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+root="$(cd "$here/../../.." && pwd)"
+seed="${SEARCH_DIFF_SEED:-20261201}"
+[ -x "$tool" ] || { echo "check-diff-search: FAIL: no $tool (make build/pisession)" >&2; exit 1; }
+
+setup_out="$("$root/tests/setup-pi.sh")" || { echo "check-diff-search: FAIL: could not set up pi" >&2; exit 1; }
+eval "$setup_out"
+: "${PI_NODE:?}" "${PI_SESSION_MANAGER:?}"
+
+work="$(mktemp -d "${TMPDIR:-/tmp}/pisession-search-diff.XXXXXX")"
+status=1
+cleanup() {
+	if [ "$status" -eq 0 ] && [ "${SEARCH_DIFF_KEEP:-0}" != 1 ]; then
+		rm -rf "$work"
+	else
+		echo "check-diff-search: work directory kept: $work"
+		echo "check-diff-search: reproduce with: SEARCH_DIFF_SEED=$seed $0 $tool_arg"
+	fi
+}
+trap cleanup EXIT
+
+echo "check-diff-search: seed $seed"
+if timeout -s KILL 600 "$PI_NODE" "$here/search.mjs" --sm "$PI_SESSION_MANAGER" --pisession "$tool" \
+	--work "$work/stores" --seed "$seed" --stores "${SEARCH_DIFF_STORES:-8}" --queries "${SEARCH_DIFF_QUERIES:-80}"; then
+	status=0
+	echo "check-diff-search: OK"
+else
+	echo "check-diff-search: FAIL: pisession search differs from pi 1.6.0" >&2
+fi
+exit "$status"

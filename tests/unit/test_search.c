@@ -1,0 +1,250 @@
+/* search.c, jsregex.c, jscase.c: pi's /resume query language, its match
+ * decision, JavaScript's toLowerCase, and the entry-text rule. */
+#include <string.h>
+#include "buf.h"
+#include "helpers.h"
+#include "jscase.h"
+#include "search.h"
+#include "sessioninfo.h"
+#include "suites.h"
+
+static struct sessioninfo *info_of(const char *name, const char *cwd, const char *text, char **path)
+{
+	struct buf b = BUF_INIT;
+	json_t *h = json_pack("{s:s,s:s,s:s,s:s}", "type", "session", "id", "0193-ABCD", "timestamp", "2026-01-01T00:00:00Z", "cwd", cwd);
+	json_t *m = json_pack("{s:s,s:{s:s,s:s,s:i}}", "type", "message", "message", "role", "user", "content", text, "timestamp", 5);
+	char *hs = json_dumps(h, JSON_COMPACT), *ms = json_dumps(m, JSON_COMPACT);
+	buf_printf(&b, "%s\n%s\n", hs, ms);
+	if (name) {
+		json_t *n = json_pack("{s:s,s:s}", "type", "session_info", "name", name);
+		char *ns = json_dumps(n, JSON_COMPACT);
+		buf_printf(&b, "%s\n", ns);
+		free(ns);
+		json_decref(n);
+	}
+	buf_finish(&b);
+	*path = helper_write(b.data);
+	struct sessioninfo *info;
+	ck_assert_int_eq(sessioninfo_load(*path, &info), PS_OK);
+	ck_assert_int_eq(info->is_session, 1);
+	buf_free(&b);
+	free(hs);
+	free(ms);
+	json_decref(h);
+	json_decref(m);
+	return info;
+}
+
+static int matches(const char *query, const struct sessioninfo *info)
+{
+	struct search_query *q;
+	char *why;
+	int m;
+	ck_assert_msg(search_query_parse(query, &q, &why) == PS_OK, "%s: %s", query, why ? why : "");
+	ck_assert_int_eq(search_query_matches(q, info, &m), PS_OK);
+	search_query_free(q);
+	return m;
+}
+
+static int marks(const char *query, const char *text)
+{
+	struct search_query *q;
+	char *why;
+	int m;
+	ck_assert_int_eq(search_query_parse(query, &q, &why), PS_OK);
+	ck_assert_int_eq(search_text_matches(q, text, strlen(text), &m), PS_OK);
+	search_query_free(q);
+	return m;
+}
+
+static char *invalid(const char *query)
+{
+	struct search_query *q = NULL;
+	char *why = NULL;
+	ck_assert_msg(search_query_parse(query, &q, &why) == PS_ERR_INVALID, "%s parsed", query);
+	ck_assert_ptr_null(q);
+	ck_assert_ptr_nonnull(why);
+	return why;
+}
+
+static void lower_is(const char *in, const char *want)
+{
+	struct buf b = BUF_INIT;
+	ck_assert_int_eq(jscase_lower(in, strlen(in), &b), 0);
+	buf_finish(&b);
+	ck_assert_str_eq(b.data ? b.data : "", want);
+	buf_free(&b);
+}
+
+START_TEST(test_lower)
+{
+	lower_is("Hello WORLD", "hello world");
+	lower_is("ÀÉÎÕÜ Straße ẞ", "àéîõü straße ß");
+	lower_is("ДОБРО Привет", "добро привет");
+	/* Final_Sigma and the one unconditional full mapping. */
+	lower_is("ΟΔΟΣ ΣΟΦΙΑ Σ ΑΣ' ΑΣ.Β", "οδος σοφια σ ας' ασ.β");
+	lower_is("İ", "i\xcc\x87");
+	lower_is("日本語 😀", "日本語 😀");
+}
+END_TEST
+
+START_TEST(test_tokens_and_phrases)
+{
+	char *path;
+	struct sessioninfo *info = info_of("Deploy the Parser", "/home/user/web-app", "we fixed the  MIGRATION\tscript today", &path);
+	ck_assert(matches("", info));
+	ck_assert(matches("   ", info));
+	ck_assert(matches("migration", info));
+	ck_assert(matches("MIGRATION deploy", info)); /* all tokens, any fields */
+	ck_assert(!matches("migration zebra", info));
+	ck_assert(matches("\"migration script\"", info)); /* white space runs are one space */
+	ck_assert(matches("\"the   migration\"", info));
+	ck_assert(!matches("\"migration today\"", info));
+	ck_assert(matches("abcd", info)); /* the id, lowercased */
+	ck_assert(matches("\"\" deploy", info)); /* an empty phrase is skipped */
+	/* Unbalanced: white space words, the quote part of the token. */
+	ck_assert(!matches("\"migration script", info));
+	ck_assert(matches("migration \"", info) == 0);
+	sessioninfo_free(info);
+	unlink(path);
+	free(path);
+}
+END_TEST
+
+START_TEST(test_fuzzy)
+{
+	char *path;
+	struct sessioninfo *info = info_of("Refactor search", "/tmp/deploy-v2", "nothing scattered here", &path);
+	ck_assert(matches("rfsrch", info)); /* a subsequence of the name */
+	ck_assert(matches("tmpdpl", info));  /* of the cwd */
+	ck_assert(!matches("ntsh", info));   /* never of the message text */
+	ck_assert(matches("2v", info));      /* digits+letters swapped: v2 */
+	ck_assert(!matches("2x", info));
+	ck_assert(matches("RFS", info));     /* case-insensitive */
+	sessioninfo_free(info);
+	unlink(path);
+	free(path);
+}
+END_TEST
+
+START_TEST(test_unicode)
+{
+	char *path;
+	struct sessioninfo *info = info_of("ΟΔΟΣ", "/srv", "Привет СТРАННЫЙ мир, naïve CAFÉ", &path);
+	ck_assert(matches("οδος", info));
+	ck_assert(matches("ΟΔΟΣ", info));
+	ck_assert(matches("странный", info));
+	ck_assert(matches("café NAÏVE", info));
+	ck_assert(matches("re:странный", info)); /* caseless beyond ASCII */
+	sessioninfo_free(info);
+	unlink(path);
+	free(path);
+}
+END_TEST
+
+START_TEST(test_regex)
+{
+	char *path;
+	struct sessioninfo *info = info_of(NULL, "/w", "Line one\nline TWO\u00a0end", &path);
+	ck_assert(matches("re:one$", info) == 0);  /* $ is the very end only */
+	ck_assert(matches("re:end$", info));
+	ck_assert(matches("re:two\\send", info)); /* \s is JavaScript's */
+	ck_assert(!matches("re:one.line", info)); /* . stops at line ends */
+	ck_assert(matches("re:one[^]line", info));
+	ck_assert(!matches("re:\\Aline", info));  /* \A is the letter A */
+	ck_assert(matches("re:(?<w>l)ine \\k<w>?", info));
+	ck_assert(matches("re:\\u004cine", info));
+	ck_assert(!matches("re:[]", info));
+	ck_assert(matches("re:  TWO  ", info)); /* the pattern is trimmed */
+	sessioninfo_free(info);
+	unlink(path);
+	free(path);
+}
+END_TEST
+
+START_TEST(test_regex_errors)
+{
+	const struct { const char *q, *why; } cases[] = {
+		{ "re:", "Empty regex" },
+		{ "re:   ", "Empty regex" },
+		{ "re:(", "Unterminated group" },
+		{ "re:a)", "Unmatched ')'" },
+		{ "re:[a", "Unterminated character class" },
+		{ "re:*a", "Nothing to repeat" },
+		{ "re:a++", "Nothing to repeat" },
+		{ "re:a{2}{3}", "Nothing to repeat" },
+		{ "re:a{3,2}", "numbers out of order" },
+		{ "re:[z-a]", "Range out of order" },
+		{ "re:(?i)a", "Invalid group" },
+		{ "re:(?>a)", "Invalid group" },
+		{ "re:(?<=a)*", "Invalid quantifier" },
+		{ "re:\\", "\\ at end of pattern" },
+		{ "re:(?<a>x)(?<a>y)", "Duplicate capture group name" },
+		{ "re:(?<x>a)\\k<y>", "Invalid named capture referenced" },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		char *why = invalid(cases[i].q);
+		ck_assert_msg(strstr(why, cases[i].why), "%s: %s", cases[i].q, why);
+		free(why);
+	}
+	/* What JavaScript's Annex B accepts. */
+	const char *ok[] = { "re:a{", "re:}", "re:]", "re:(?=a)*", "re:\\k", "re:[\\d-z]", "re:\\8", "re:x{,3}", "re:\\cJ" };
+	for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
+		struct search_query *q;
+		char *why;
+		ck_assert_msg(search_query_parse(ok[i], &q, &why) == PS_OK, "%s: %s", ok[i], why ? why : "");
+		search_query_free(q);
+	}
+}
+END_TEST
+
+START_TEST(test_hostile_regex)
+{
+	/* Catastrophic backtracking gives up instead of hanging the daemon. */
+	char *path;
+	char text[4096];
+	memset(text, 'a', sizeof text - 2);
+	text[sizeof text - 2] = '!';
+	text[sizeof text - 1] = 0;
+	struct sessioninfo *info = info_of(NULL, "/w", text, &path);
+	struct search_query *q;
+	char *why;
+	int m;
+	ck_assert_int_eq(search_query_parse("re:^(a|a)*$", &q, &why), PS_OK);
+	ps_err err = search_query_matches(q, info, &m);
+	ck_assert(err == PS_ERR_TOOBIG || (err == PS_OK && !m));
+	search_query_free(q);
+	sessioninfo_free(info);
+	unlink(path);
+	free(path);
+}
+END_TEST
+
+START_TEST(test_entry_text_rule)
+{
+	ck_assert(marks("deploy", "We DEPLOYED it"));
+	ck_assert(!marks("dpl", "We deployed it"));           /* fuzzy alone marks nothing */
+	ck_assert(marks("zebra deploy", "deploy only"));        /* any token */
+	ck_assert(marks("\"foo bar\"", "x FOO \n\t bar y"));    /* phrases across white space */
+	ck_assert(!marks("\"foo bar\"", "foobar"));
+	ck_assert(marks("re:dep.oy", "deploy"));
+	ck_assert(!marks("", "anything"));
+	ck_assert(marks("\"foo", "say \"foo"));                /* unbalanced: the quote is kept */
+}
+END_TEST
+
+Suite *search_suite(void)
+{
+	Suite *s = suite_create("search");
+	TCase *tc = tcase_create("core");
+	tcase_add_test(tc, test_lower);
+	tcase_add_test(tc, test_tokens_and_phrases);
+	tcase_add_test(tc, test_fuzzy);
+	tcase_add_test(tc, test_unicode);
+	tcase_add_test(tc, test_regex);
+	tcase_add_test(tc, test_regex_errors);
+	tcase_add_test(tc, test_hostile_regex);
+	tcase_add_test(tc, test_entry_text_rule);
+	suite_add_tcase(s, tc);
+	return s;
+}

@@ -1,0 +1,208 @@
+/* sessioninfo.c: pi's SessionInfo of a file, and the same info reached by
+ * extending an old one as the file grows (append-only stores). */
+#include <math.h>
+#include <string.h>
+#include "helpers.h"
+#include "sessioninfo.h"
+#include "suites.h"
+
+#define HEADER "{\"type\":\"session\",\"version\":3,\"id\":\"S1\",\"timestamp\":\"2026-01-01T00:00:00.000Z\",\"cwd\":\"/w\"}\n"
+#define USER(id, text, ts) "{\"type\":\"message\",\"id\":\"" id "\",\"parentId\":null,\"timestamp\":\"2026-01-01T00:00:01.000Z\"," \
+	"\"message\":{\"role\":\"user\",\"content\":\"" text "\",\"timestamp\":" #ts "}}\n"
+
+static struct sessioninfo *load(const char *path)
+{
+	struct sessioninfo *info;
+	ck_assert_int_eq(sessioninfo_load(path, &info), PS_OK);
+	return info;
+}
+
+/* Everything pi would see must be equal. */
+static void assert_same(const struct sessioninfo *a, const struct sessioninfo *b)
+{
+	size_t la, lb;
+	ck_assert_int_eq(a->is_session, b->is_session);
+	ck_assert_str_eq(a->id, b->id);
+	ck_assert_str_eq(a->cwd, b->cwd);
+	ck_assert_int_eq(!a->name, !b->name);
+	if (a->name)
+		ck_assert_str_eq(a->name, b->name);
+	ck_assert_int_eq(isnan(a->modified_ms), isnan(b->modified_ms));
+	if (!isnan(a->modified_ms))
+		ck_assert_double_eq(a->modified_ms, b->modified_ms);
+	ck_assert_uint_eq(a->message_count, b->message_count);
+	const char *fa = sessioninfo_first_message(a, &la), *fb = sessioninfo_first_message(b, &lb);
+	ck_assert_uint_eq(la, lb);
+	ck_assert_int_eq(memcmp(fa, fb, la), 0);
+	ck_assert_uint_eq(a->text.len, b->text.len);
+	ck_assert_uint_eq(a->lower.len, b->lower.len);
+	if (a->text.len) {
+		ck_assert_int_eq(memcmp(a->text.data, b->text.data, a->text.len), 0);
+		ck_assert_int_eq(memcmp(a->lower.data, b->lower.data, a->lower.len), 0);
+	}
+}
+
+START_TEST(test_fields)
+{
+	char *path = helper_write(HEADER USER("a1", "Hello ΟΔΟΣ", 1767225601000)
+		"{\"type\":\"message\",\"id\":\"a2\",\"parentId\":\"a1\",\"timestamp\":\"2026-01-01T00:00:02.000Z\","
+		"\"message\":{\"role\":\"toolResult\",\"toolName\":\"bash\",\"content\":[{\"type\":\"text\",\"text\":\"SECRET\"}]}}\n"
+		"{\"type\":\"message\",\"id\":\"a3\",\"parentId\":\"a2\",\"timestamp\":\"2026-01-01T00:00:03.000Z\","
+		"\"message\":{\"role\":\"assistant\",\"content\":[{\"type\":\"text\",\"text\":\"one\"},{\"type\":\"thinking\",\"thinking\":\"no\"},"
+		"{\"type\":\"text\",\"text\":42}],\"timestamp\":1767225603000}}\n"
+		"{\"type\":\"session_info\",\"id\":\"a4\",\"parentId\":\"a3\",\"timestamp\":\"2026-01-01T00:00:04.000Z\",\"name\":\"  My name \\u3000\"}\n");
+	struct sessioninfo *info = load(path);
+	size_t n;
+	ck_assert_int_eq(info->is_session, 1);
+	ck_assert_str_eq(info->id, "S1");
+	ck_assert_str_eq(info->cwd, "/w");
+	ck_assert_str_eq(info->name, "My name");
+	ck_assert_uint_eq(info->message_count, 3); /* the tool result counts, its text does not */
+	ck_assert_double_eq(info->modified_ms, 1767225603000.0);
+	ck_assert_str_eq(info->text.data, "Hello ΟΔΟΣ one 42");
+	ck_assert_str_eq(info->lower.data, "hello οδος one 42");
+	ck_assert_int_eq(memcmp(sessioninfo_first_message(info, &n), "Hello ΟΔΟΣ", strlen("Hello ΟΔΟΣ")), 0);
+	ck_assert_uint_eq(n, strlen("Hello ΟΔΟΣ"));
+	ck_assert_uint_gt(sessioninfo_bytes(info), info->text.len + info->lower.len);
+	sessioninfo_free(info);
+	unlink(path);
+	free(path);
+}
+END_TEST
+
+START_TEST(test_not_sessions)
+{
+	/* pi's reader: the first JSON value must be the header; a message
+	 * without its message, or a name that is no string, makes it throw. */
+	const char *cases[] = {
+		"",
+		"{\"type\":\"message\"}\n" HEADER,
+		"42\n" HEADER,
+		HEADER "{\"type\":\"message\",\"id\":\"x\"}\n",
+		HEADER "{\"type\":\"session_info\",\"name\":5}\n",
+		HEADER USER("a", "x", 1) "{\"type\":\"message\",\"message\":{\"role\":\"user\",\"content\":null}}\n",
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		char *path = helper_write(cases[i]);
+		struct sessioninfo *info = load(path);
+		ck_assert_msg(!info->is_session, "case %zu", i);
+		sessioninfo_free(info);
+		unlink(path);
+		free(path);
+	}
+	/* Blank, bad and falsy lines before the header are skipped. */
+	char *path = helper_write("\n  \n{bad\nnull\n0\n\"\"\n" HEADER);
+	struct sessioninfo *info = load(path);
+	ck_assert_int_eq(info->is_session, 1);
+	ck_assert_str_eq(sessioninfo_first_message(info, &(size_t){ 0 }), "(no messages)");
+	ck_assert_double_eq(info->modified_ms, 1767225600000.0); /* the header's time */
+	sessioninfo_free(info);
+	unlink(path);
+	free(path);
+}
+END_TEST
+
+START_TEST(test_name_cleared)
+{
+	char *path = helper_write(HEADER "{\"type\":\"session_info\",\"name\":\"first\"}\n"
+					 "{\"type\":\"session_info\",\"name\":\"  \"}\n");
+	struct sessioninfo *info = load(path);
+	ck_assert_ptr_null(info->name);
+	helper_append(path, "{\"type\":\"session_info\",\"name\":\"again\"}\n");
+	ck_assert_int_eq(sessioninfo_refresh(info, NULL), PS_OK);
+	ck_assert_str_eq(info->name, "again");
+	helper_append(path, "{\"type\":\"session_info\",\"name\":null}\n");
+	ck_assert_int_eq(sessioninfo_refresh(info, NULL), PS_OK);
+	ck_assert_ptr_null(info->name);
+	sessioninfo_free(info);
+	unlink(path);
+	free(path);
+}
+END_TEST
+
+START_TEST(test_line_ends)
+{
+	/* readline: \r\n and a lone \r end lines too; a last line without a
+	 * line break counts. */
+	char *path = helper_write("{\"type\":\"session\",\"id\":\"S\",\"timestamp\":\"2026-01-01T00:00:00.000Z\"}\r\n"
+		"{\"type\":\"message\",\"message\":{\"role\":\"user\",\"content\":\"a\",\"timestamp\":5}}\r"
+		"{\"type\":\"message\",\"message\":{\"role\":\"user\",\"content\":\"b\",\"timestamp\":7}}");
+	struct sessioninfo *info = load(path);
+	ck_assert_int_eq(info->is_session, 1);
+	ck_assert_str_eq(info->text.data, "a b");
+	ck_assert_double_eq(info->modified_ms, 7.0);
+	sessioninfo_free(info);
+	unlink(path);
+	free(path);
+}
+END_TEST
+
+/* After every step of appends (whole lines, half lines, a line finished
+ * later, CR LF split across two appends), the extended info equals a fresh
+ * one. */
+START_TEST(test_incremental)
+{
+	const char *steps[] = {
+		USER("a1", "first ONE", 100),
+		"{\"type\":\"message\",\"id\":\"a2\",\"message\":{\"role\":\"assistant\",\"content\":[{\"type\":\"text\",\"text\":\"ΣΟΦΙΑ\"}],\"timestamp\":300}}",
+		"\n",
+		"{\"type\":\"session_info\",\"name\":\"Named",
+		"\"}\r",
+		"\n" USER("a3", "third", 200),
+		"{\"type\":\"message\",\"id\":\"a4\",\"message\":{\"role\":\"user\",\"content\":\"half",
+		" done\",\"timestamp\":400}}\n",
+	};
+	char *path = helper_write(HEADER);
+	struct sessioninfo *info = load(path);
+	for (size_t i = 0; i < sizeof steps / sizeof steps[0]; i++) {
+		helper_append(path, steps[i]);
+		int changed;
+		ck_assert_int_eq(sessioninfo_refresh(info, &changed), PS_OK);
+		ck_assert_int_eq(changed, 1);
+		struct sessioninfo *fresh = load(path);
+		assert_same(info, fresh);
+		sessioninfo_free(fresh);
+		ck_assert_int_eq(sessioninfo_refresh(info, &changed), PS_OK);
+		ck_assert_int_eq(changed, 0); /* nothing new: nothing read */
+	}
+	ck_assert_str_eq(info->text.data, "first ONE ΣΟΦΙΑ third half done");
+	ck_assert_str_eq(info->name, "Named");
+	ck_assert_double_eq(info->modified_ms, 400.0);
+	/* A rewrite (not an append) is read whole. */
+	helper_rewrite(path, HEADER USER("b1", "replaced text here", 50));
+	ck_assert_int_eq(sessioninfo_refresh(info, NULL), PS_OK);
+	struct sessioninfo *fresh = load(path);
+	assert_same(info, fresh);
+	ck_assert_str_eq(info->text.data, "replaced text here");
+	sessioninfo_free(fresh);
+	sessioninfo_free(info);
+	unlink(path);
+	free(path);
+}
+END_TEST
+
+START_TEST(test_sort_stable)
+{
+	struct sessioninfo a = { .modified_ms = 5 }, b = { .modified_ms = 9 }, c = { .modified_ms = 5 }, d = { .modified_ms = 7 };
+	struct sessioninfo *v[] = { &a, &b, &c, &d };
+	sessioninfo_sort(v, 4);
+	ck_assert_ptr_eq(v[0], &b);
+	ck_assert_ptr_eq(v[1], &d);
+	ck_assert_ptr_eq(v[2], &a); /* ties keep the order given */
+	ck_assert_ptr_eq(v[3], &c);
+}
+END_TEST
+
+Suite *sessioninfo_suite(void)
+{
+	Suite *s = suite_create("sessioninfo");
+	TCase *tc = tcase_create("core");
+	tcase_add_test(tc, test_fields);
+	tcase_add_test(tc, test_not_sessions);
+	tcase_add_test(tc, test_name_cleared);
+	tcase_add_test(tc, test_line_ends);
+	tcase_add_test(tc, test_incremental);
+	tcase_add_test(tc, test_sort_stable);
+	suite_add_tcase(s, tc);
+	return s;
+}
