@@ -11,6 +11,7 @@
 #include "ops_internal.h"
 #include "usagecsv.h"
 #include "content.h"
+#include "searchdir.h"
 #include "views.h"
 
 struct psfs_fill {
@@ -100,6 +101,8 @@ static int psfs_readdir_all(const char *path, void *buf, fuse_fill_dir_t filler,
 	filler(buf, "..", NULL, 0, 0);
 	if (views_owns(path))
 		return views_readdir(fs, path, buf, filler);
+	if (search_owns(path, &p))
+		return search_readdir(fs, path, &p, buf, filler);
 	if (pending) {
 		/* Only in-memory nodes. */
 	} else if (journal_owns(path)) {
@@ -109,6 +112,7 @@ static int psfs_readdir_all(const char *path, void *buf, fuse_fill_dir_t filler,
 		filler(buf, JOURNAL_NAME, NULL, 0, 0);
 		for (size_t i = 0; views_names[i]; i++)
 			filler(buf, views_names[i], NULL, 0, 0);
+		filler(buf, SEARCH_NAME, NULL, 0, 0);
 		usagecsv_readdir(&p, buf, filler);
 		err = store_list_project_names(fs->store, psfs_fill_store, &f);
 		/* Session files directly in the store, beside the projects (a
@@ -117,8 +121,10 @@ static int psfs_readdir_all(const char *path, void *buf, fuse_fill_dir_t filler,
 			err = store_list_session_names(fs->store, "", psfs_fill_root_session, &f);
 	} else if (p.depth == 1) {
 		err = store_list_session_names(fs->store, p.project, psfs_fill_store, &f);
-		if (!err)
+		if (!err) {
 			usagecsv_readdir(&p, buf, filler);
+			filler(buf, SEARCH_NAME, NULL, 0, 0);
+		}
 	} else {
 		err = store_acquire(fs->store, p.project, p.session, &ref);
 		if (err)

@@ -21,6 +21,7 @@
 #include "sizer.h"
 #include "watch.h"
 #include "recover.h"
+#include "searchdir.h"
 #include "usagecsv.h"
 #include "content.h"
 
@@ -54,6 +55,7 @@ static const struct fuse_opt psfs_opts[] = {
 	PSFS_OPT("cache_sessions=%u", cache_sessions),
 	PSFS_OPT("entry_cache=%d", entry_cache_mib),
 	PSFS_OPT("context_cache=%d", context_cache_mib),
+	PSFS_OPT("search_cache=%d", search_cache_mib),
 	PSFS_OPT("rejected_kept=%d", rejected_kept_mib),
 	PSFS_OPT("timeout=%lf", timeout),
 	PSFS_OPT("-h", show_help),
@@ -84,6 +86,8 @@ static void psfs_usage(const char *prog)
 	       "                         (default 8; 0 turns the cache off)\n"
 	       "  -o context_cache=MIB   context.json texts kept, in MiB over all\n"
 	       "                         sessions (default 64; 0 turns the cache off)\n"
+	       "  -o search_cache=MIB    what search/ keeps of the sessions it read, in\n"
+	       "                         MiB over all (default 32; 0 keeps nothing)\n"
 	       "  -o rejected_kept=MIB   refused texts kept in .pisessionfs/rejected,\n"
 	       "                         in MiB over all (default 64, at least 1)\n"
 	       "  -o timeout=SECONDS     kernel cache timeout for names and attributes\n"
@@ -354,6 +358,7 @@ int main(int argc, char *argv[])
 	fs.cfg.timeout = NAN; /* chosen at init, by what the watcher hears */
 	fs.cfg.entry_cache_mib = -1;
 	fs.cfg.context_cache_mib = -1;
+	fs.cfg.search_cache_mib = -1;
 	fs.cfg.rejected_kept_mib = -1;
 	if (fuse_opt_parse(&args, &fs.cfg, psfs_opts, psfs_opt_proc) != 0)
 		goto out;
@@ -428,6 +433,14 @@ int main(int argc, char *argv[])
 	}
 	if (fs.cfg.context_cache_mib >= 0)
 		content_set_context_budget((size_t)fs.cfg.context_cache_mib << 20);
+	if (fs.cfg.search_cache_mib < -1 || fs.cfg.search_cache_mib > 65536) {
+		fprintf(stderr, "pisessionfs: -o search_cache=%d: give 0 to 65536 (MiB)\n", fs.cfg.search_cache_mib);
+		goto out;
+	}
+	if (search_init(fs.cfg.search_cache_mib >= 0 ? (size_t)fs.cfg.search_cache_mib << 20 : SEARCH_CACHE_DEFAULT)) {
+		fprintf(stderr, "pisessionfs: out of memory\n");
+		goto out;
+	}
 	if (fs.cfg.rejected_kept_mib != -1 && (fs.cfg.rejected_kept_mib < 1 || fs.cfg.rejected_kept_mib > 4096)) {
 		fprintf(stderr, "pisessionfs: -o rejected_kept=%d: give 1 to 4096 (MiB)\n", fs.cfg.rejected_kept_mib);
 		goto out;
@@ -499,6 +512,7 @@ out:
 	store_free(fs.store);
 	entrycache_clear();
 	usagecsv_clear();
+	search_clear();
 	overlay_destroy();
 	free(fs.mountpoint);
 	free(fs.cfg.store);

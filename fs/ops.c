@@ -24,6 +24,7 @@
 #include "sizer.h"
 #include "watch.h"
 #include "content.h"
+#include "searchdir.h"
 #include "usagecsv.h"
 #include "views.h"
 
@@ -44,7 +45,7 @@ int psfs_root_name_free(const char *name)
 	for (size_t i = 0; views_names[i]; i++)
 		if (strcmp(name, views_names[i]) == 0)
 			return 0;
-	if (strcmp(name, JOURNAL_NAME) == 0 || strcmp(name, VIEWS_USAGE_CSV) == 0)
+	if (strcmp(name, JOURNAL_NAME) == 0 || strcmp(name, VIEWS_USAGE_CSV) == 0 || strcmp(name, SEARCH_NAME) == 0)
 		return 0;
 	return store_stat_project(psfs_self()->store, name, &st) != PS_OK;
 }
@@ -282,6 +283,8 @@ int psfs_getattr(const char *path, struct stat *st, struct fuse_file_info *fi)
 		return journal_getattr(path, &file, st);
 	if (usagecsv_owns(&p))
 		return usagecsv_getattr(fs, &p, &file, st);
+	if (search_owns(path, &p))
+		return search_getattr(fs, path, &p, &file, st);
 	switch (p.depth) {
 	case 0:
 		psfs_dir_stat(st, &file, 0555);
@@ -330,6 +333,8 @@ static int psfs_readlink(const char *path, char *buf, size_t size)
 		return -EINVAL;
 	if (views_owns(path))
 		return views_readlink(psfs_self(), path, buf, size);
+	if (!psfs_split(path, &p) && search_owns(path, &p))
+		return search_readlink(psfs_self(), path, &p, buf, size);
 	overlay_lock();
 	struct overlay_node *ov = overlay_get(path);
 	if (ov && ov->kind == OVERLAY_SYMLINK) {

@@ -13,6 +13,7 @@ struct psfs_config {
 	unsigned cache_sessions;
 	int entry_cache_mib;  /* -o entry_cache=MiB, -1 when not given */
 	int context_cache_mib; /* -o context_cache=MiB, -1 when not given */
+	int search_cache_mib; /* -o search_cache=MiB, -1 when not given */
 	int rejected_kept_mib; /* -o rejected_kept=MiB, -1 when not given */
 	double timeout;       /* kernel entry/attribute timeout, seconds; NAN: by the watcher */
 	int show_help;

@@ -79,7 +79,7 @@ static char *views_escape_before(const char *s)
 /* The catalog as this caller may see it: the sessions whose files it may
  * read (docs/security.md "Who sees what"), so that names, cwds and the
  * suffixes that tell equal names apart come only from those. */
-static ps_err views_snapshot(struct psfs *fs, struct catalog_session **items, size_t *n)
+ps_err views_snapshot(struct psfs *fs, struct catalog_session **items, size_t *n)
 {
 	ps_err err = catalog_snapshot(fs->catalog, items, n);
 	if (err)

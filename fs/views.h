@@ -3,6 +3,7 @@
 #ifndef PSFS_VIEWS_H
 #define PSFS_VIEWS_H
 
+#include "catalog.h"
 #include "pisessionfs.h"
 
 /* Whether path is a view or inside one. */
@@ -14,6 +15,11 @@ int views_readlink(struct psfs *fs, const char *path, char *buf, size_t size);
  * is NULL: one row per session (src/usage.h).  *buf is new. */
 int views_usage_csv(struct psfs *fs, const char *project, char **buf, size_t *len);
 #define VIEWS_USAGE_CSV "usage.csv"
+
+/* The catalog (catalog.h) as the caller may see it: the sessions whose
+ * files it may read (caller.h), newest first.  A new copy: free with
+ * catalog_snapshot_free. */
+ps_err views_snapshot(struct psfs *fs, struct catalog_session **items, size_t *n);
 
 /* Names of the views, for the root listing (NULL-terminated). */
 extern const char *const views_names[];

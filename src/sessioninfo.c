@@ -423,7 +423,7 @@ ps_err sessioninfo_refresh(struct sessioninfo *info, int *changed)
 	struct stat st;
 	if (changed)
 		*changed = 0;
-	int fd = open(info->path, O_RDONLY | O_CLOEXEC);
+	int fd = open(info->path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0)
 		return errno == ENOENT || errno == ENOTDIR ? PS_ERR_NOENT : PS_ERR_IO;
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
@@ -565,4 +565,14 @@ void sessioninfo_sort(struct sessioninfo **infos, size_t n)
 		memcpy(infos, tmp, n * sizeof *tmp);
 	}
 	free(tmp);
+}
+
+int sessioninfo_message_text(const json_t *message, struct buf *out)
+{
+	const json_t *role = json_object_get(message, "role");
+	if (!json_is_object(message) || !json_object_get(message, "content") ||
+	    !(json_is_str(role, "user") || json_is_str(role, "assistant")))
+		return 0;
+	int r = info_extract_text(json_object_get(message, "content"), out);
+	return r < 0 ? -1 : r == 0 && out->len > 0;
 }

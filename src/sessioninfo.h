@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <jansson.h>
 #include "buf.h"
 #include "ps_error.h"
 
@@ -83,6 +84,13 @@ const char *sessioninfo_first_message(const struct sessioninfo *info, size_t *le
 size_t sessioninfo_bytes(const struct sessioninfo *info);
 
 void sessioninfo_free(struct sessioninfo *info);
+
+/* The text pi's allMessagesText takes from one message (extractTextContent:
+ * a string content as it is, text blocks joined with " "), appended to
+ * out: 1 when message is a user or assistant message with text, 0 when it
+ * gives none, -1 when memory runs out.  For the places a search marks
+ * (search_text_matches) and the titles (title.h). */
+int sessioninfo_message_text(const json_t *message, struct buf *out);
 
 /* Sorts infos as pi's sortSessionInfos does: modified newest first, and
  * (JavaScript's sort is stable) in the given order where equal. */

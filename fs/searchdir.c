@@ -1,0 +1,557 @@
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "buf.h"
+#include "caller.h"
+#include "catalog.h"
+#include "escape.h"
+#include "infocache.h"
+#include "journal.h"
+#include "layout.h"
+#include "search.h"
+#include "searchdir.h"
+#include "title.h"
+#include "views.h"
+
+/* A title's part of a result's name, in bytes before escaping. */
+#define SEARCH_TITLE_MAX 48
+/* How long a result answers the lookups that follow its listing. */
+#define SEARCH_RESULT_NS 1000000000LL
+#define SEARCH_RESULTS 8
+
+/* Where a path is inside a search directory. */
+struct search_where {
+	char scope[NAME_MAX + 1]; /* the project folder, "" for the whole store */
+	int depth;                /* 0 search/, 1 QUERY, 2 a result, 3 a link in it */
+	const char *query, *item, *link; /* into the path; query and item end at '/' */
+	size_t query_len, item_len;
+};
+
+/* A link in a result's directory. */
+struct search_link {
+	char *name, *target;
+};
+
+struct search_hit {
+	char *project, *stem, *id;
+	char *name;               /* as listed: NN-<title>~<id tail> */
+	double modified_ms;
+	size_t order;             /* in the catalog's order: ties keep it */
+	struct search_link *links; /* built at the first look inside */
+	size_t n_links;
+	int links_built;
+};
+
+struct search_result {
+	char *scope, *query;
+	uid_t uid;
+	gid_t gid;
+	int64_t made_ns;
+	struct search_hit *hits;
+	size_t n;
+};
+
+static struct {
+	pthread_mutex_t lock;
+	struct infocache *infos;
+	struct search_result *kept[SEARCH_RESULTS]; /* newest first */
+} sr = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+static int64_t search_now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+int search_init(size_t budget)
+{
+	return infocache_new(budget, &sr.infos) ? -ENOMEM : 0;
+}
+
+static void search_result_free(struct search_result *r)
+{
+	if (!r)
+		return;
+	for (size_t i = 0; i < r->n; i++) {
+		struct search_hit *h = &r->hits[i];
+		for (size_t k = 0; k < h->n_links; k++) {
+			free(h->links[k].name);
+			free(h->links[k].target);
+		}
+		free(h->links);
+		free(h->project);
+		free(h->stem);
+		free(h->id);
+		free(h->name);
+	}
+	free(r->hits);
+	free(r->scope);
+	free(r->query);
+	free(r);
+}
+
+void search_clear(void)
+{
+	for (size_t i = 0; i < SEARCH_RESULTS; i++) {
+		search_result_free(sr.kept[i]);
+		sr.kept[i] = NULL;
+	}
+	infocache_free(sr.infos);
+	sr.infos = NULL;
+}
+
+/* Splits path into where; 0, or -ENOENT when it is not in a search. */
+static int search_where_of(const char *path, const struct psfs_path *p, struct search_where *w)
+{
+	const char *rest;
+	memset(w, 0, sizeof *w);
+	if (strncmp(path, "/" SEARCH_NAME, sizeof SEARCH_NAME) == 0 &&
+	    (path[sizeof SEARCH_NAME] == '\0' || path[sizeof SEARCH_NAME] == '/')) {
+		rest = path + sizeof SEARCH_NAME;
+	} else if (p && p->depth >= 2 && *p->project && strcmp(p->session, SEARCH_NAME) == 0) {
+		snprintf(w->scope, sizeof w->scope, "%s", p->project);
+		rest = p->depth == 3 ? p->rest - 1 : "";
+	} else {
+		return -ENOENT;
+	}
+	const char **parts[] = { &w->query, &w->item, &w->link };
+	size_t *lens[] = { &w->query_len, &w->item_len, NULL };
+	for (size_t i = 0; i < 3 && *rest == '/'; i++) {
+		rest++;
+		size_t n = strcspn(rest, "/");
+		if (!n)
+			return -ENOENT;
+		*parts[i] = rest;
+		if (lens[i])
+			*lens[i] = n;
+		w->depth = (int)i + 1;
+		rest += n;
+	}
+	return *rest ? -ENOENT : 0;
+}
+
+int search_owns(const char *path, const struct psfs_path *p)
+{
+	struct search_where w;
+	return search_where_of(path, p, &w) == 0 || (p && p->depth >= 2 && *p->project &&
+						      strcmp(p->session, SEARCH_NAME) == 0);
+}
+
+/* Stable: the catalog's order (newest file first) where pi's modified ties. */
+static int search_hit_order(const void *a, const void *b)
+{
+	const struct search_hit *x = a, *y = b;
+	if (x->modified_ms != y->modified_ms)
+		return x->modified_ms > y->modified_ms ? -1 : 1;
+	return x->order < y->order ? -1 : x->order > y->order;
+}
+
+/* The path of a session file of the store (new string). */
+static char *search_file_of(struct psfs *fs, const struct catalog_session *c)
+{
+	char *path = NULL;
+	if (asprintf(&path, "%s/%s%s%s.jsonl", store_root(fs->store), c->project, *c->project ? "/" : "", c->stem) < 0)
+		return NULL;
+	return path;
+}
+
+/* The id's last n characters (all of it when shorter). */
+static const char *search_tail(const char *id, size_t n)
+{
+	size_t len = strlen(id);
+	return len > n ? id + len - n : id;
+}
+
+/* Names the hits NN-<title>~<tail>, the tail the fewest of the id's last
+ * characters (8, 12, 16, then all) that no other hit's id ends in too. */
+static int search_name_hits(struct search_result *r, char **titles)
+{
+	for (size_t i = 0; i < r->n; i++) {
+		struct search_hit *h = &r->hits[i];
+		size_t tail = 8;
+		for (;; tail += 4) {
+			const char *t = search_tail(h->id, tail);
+			int clash = 0;
+			for (size_t k = 0; k < r->n && !clash; k++) {
+				const char *other = r->hits[k].id;
+				size_t ol = strlen(other), tl = strlen(t);
+				clash = k != i && ol >= tl && strcmp(other + ol - tl, t) == 0;
+			}
+			if (!clash || t == h->id)
+				break;
+		}
+		const char *t = search_tail(h->id, tail);
+		char *esc_tail = escape_typed_name(t, strlen(t), NAME_MAX / 2);
+		char *esc_title = esc_tail ? escape_typed_name(titles[i], strlen(titles[i]), NAME_MAX - strlen(esc_tail) - 12) : NULL;
+		if (!esc_title || asprintf(&h->name, "%02zu-%s~%s", i + 1, esc_title, esc_tail) < 0)
+			h->name = NULL;
+		free(esc_tail);
+		free(esc_title);
+		if (!h->name)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/* Runs the query over the sessions of the scope the caller may read. */
+static int search_run(struct psfs *fs, const char *scope, const char *query, struct search_result **out)
+{
+	struct search_query *q = NULL;
+	char *why = NULL;
+	ps_err err = search_query_parse(query, &q, &why);
+	if (err) {
+		if (err == PS_ERR_INVALID)
+			journal_log("search %s: %s", query, why ? why : "not a query pi takes");
+		free(why);
+		return err == PS_ERR_INVALID ? -EINVAL : -psfs_errno(err);
+	}
+	struct catalog_session *items = NULL;
+	size_t n = 0;
+	err = views_snapshot(fs, &items, &n);
+	struct search_result *r = calloc(1, sizeof *r);
+	char **titles = calloc(n ? n : 1, sizeof *titles);
+	int res = err ? -psfs_errno(err) : r && titles ? 0 : -ENOMEM;
+	if (!res) {
+		r->hits = calloc(n ? n : 1, sizeof *r->hits);
+		r->scope = strdup(scope);
+		r->query = strdup(query);
+		if (!r->hits || !r->scope || !r->query)
+			res = -ENOMEM;
+	}
+	infocache_lock(sr.infos);
+	for (size_t i = 0; !res && i < n; i++) {
+		const struct catalog_session *c = &items[i];
+		if (*scope && strcmp(c->project, scope) != 0)
+			continue;
+		char *file = search_file_of(fs, c);
+		const struct sessioninfo *info = NULL;
+		int match = 0;
+		err = file ? infocache_get(sr.infos, file, &info) : PS_ERR_NOMEM;
+		free(file);
+		if (err == PS_ERR_NOMEM) {
+			res = -ENOMEM;
+			break;
+		}
+		if (err || !info->is_session)
+			continue; /* gone meanwhile, or not a session pi lists */
+		err = search_query_matches(q, info, &match);
+		if (err == PS_ERR_TOOBIG) {
+			journal_log("search %s: the regular expression gave up on %s%s%s (PCRE2's match limit); "
+				    "that session is not listed", query, c->project, *c->project ? "/" : "", c->stem);
+			continue;
+		}
+		if (err) {
+			res = -psfs_errno(err);
+			break;
+		}
+		if (!match)
+			continue;
+		size_t first_len = 0;
+		const char *first = sessioninfo_first_message(info, &first_len);
+		struct search_hit *h = &r->hits[r->n];
+		h->project = strdup(c->project);
+		h->stem = strdup(c->stem);
+		h->id = strdup(info->id);
+		h->modified_ms = info->modified_ms;
+		h->order = i;
+		titles[r->n] = title_line(info->name, first, first_len, SEARCH_TITLE_MAX);
+		r->n++;
+		if (!h->project || !h->stem || !h->id || !titles[r->n - 1])
+			res = -ENOMEM;
+	}
+	infocache_unlock(sr.infos);
+	if (!res) {
+		/* Sort the titles with their hits. */
+		for (size_t i = 0; i < r->n; i++)
+			r->hits[i].name = titles[i];
+		qsort(r->hits, r->n, sizeof *r->hits, search_hit_order);
+		for (size_t i = 0; i < r->n; i++) {
+			titles[i] = r->hits[i].name;
+			r->hits[i].name = NULL;
+		}
+		res = search_name_hits(r, titles);
+	}
+	for (size_t i = 0; titles && i < n; i++)
+		free(titles[i]);
+	free(titles);
+	catalog_snapshot_free(items, n);
+	search_query_free(q);
+	if (res) {
+		search_result_free(r);
+		return res;
+	}
+	*out = r;
+	return 0;
+}
+
+/* The result of query in scope for this caller: a kept one less than a
+ * second old, else a new one (kept).  Search locked. */
+static int search_result_get(struct psfs *fs, const char *scope, const char *query, struct search_result **out)
+{
+	struct psfs_caller who;
+	psfs_caller_get(&who);
+	int64_t now = search_now_ns();
+	for (size_t i = 0; i < SEARCH_RESULTS; i++) {
+		struct search_result *r = sr.kept[i];
+		if (r && r->uid == who.uid && r->gid == who.gid && now - r->made_ns < SEARCH_RESULT_NS &&
+		    strcmp(r->scope, scope) == 0 && strcmp(r->query, query) == 0) {
+			*out = r;
+			return 0;
+		}
+	}
+	struct search_result *r = NULL;
+	int res = search_run(fs, scope, query, &r);
+	if (res)
+		return res;
+	r->uid = who.uid;
+	r->gid = who.gid;
+	r->made_ns = now;
+	search_result_free(sr.kept[SEARCH_RESULTS - 1]);
+	memmove(&sr.kept[1], &sr.kept[0], (SEARCH_RESULTS - 1) * sizeof sr.kept[0]);
+	sr.kept[0] = r;
+	*out = r;
+	return 0;
+}
+
+/* The hit a result's name means: listed so, else (a name listed before,
+ * whose rank or title has moved since) the one hit whose id ends in the
+ * part after its last '~'. */
+static struct search_hit *search_hit_named(struct search_result *r, const char *name, size_t len)
+{
+	for (size_t i = 0; i < r->n; i++)
+		if (strlen(r->hits[i].name) == len && strncmp(r->hits[i].name, name, len) == 0)
+			return &r->hits[i];
+	const char *tilde = NULL;
+	for (const char *p = name; p < name + len; p++)
+		if (*p == '~')
+			tilde = p;
+	if (!tilde || tilde + 1 == name + len)
+		return NULL;
+	struct search_hit *found = NULL;
+	size_t tl = (size_t)(name + len - tilde - 1);
+	for (size_t i = 0; i < r->n; i++) {
+		size_t il = strlen(r->hits[i].id);
+		if (il >= tl && strncmp(r->hits[i].id + il - tl, tilde + 1, tl) == 0) {
+			if (found)
+				return NULL;
+			found = &r->hits[i];
+		}
+	}
+	return found;
+}
+
+/* "../" enough times to climb from a result's directory to the mount root. */
+static const char *search_up(const char *scope)
+{
+	return *scope ? "../../../../" : "../../../";
+}
+
+static int search_link_add(struct search_hit *h, char *name, char *target, size_t *cap)
+{
+	if (!name || !target)
+		goto nomem;
+	if (h->n_links == *cap) {
+		size_t n = *cap ? *cap * 2 : 16;
+		struct search_link *links = realloc(h->links, n * sizeof *links);
+		if (!links)
+			goto nomem;
+		h->links = links;
+		*cap = n;
+	}
+	h->links[h->n_links].name = name;
+	h->links[h->n_links].target = target;
+	h->n_links++;
+	return 0;
+nomem:
+	free(name);
+	free(target);
+	return -ENOMEM;
+}
+
+/* What a result's directory holds: `session`, and a link to each entry
+ * file whose message text the query found (search_text_matches). */
+static int search_build_links(struct psfs *fs, const struct search_result *r, struct search_hit *h)
+{
+	struct search_query *q = NULL;
+	char *why = NULL;
+	struct store_ref ref;
+	size_t cap = 0;
+	ps_err err = search_query_parse(r->query, &q, &why);
+	free(why);
+	if (err)
+		return -psfs_errno(err);
+	char *top = NULL;
+	if (asprintf(&top, "%s%s%s%s", search_up(r->scope), h->project, *h->project ? "/" : "", h->stem) < 0)
+		top = NULL;
+	int res = search_link_add(h, strdup("session"), top ? strdup(top) : NULL, &cap);
+	if (!res && (err = store_acquire(fs->store, h->project, h->stem, &ref)))
+		res = err == PS_ERR_NOMEM ? -ENOMEM : 0; /* gone meanwhile: the link alone */
+	else if (!res) {
+		struct ps_session *s = ref.session;
+		for (uint32_t e = 0; !res && e < s->n_entries; e++) {
+			const char *kind = session_str(s, s->entries[e].kind);
+			if (strcmp(kind, "user") != 0 && strcmp(kind, "assistant") != 0)
+				continue;
+			json_t *entry = NULL;
+			struct buf text = BUF_INIT;
+			int match = 0;
+			if (session_load_entry_shared(s, e, &entry) != PS_OK)
+				continue;
+			int got = sessioninfo_message_text(json_object_get(entry, "message"), &text);
+			if (got < 0)
+				res = -ENOMEM;
+			else if (got && (err = search_text_matches(q, text.data, text.len, &match)) == PS_ERR_NOMEM)
+				res = -ENOMEM;
+			json_decref(entry);
+			buf_free(&text);
+			if (res || !match)
+				continue;
+			char *path = layout_entry_path(s, e), *target = NULL;
+			const char *base = path ? strrchr(path, '/') : NULL;
+			if (path && asprintf(&target, "%s/%s", top, path) < 0)
+				target = NULL;
+			res = search_link_add(h, path ? strdup(base ? base + 1 : path) : NULL, target, &cap);
+			free(path);
+		}
+		store_release(fs->store, &ref);
+	}
+	free(top);
+	search_query_free(q);
+	if (!res)
+		h->links_built = 1;
+	return res;
+}
+
+/* Resolves where to its result, hit and link (as far as its depth goes).
+ * Search locked. */
+static int search_resolve(struct psfs *fs, const struct search_where *w, struct search_result **r,
+			  struct search_hit **h, const struct search_link **link)
+{
+	struct stat project;
+	*r = NULL;
+	*h = NULL;
+	*link = NULL;
+	if (*w->scope && store_stat_project(fs->store, w->scope, &project) != PS_OK)
+		return -ENOENT;
+	if (w->depth == 0)
+		return 0;
+	char query[NAME_MAX + 1];
+	snprintf(query, sizeof query, "%.*s", (int)w->query_len, w->query);
+	if (w->depth == 1) {
+		/* The directory of a query exists when the query is valid: a
+		 * lookup needs no search. */
+		struct search_query *q = NULL;
+		char *why = NULL;
+		ps_err err = search_query_parse(query, &q, &why);
+		if (err == PS_ERR_INVALID)
+			journal_log("search %s: %s", query, why ? why : "not a query pi takes");
+		free(why);
+		search_query_free(q);
+		return err == PS_ERR_INVALID ? -EINVAL : err ? -psfs_errno(err) : 0;
+	}
+	int res = search_result_get(fs, w->scope, query, r);
+	if (res)
+		return res;
+	if (!(*h = search_hit_named(*r, w->item, w->item_len)))
+		return -ENOENT;
+	if (w->depth == 2)
+		return 0;
+	if (!(*h)->links_built && (res = search_build_links(fs, *r, *h)))
+		return res;
+	for (size_t i = 0; i < (*h)->n_links; i++) {
+		if (strcmp((*h)->links[i].name, w->link) == 0) {
+			*link = &(*h)->links[i];
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+int search_getattr(struct psfs *fs, const char *path, const struct psfs_path *p, const struct stat *root,
+		   struct stat *st)
+{
+	struct search_where w;
+	struct search_result *r;
+	struct search_hit *h;
+	const struct search_link *link;
+	int res = search_where_of(path, p, &w);
+	if (res)
+		return res;
+	pthread_mutex_lock(&sr.lock);
+	res = search_resolve(fs, &w, &r, &h, &link);
+	size_t target_len = link ? strlen(link->target) : 0;
+	pthread_mutex_unlock(&sr.lock);
+	if (res)
+		return res;
+	memset(st, 0, sizeof *st);
+	st->st_uid = root->st_uid;
+	st->st_gid = root->st_gid;
+	st->st_atim = root->st_atim;
+	st->st_mtim = root->st_mtim;
+	st->st_ctim = root->st_ctim;
+	st->st_mode = S_IFDIR | 0555;
+	st->st_nlink = 2;
+	if (w.depth == 3) {
+		st->st_mode = S_IFLNK | 0777;
+		st->st_nlink = 1;
+		st->st_size = (off_t)target_len;
+	}
+	return 0;
+}
+
+int search_readdir(struct psfs *fs, const char *path, const struct psfs_path *p, void *buf, fuse_fill_dir_t filler)
+{
+	struct search_where w;
+	struct search_result *r;
+	struct search_hit *h;
+	const struct search_link *link;
+	int res = search_where_of(path, p, &w);
+	if (res)
+		return res;
+	if (w.depth == 3)
+		return -ENOTDIR;
+	pthread_mutex_lock(&sr.lock);
+	res = search_resolve(fs, &w, &r, &h, &link);
+	if (!res && w.depth == 1) {
+		char query[NAME_MAX + 1];
+		snprintf(query, sizeof query, "%.*s", (int)w.query_len, w.query);
+		res = search_result_get(fs, w.scope, query, &r);
+		for (size_t i = 0; !res && i < r->n; i++) {
+			struct stat dir = { .st_mode = S_IFDIR };
+			filler(buf, r->hits[i].name, &dir, 0, 0);
+		}
+	} else if (!res && w.depth == 2) {
+		if (!h->links_built)
+			res = search_build_links(fs, r, h);
+		for (size_t i = 0; !res && i < h->n_links; i++) {
+			struct stat lnk = { .st_mode = S_IFLNK };
+			filler(buf, h->links[i].name, &lnk, 0, 0);
+		}
+	}
+	pthread_mutex_unlock(&sr.lock);
+	return res;
+}
+
+int search_readlink(struct psfs *fs, const char *path, const struct psfs_path *p, char *buf, size_t size)
+{
+	struct search_where w;
+	struct search_result *r;
+	struct search_hit *h;
+	const struct search_link *link;
+	int res = search_where_of(path, p, &w);
+	if (res)
+		return res;
+	if (w.depth != 3)
+		return -EINVAL;
+	pthread_mutex_lock(&sr.lock);
+	res = search_resolve(fs, &w, &r, &h, &link);
+	if (!res)
+		snprintf(buf, size, "%s", link->target);
+	pthread_mutex_unlock(&sr.lock);
+	return res;
+}

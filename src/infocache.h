@@ -1,0 +1,37 @@
+/* The SessionInfos (sessioninfo.h) of the session files searched lately,
+ * kept within a byte budget, so a search after the first one costs a stat
+ * per session and a scan of text in memory, not a read of the store.
+ * A kept info is brought up to date at each use (only the bytes appended
+ * since are read); the least recently used go first when the budget is
+ * passed, which a later search pays for by reading those files again.
+ *
+ * Locking: one lock for the whole cache, taken by infocache_lock and held
+ * while the caller uses what infocache_get lends; the budget is enforced
+ * at infocache_unlock, so nothing lent is freed under the caller. */
+#ifndef PS_INFOCACHE_H
+#define PS_INFOCACHE_H
+
+#include <stddef.h>
+#include "ps_error.h"
+#include "sessioninfo.h"
+
+struct infocache;
+
+/* A new cache holding at most budget bytes of infos (sessioninfo_bytes);
+ * 0 keeps none beyond the current lock's use. */
+ps_err infocache_new(size_t budget, struct infocache **out);
+void infocache_free(struct infocache *cache);
+
+void infocache_lock(struct infocache *cache);
+/* Drops least recently used infos until the rest fit the budget. */
+void infocache_unlock(struct infocache *cache);
+
+/* With the cache locked: the info of the session file at path, loaded or
+ * refreshed now; lent until infocache_unlock.  PS_ERR_NOENT/IO when the
+ * file cannot be read (a kept info of it is dropped), PS_ERR_NOMEM. */
+ps_err infocache_get(struct infocache *cache, const char *path, const struct sessioninfo **out);
+
+/* Bytes held now, and how many infos. */
+size_t infocache_bytes(struct infocache *cache, size_t *count);
+
+#endif

@@ -1,0 +1,50 @@
+#include <stdlib.h>
+#include <string.h>
+#include "buf.h"
+#include "title.h"
+
+#define TITLE_ELLIPSIS "\xe2\x80\xa6"
+
+char *title_line(const char *name, const char *first, size_t first_len, size_t max)
+{
+	const char *s = "(no messages)";
+	size_t n = strlen(s);
+	if (name && *name) {
+		s = name;
+		n = strlen(name);
+	} else if (first && first_len) {
+		s = first;
+		n = first_len;
+	}
+	struct buf b = BUF_INIT;
+	int space = 0;
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+		if (c < 0x20 || c == 0x7f || c == ' ') {
+			space = b.len > 0;
+			continue;
+		}
+		if ((space && buf_putc(&b, ' ')) || buf_putc(&b, (char)c))
+			goto nomem;
+		space = 0;
+	}
+	if (max < 8)
+		max = 8;
+	if (b.len > max) {
+		/* Back to a character's start, with room for the ellipsis. */
+		size_t cut = max - (sizeof TITLE_ELLIPSIS - 1);
+		while (cut > 0 && ((unsigned char)b.data[cut] & 0xc0) == 0x80)
+			cut--;
+		while (cut > 0 && b.data[cut - 1] == ' ')
+			cut--;
+		b.len = cut;
+		if (buf_puts(&b, TITLE_ELLIPSIS))
+			goto nomem;
+	}
+	if (buf_finish(&b))
+		goto nomem;
+	return b.data ? b.data : strdup("");
+nomem:
+	buf_free(&b);
+	return NULL;
+}
