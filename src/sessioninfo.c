@@ -405,6 +405,21 @@ static ps_err info_read(struct sessioninfo *info, int fd, uint64_t off)
 	return err;
 }
 
+/* Doubling leaves up to half of a text buffer unused; the daemon's budget
+ * counts capacity, so what a read left over is given back (an eighth kept
+ * for the next appends). */
+static void info_trim(struct buf *b)
+{
+	size_t want = b->len + b->len / 8 + 1;
+	if (b->cap > want + 65536) {
+		char *p = realloc(b->data, want);
+		if (p) {
+			b->data = p;
+			b->cap = want;
+		}
+	}
+}
+
 static void info_clear(struct sessioninfo *info)
 {
 	state_reset(&info->cur);
@@ -469,6 +484,8 @@ ps_err sessioninfo_refresh(struct sessioninfo *info, int *changed)
 		info->size = UINT64_MAX;
 		return err;
 	}
+	info_trim(&info->text);
+	info_trim(&info->lower);
 	info_publish(info);
 	if (changed)
 		*changed = 1;

@@ -133,6 +133,9 @@ function makeSession(base, tieTimes) {
 		e.message = msg;
 		lines.push(JSON.stringify(e));
 	}
+	// What pi skips before the header (and, rarely, a truthy value that
+	// makes the file no session).
+	if (chance(0.12)) lines.unshift(pick(["", "   ", "{bad", "null", "0", '""', "false", "42"]));
 	return { id, lines };
 }
 
