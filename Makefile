@@ -148,8 +148,8 @@ check-mount: $(DAEMON) $(TOOL) $(HELPER)
 check-diff: $(DAEMON) check-diff-search
 	tests/diff/run.sh $(DAEMON)
 
-check-diff-search: $(TOOL)
-	tests/diff/search/run.sh $(TOOL)
+check-diff-search: $(TOOL) $(DAEMON)
+	tests/diff/search/run.sh $(TOOL) $(DAEMON)
 
 check-interop: $(DAEMON)
 	tests/interop/run.sh $(DAEMON)

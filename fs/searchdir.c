@@ -41,6 +41,7 @@ struct search_hit {
 	char *name;               /* as listed: NN-<title>~<id tail> */
 	double modified_ms;
 	size_t order;             /* in the catalog's order: ties keep it */
+	int by_name;              /* ties go by file name instead (below) */
 	struct search_link *links; /* built at the first look inside */
 	size_t n_links;
 	int links_built;
@@ -142,12 +143,20 @@ int search_owns(const char *path, const struct psfs_path *p)
 						      strcmp(p->session, SEARCH_NAME) == 0);
 }
 
-/* Stable: the catalog's order (newest file first) where pi's modified ties. */
+/* pi's modified, newest first; where it ties, the order pi read them
+ * in, its sort being stable: one folder's (a project's search, the files
+ * of a flat store) by file name descending (listSessionsFromDir), all
+ * folders' by the file's mtime first (listAll), as the catalog is. */
 static int search_hit_order(const void *a, const void *b)
 {
 	const struct search_hit *x = a, *y = b;
 	if (x->modified_ms != y->modified_ms)
 		return x->modified_ms > y->modified_ms ? -1 : 1;
+	if (x->by_name && y->by_name) {
+		int c = strcmp(y->stem, x->stem);
+		if (c)
+			return c;
+	}
 	return x->order < y->order ? -1 : x->order > y->order;
 }
 
@@ -259,6 +268,7 @@ static int search_run(struct psfs *fs, const char *scope, const char *query, str
 		h->id = strdup(info->id);
 		h->modified_ms = info->modified_ms;
 		h->order = i;
+		h->by_name = *scope || !*c->project;
 		titles[r->n] = title_line(info->name, first, first_len, SEARCH_TITLE_MAX);
 		r->n++;
 		if (!h->project || !h->stem || !h->id || !titles[r->n - 1])

@@ -197,8 +197,11 @@ static int catalog_newest_first(const void *a, const void *b)
 	const struct catalog_session *x = a, *y = b;
 	if (x->mtime_ns != y->mtime_ns)
 		return x->mtime_ns > y->mtime_ns ? -1 : 1;
-	int c = strcmp(x->project, y->project);
-	return c ? c : strcmp(x->stem, y->stem);
+	/* Then the file name, descending: pi's SessionManager.listAll() order
+	 * (localeCompare; the same for pi's <timestamp>_<uuid> names), which
+	 * search/ keeps where pi's `modified` ties. */
+	int c = strcmp(y->stem, x->stem);
+	return c ? c : strcmp(x->project, y->project);
 }
 
 void catalog_snapshot_free(struct catalog_session *items, size_t n)

@@ -31,7 +31,8 @@ void catalog_free(struct ps_catalog *cat);
 
 /* A consistent copy of the table (new array of new strings; free with
  * catalog_snapshot_free), sorted by last activity, newest first.  Scans the
- * store first unless it did so within the last second. */
+ * store first unless it did so within the last second.  Ties: the file
+ * name descending, as pi's SessionManager.listAll() orders them. */
 ps_err catalog_snapshot(struct ps_catalog *cat, struct catalog_session **out, size_t *n);
 void catalog_snapshot_free(struct catalog_session *items, size_t n);
 /* Frees one item's strings (one a caller drops from its copy) and zeroes it. */

@@ -2,7 +2,11 @@
 # Differential test of `pisession search` against pi 1.6.0's /resume search
 # (make check-diff-search; make check-diff runs it first).  No mount needed.
 #
-#   tests/diff/search/run.sh build/pisession
+#   tests/diff/search/run.sh build/pisession [build/pisessionfs]
+#
+# Given the daemon too, the stores are also mounted (their folder is the
+# store, each store a project folder) and every query that can be a path
+# component is asked of MOUNT/store<k>/search/QUERY/ as well.
 #
 # search.mjs writes randomized stores, loads them with pi's own
 # SessionManager.listAll, and compares, for random queries drawn from the
@@ -17,9 +21,17 @@
 #   PI_REF_DIR=DIR         where pi is installed (tests/setup-pi.sh)
 set -euo pipefail
 
-if [ "$#" -ne 1 ]; then
-	echo "usage: $0 path/to/pisession" >&2
+if [ "$#" -lt 1 ] || [ "$#" -gt 2 ]; then
+	echo "usage: $0 path/to/pisession [path/to/pisessionfs]" >&2
 	exit 2
+fi
+daemon=
+if [ "$#" -eq 2 ]; then
+	case "$2" in
+	/*) daemon="$2" ;;
+	*) daemon="$PWD/$2" ;;
+	esac
+	[ -x "$daemon" ] || { echo "check-diff-search: FAIL: no $daemon" >&2; exit 1; }
 fi
 tool_arg="$1"
 case "$1" in
@@ -37,7 +49,18 @@ eval "$setup_out"
 
 work="$(mktemp -d "${TMPDIR:-/tmp}/pisession-search-diff.XXXXXX")"
 status=1
+mnt=
+daemon_pid=
 cleanup() {
+	if [ -n "$daemon_pid" ]; then
+		fusermount3 -u "$mnt" 2>/dev/null || fusermount3 -uz "$mnt" 2>/dev/null || true
+		wait "$daemon_pid" 2>/dev/null || true
+		if grep -Eiq 'error|warning|sanitizer|runtime error' "$work/daemon.log"; then
+			echo "check-diff-search: FAIL: the daemon said:" >&2
+			head -20 "$work/daemon.log" >&2
+			status=1
+		fi
+	fi
 	if [ "$status" -eq 0 ] && [ "${SEARCH_DIFF_KEEP:-0}" != 1 ]; then
 		rm -rf "$work"
 	else
@@ -48,8 +71,27 @@ cleanup() {
 trap cleanup EXIT
 
 echo "check-diff-search: seed $seed"
+mount_args=()
+mkdir -p "$work/stores"
+if [ -n "$daemon" ]; then
+	mnt=$work/mnt
+	mkdir -p "$mnt"
+	"$daemon" --store "$work/stores" -f -o auto_unmount "$mnt" 2>"$work/daemon.log" &
+	daemon_pid=$!
+	for _ in $(seq 200); do
+		awk -v m="$mnt" '$5 == m { found = 1 } END { exit !found }' /proc/self/mountinfo && break
+		kill -0 "$daemon_pid" 2>/dev/null || break
+		sleep 0.05
+	done
+	awk -v m="$mnt" '$5 == m { found = 1 } END { exit !found }' /proc/self/mountinfo || {
+		echo "check-diff-search: FAIL: $mnt did not mount: $(head -c 500 "$work/daemon.log")" >&2
+		exit 1
+	}
+	mount_args=(--mount "$mnt")
+fi
 if timeout -s KILL 600 "$PI_NODE" "$here/search.mjs" --sm "$PI_SESSION_MANAGER" --pisession "$tool" \
-	--work "$work/stores" --seed "$seed" --stores "${SEARCH_DIFF_STORES:-8}" --queries "${SEARCH_DIFF_QUERIES:-80}"; then
+	--work "$work/stores" --seed "$seed" --stores "${SEARCH_DIFF_STORES:-8}" --queries "${SEARCH_DIFF_QUERIES:-80}" \
+	"${mount_args[@]}"; then
 	status=0
 	echo "check-diff-search: OK"
 else

@@ -17,7 +17,7 @@
 // name, modified, messageCount, firstMessage, allMessagesText) are compared
 // too, through `pisession search --json --text ""`.
 import { spawnSync } from "node:child_process";
-import { mkdirSync, writeFileSync, rmSync, utimesSync } from "node:fs";
+import { mkdirSync, writeFileSync, rmSync, utimesSync, readdirSync, readlinkSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 
@@ -33,6 +33,10 @@ const seed = Number(opt("--seed", "20261201"));
 const nStores = Number(opt("--stores", "8"));
 const nQueries = Number(opt("--queries", "60"));
 const verbose = args.includes("-v");
+// --mount MNT: the work directory is also mounted there (a store whose
+// project folders are the stores): each query is asked of
+// MNT/store<k>/search/QUERY/ too, which must list what pi lists.
+const mount = opt("--mount") ? resolve(opt("--mount")) : null;
 
 const { SessionManager } = await import(pathToFileURL(smPath).href);
 const searchJs = join(dirname(smPath), "..", "modes", "interactive", "components", "session-selector-search.js");
@@ -233,14 +237,32 @@ const fail = (what) => {
 	failed++;
 	console.log(`FAIL ${what}`);
 };
-rmSync(work, { recursive: true, force: true });
+// Emptied, not removed: the mount's store is this directory.
+mkdirSync(work, { recursive: true });
+for (const f of readdirSync(work)) rmSync(join(work, f), { recursive: true, force: true });
+let mountCompared = 0, mountSkipped = 0;
+// What the mount's search directory lists, as store file paths in its
+// order; { error } when listing it failed.
+function mountSearch(k, dir, q) {
+	const top = join(mount, `store${k}`, "search", q);
+	let names;
+	try {
+		names = readdirSync(top);
+	} catch (e) {
+		return { error: e.code };
+	}
+	const rank = (n) => Number(n.slice(0, n.indexOf("-")));
+	names.sort((a, b) => rank(a) - rank(b));
+	return { paths: names.map((n) => join(dir, readlinkSync(join(top, n, "session")).split("/").pop() + ".jsonl")) };
+}
 for (let k = 0; k < nStores; k++) {
 	const dir = join(work, `store${k}`);
 	writeStore(dir, k);
+	// The mount's table of sessions is at most a second old.
+	if (mount) await new Promise((r) => setTimeout(r, 1100));
 	const infos = await SessionManager.listAll(dir);
 	// pi read the folder's names with localeCompare, descending: the order
 	// the C side must be given for the ties to come out the same.
-	const { readdirSync } = await import("node:fs");
 	const order = readdirSync(dir).filter((f) => f.endsWith(".jsonl")).sort((a, b) => b.localeCompare(a)).map((f) => join(dir, f));
 
 	// The infos.
@@ -279,11 +301,27 @@ for (let k = 0; k < nStores; k++) {
 			fail(`${label}: pi ${piErr ? "refuses it (" + parsed.error + ")" : "accepts it"}, pisession ${gotErr ? "refuses it: " + res.stderr.trim() : "accepts it"}`);
 		} else if (JSON.stringify(want) !== JSON.stringify(got)) {
 			fail(`${label}: pi lists ${want.length} [${want.map((p) => p.slice(-12)).join(" ")}], pisession ${got.length} [${got.map((p) => p.slice(-12)).join(" ")}]`);
+		} else if (mount && (q.includes("/") || q.trim() === "" || q === "." || q === ".." || Buffer.byteLength(q) > 255)) {
+			// Not a path component: the CLI's answer alone is compared.
+			mountSkipped++;
+			passed++;
+		} else if (mount) {
+			mountCompared++;
+			const m = mountSearch(k, dir, q);
+			if (piErr !== (m.error === "EINVAL")) {
+				fail(`${label}: through the mount: pi ${piErr ? "refuses it" : "accepts it"}, the mount ${m.error ? "gives " + m.error : "lists it"}`);
+			} else if (!piErr && JSON.stringify(want) !== JSON.stringify(m.paths)) {
+				fail(`${label}: pi lists ${want.length} [${want.map((p) => p.slice(-12)).join(" ")}], the mount ${m.paths.length} [${m.paths.map((p) => p.slice(-12)).join(" ")}]`);
+			} else {
+				passed++;
+				if (verbose) console.log(`ok   ${label} (${want.length}, mount too)`);
+			}
 		} else {
 			passed++;
 			if (verbose) console.log(`ok   ${label} (${want.length})`);
 		}
 	}
 }
-console.log(`search-diff: seed ${seed}: ${infoCompared} infos compared, ${infoFailed} differed; ${compared} queries compared, ${passed} passed, ${failed} failed`);
+console.log(`search-diff: seed ${seed}: ${infoCompared} infos compared, ${infoFailed} differed; ${compared} queries compared, ${passed} passed, ${failed} failed` +
+	(mount ? `; ${mountCompared} of them through the mount too (${mountSkipped} are no path component)` : ""));
 process.exit(failed || infoFailed ? 1 : 0);
