@@ -109,9 +109,20 @@ show() {
 # --- running things against the mount ---------------------------------------
 
 # fsx CMD...: runs CMD with a hard time limit (a hung daemon must not hang
-# the test).  Exit status 137 means it was killed.
+# the test).  Exit status 137 means it was killed.  CMD writes into files,
+# which are then copied to fsx's stdout and stderr: a process stuck in a
+# request the daemon took and never answers cannot be killed (D state in
+# request_wait_answer), and if it held the write end of a pipe, a caller's
+# $(fsx ...) or `fsx ... | wc` would wait for it for ever.  The stuck
+# process is freed when the daemon is killed at cleanup.
 fsx() {
-	timeout -s KILL "$TIMEOUT" "$@"
+	local o=$T_DIR/.fsx.$BASHPID.out e=$T_DIR/.fsx.$BASHPID.err rc=0
+	timeout -s KILL "$TIMEOUT" "$@" >"$o" 2>"$e" || rc=$?
+	[[ -s $o ]] && cat "$o"
+	[[ -s $e ]] && cat "$e" >&2
+	rm -f "$o" "$e"
+	((rc != 137)) || echo "fsx: timed out after ${TIMEOUT}s (daemon hung?): $*" >&2
+	return "$rc"
 }
 
 # fsx_out CMD...: like fsx, stdout into $OUT (trailing newlines kept, as a
