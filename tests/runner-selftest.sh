@@ -13,6 +13,7 @@
 # be gone, and a suite of good tests alone must end "2 passed, 0 failed"
 # with status 0 (passing --arg and --default through).  Ends with
 # "N passed, M failed" (these checks).
+# shellcheck disable=SC2016 # the fake tests and the bash -c checks are single-quoted on purpose
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 daemon=${1:?usage: tests/runner-selftest.sh PATH-OF-pisessionfs}
