@@ -80,7 +80,7 @@ UNIT     := $(BUILD)/unit-tests
 # inotify events for changes made underneath (tests/mount/t_nonotify.sh).
 HELPER   := $(BUILD)/tests/passthrough-store
 
-.PHONY: all check check-unit check-includes check-golden check-alloc check-mount check-diff check-diff-search check-interop clean install uninstall bench
+.PHONY: all check check-unit check-includes check-golden check-alloc check-runner check-mount check-diff check-diff-search check-interop clean install uninstall bench
 
 all: $(DAEMON) $(TOOL)
 
@@ -140,6 +140,11 @@ else
 check-alloc: $(TOOL) $(FAILMALLOC)
 	tests/alloc/run.py $(TOOL) $(FAILMALLOC)
 endif
+
+# The runner of the mount and stress tests (tests/run-suite.sh) fails what
+# must fail: fake tests that skip, hang, stop early or leave a mount.
+check-runner: $(DAEMON)
+	tests/runner-selftest.sh $(DAEMON)
 
 check-mount: $(DAEMON) $(TOOL) $(HELPER)
 	PSFS_PASSTHROUGH=$(abspath $(HELPER)) tests/mount/run.sh $(DAEMON)

@@ -51,6 +51,7 @@ stage golden make -s check-golden
 if [ "${SANITIZE:-}" != 1 ]; then
 	stage alloc make -s check-alloc
 fi
+stage runner make -s check-runner
 stage mount make -s check-mount
 stage differential make -s check-diff
 stage interop make -s check-interop

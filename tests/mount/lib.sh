@@ -17,13 +17,16 @@
 # so a daemon that runs 20 times slower (under valgrind) is given 20 times
 # as long; TIMEOUT and MOUNT_WAIT set explicitly win.
 #
-# The EXIT trap always unmounts what the test mounted (the last mount
-# first), kills its daemons and removes the scratch directory, and fails
-# the test if a daemon's stderr says error, warning, sanitizer or runtime
-# error, or if a daemon died while it was expected to run.  `finish` prints
-# "checks: N" on success; run.sh counts a test as passed only when that
-# line is there (a test that stopped early, or skipped itself, never
-# passes).
+# The EXIT trap runs the test's `teardown` function if it defines one
+# (stop its writers), unmounts what mount_fs mounted (the last mount
+# first), runs the test's `after_unmount` if defined (unmount a tmpfs store
+# it mounted itself), fails the test if a daemon's stderr says error,
+# warning, sanitizer or runtime error, if a daemon died while it was
+# expected to run, or if anything is still mounted under its scratch
+# directory (which is then unmounted), and removes that directory.
+# `finish` prints "checks: N" on success; the runner (tests/run-suite.sh)
+# counts a test as passed only when it exits 0 and that line is there (a
+# test that stopped early, or skipped itself, never passes).
 
 set -euo pipefail
 shopt -s nullglob
@@ -106,9 +109,20 @@ show() {
 # --- running things against the mount ---------------------------------------
 
 # fsx CMD...: runs CMD with a hard time limit (a hung daemon must not hang
-# the test).  Exit status 137 means it was killed.
+# the test).  Exit status 137 means it was killed.  CMD writes into files,
+# which are then copied to fsx's stdout and stderr: a process stuck in a
+# request the daemon took and never answers cannot be killed (D state in
+# request_wait_answer), and if it held the write end of a pipe, a caller's
+# $(fsx ...) or `fsx ... | wc` would wait for it for ever.  The stuck
+# process is freed when the daemon is killed at cleanup.
 fsx() {
-	timeout -s KILL "$TIMEOUT" "$@"
+	local o=$T_DIR/.fsx.$BASHPID.out e=$T_DIR/.fsx.$BASHPID.err rc=0
+	timeout -s KILL "$TIMEOUT" "$@" >"$o" 2>"$e" || rc=$?
+	[[ -s $o ]] && cat "$o"
+	[[ -s $e ]] && cat "$e" >&2
+	rm -f "$o" "$e"
+	((rc != 137)) || echo "fsx: timed out after ${TIMEOUT}s (daemon hung?): $*" >&2
+	return "$rc"
 }
 
 # fsx_out CMD...: like fsx, stdout into $OUT (trailing newlines kept, as a
@@ -142,6 +156,11 @@ poll_until() {
 		(($(date +%s%N) / 1000000 < end)) || return 1
 		sleep 0.05
 	done
+}
+
+# mounts_under DIR: the mountpoints below DIR, deepest first.
+mounts_under() {
+	awk -v d="$1/" 'index($5, d) == 1 { print $5 }' /proc/self/mountinfo | sort -r
 }
 
 is_mounted() {
@@ -258,9 +277,13 @@ check_logs() {
 }
 
 cleanup() {
-	local rc=$? mp i
+	local rc=$? mp i left
 	trap - EXIT
 	set +e
+	# A test's own teardown (stop its writers, say) runs first.
+	if [[ $(type -t teardown) == function ]]; then
+		teardown
+	fi
 	# Last mounted first: a mount may live on an earlier one.
 	for ((i = ${#MOUNTS[@]} - 1; i >= 0; i--)); do
 		mp=${MOUNTS[i]}
@@ -268,10 +291,22 @@ cleanup() {
 			umount_fs "$mp"
 		fi
 	done
+	# Then what the test mounted itself (a tmpfs store, say).
+	if [[ $(type -t after_unmount) == function ]]; then
+		after_unmount
+	fi
 	check_logs
+	# Nothing may stay mounted under the scratch directory.
+	left=$(mounts_under "$T_DIR")
+	if [[ -n $left ]]; then
+		fail "still mounted at the end: ${left//$'\n'/ }"
+		while read -r mp; do
+			timeout -s KILL 10 fusermount3 -uz "$mp" 2>/dev/null || timeout -s KILL 10 umount -l "$mp" 2>/dev/null || true
+		done <<<"$left"
+	fi
 	if [[ -n ${KEEP:-} ]]; then
 		echo "KEEP is set: kept $T_DIR" >&2
-	else
+	elif [[ -z $(mounts_under "$T_DIR") ]]; then
 		rm -rf "$T_DIR"
 	fi
 	if ((rc == 77)); then

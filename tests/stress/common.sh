@@ -5,17 +5,13 @@
 #     ...checks...
 #     finish
 #
-# It sources tests/mount/lib.sh (mounting, fsx/timeout wrappers, the daemon
-# log check, soft assertions) and changes only how results are reported:
-# every check prints one line on stdout ("ok N - what" or "not ok N - why"),
-# and the test ends with exactly "N passed, M failed" (exit status 1 when
-# M > 0, when the test stopped early, or when a daemon log holds an error,
-# warning or sanitizer line).  Everything lib.sh's own EXIT trap does is
-# still done (unmount everything, kill leftover daemons, check the daemon
-# logs, remove the scratch directory), after the test's optional
-# `stress_teardown` function (e.g. stopping its writers); its optional
-# `stress_after_unmount` runs once the FUSE mounts are gone (e.g. to unmount
-# a tmpfs store under $T_DIR).
+# It sources tests/mount/lib.sh (mounting, fsx/timeout wrappers, the EXIT
+# trap that unmounts, checks the daemon logs and ends with "checks: N",
+# soft assertions) and changes only how checks are reported: every check
+# prints one line on stdout ("ok N - what" or "not ok N - why"), which the
+# runner (tests/run-suite.sh) shows for a failed test.  A test's
+# `teardown` (stop its writers) and `after_unmount` (unmount a tmpfs store)
+# functions are lib.sh's hooks.
 #
 # QUICK=1 with --quick (or STRESS_QUICK=1): the CI sizes.
 
@@ -100,51 +96,6 @@ py_checks() {
 	fi
 	return 0
 }
-
-# --- the EXIT trap ------------------------------------------------------------
-
-stress_cleanup() {
-	local rc=$? mp
-	trap - EXIT
-	set +e
-	if [[ $(type -t stress_teardown) == function ]]; then
-		stress_teardown
-	fi
-	for mp in "${MOUNTS[@]}"; do
-		if [[ -n ${PID_OF[$mp]:-} ]] || is_mounted "$mp"; then
-			umount_fs "$mp"
-		fi
-	done
-	if [[ $(type -t stress_after_unmount) == function ]]; then
-		stress_after_unmount
-	fi
-	check_logs
-	# Nothing may stay mounted under the scratch directory (tmpfs, binds).
-	local left
-	left=$(awk -v d="$T_DIR/" 'index($5, d) == 1 { print $5 }' /proc/self/mountinfo | sort -r)
-	if [[ -n $left ]]; then
-		fail "still mounted at the end: $left"
-		while read -r mp; do
-			timeout -s KILL 10 fusermount3 -uz "$mp" 2>/dev/null || timeout -s KILL 10 umount -l "$mp" 2>/dev/null || true
-		done <<<"$left"
-	fi
-	if [[ -n ${KEEP:-} ]]; then
-		note "KEEP is set: kept $T_DIR"
-	elif [[ -z $(awk -v d="$T_DIR/" 'index($5, d) == 1' /proc/self/mountinfo) ]]; then
-		rm -rf "$T_DIR"
-	fi
-	if ((rc == 77)); then
-		fail "skipped (status 77): a skipped test does not pass"
-	elif ((rc != 0 && FAILS == 0)); then
-		fail "$TEST_NAME stopped with status $rc"
-	elif ((FINISHED == 0 && FAILS == 0)); then
-		fail "$TEST_NAME ended without reaching finish"
-	fi
-	echo "$CHECKS passed, $FAILS failed"
-	((FAILS == 0)) && exit 0
-	exit 1
-}
-trap stress_cleanup EXIT
 
 # --- pi 1.6.0 (tests/setup-pi.sh) ---------------------------------------------
 

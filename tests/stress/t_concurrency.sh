@@ -62,7 +62,7 @@ LOGS_DIR=$T_DIR/logs
 mkdir -p "$LOGS_DIR"
 declare -a PIDS=() VERIFY_LOGS=()
 LIMIT=$((SECONDS_RUN + 60))
-stress_teardown() {
+teardown() {
 	local p
 	for p in "${PIDS[@]}"; do
 		kill -KILL "$p" 2>/dev/null || true

@@ -27,7 +27,7 @@ need_pi
 RO=$T_DIR/ro
 MNT2=$T_DIR/mnt2
 mkdir -p "$RO" "$MNT2"
-stress_after_unmount() {
+after_unmount() {
 	if awk -v mp="$RO" '$5 == mp { f = 1 } END { exit !f }' /proc/self/mountinfo; then
 		timeout -s KILL 10 umount "$RO" || timeout -s KILL 10 umount -l "$RO" || true
 	fi

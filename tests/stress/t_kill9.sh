@@ -124,7 +124,7 @@ writer() {
 	VERIFY_LOGS+=(--log "$sfile=$LOGS_DIR/$name.log")
 }
 
-stress_teardown() {
+teardown() {
 	: >"$STOP"
 	local p
 	for p in "${WPIDS[@]}"; do

@@ -1,0 +1,148 @@
+#!/usr/bin/env bash
+# The one runner of the mount and the reliability tests:
+#
+#   tests/run-suite.sh [--budget SECONDS] [--arg ARG]... [--default "t_A t_B"]
+#                      SUITE-DIR PATH-OF-pisessionfs [t_NAME...]
+#
+# tests/mount/run.sh and tests/stress/run.sh only choose its parameters:
+#   --budget SECONDS   each test's time limit before TIME_SCALE (default 100)
+#   --arg ARG          passed to every test after the daemon (stress: --quick)
+#   --default "..."    the tests run when none is named (default: every
+#                      SUITE-DIR/t_*.sh, in name order)
+#
+# Each test runs as `bash SUITE-DIR/t_NAME.sh DAEMON ARG...` in a fresh bash
+# with a scratch TMPDIR of its own and no standard input.  It passes only
+# when all of these hold:
+#   * it exits 0 (77, "skipped", is a failure: a skipped test never passes);
+#   * it printed a "checks: N" line with N > 0 (tests/mount/lib.sh's finish:
+#     a test that stopped early, or checked nothing, never passes);
+#   * it ended within its budget: TEST_TIMEOUT seconds, default SECONDS
+#     times TIME_SCALE (rounded up), then TERM, and KILL 20 s later;
+#   * nothing is left mounted under its scratch directory (whatever is, is
+#     unmounted, deepest first).
+# For a passed test the runner prints "ok NAME (N checks, Ts)" and the
+# test's notes (lines starting with "# "); for a failed one "FAIL NAME
+# (why, Ts)" and its output without its passed checks ("ok ..." lines; all
+# of it with VERBOSE=1).  The last line is exactly "N passed, M failed"
+# (tests), which tests/check-all.sh and run-tests.sh read; the exit status
+# is 1 when anything failed.  KEEP=1 keeps the scratch directories.
+set -uo pipefail
+
+budget=100
+args=()
+default=
+while (($# > 0)); do
+	case $1 in
+	--budget) budget=${2:?--budget needs SECONDS}; shift 2 ;;
+	--arg) args+=("${2?--arg needs a value}"); shift 2 ;;
+	--default) default=${2?--default needs names}; shift 2 ;;
+	--) shift; break ;;
+	-*) echo "run-suite.sh: unknown option $1" >&2; exit 2 ;;
+	*) break ;;
+	esac
+done
+usage="usage: tests/run-suite.sh [--budget S] [--arg A]... [--default NAMES] SUITE-DIR PATH-OF-pisessionfs [t_NAME...]"
+suite=${1:?$usage}
+daemon=${2:?$usage}
+shift 2
+suite=$(cd "$suite" && pwd) || exit 2
+case $daemon in
+/*) ;;
+*) daemon=$PWD/$daemon ;;
+esac
+per_test=${TEST_TIMEOUT:-$(awk -v b="$budget" -v k="${TIME_SCALE:-1}" 'BEGIN { v = b * k; if (v != int(v)) v = int(v) + 1; print v }')}
+
+names=("$@")
+if ((${#names[@]} == 0)) && [[ -n $default ]]; then
+	read -r -a names <<<"$default"
+fi
+tests=()
+if ((${#names[@]} > 0)); then
+	for n in "${names[@]}"; do
+		n=${n%.sh}
+		tests+=("$suite/${n##*/}.sh")
+	done
+else
+	for t in "$suite"/t_*.sh; do
+		[[ -e $t ]] && tests+=("$t")
+	done
+fi
+
+passed=0
+failed=0
+if [[ ! -x $daemon ]]; then
+	echo "FAIL (setup): $daemon is not an executable daemon"
+	echo "0 passed, ${#tests[@]} failed"
+	exit 1
+fi
+if ((${#tests[@]} == 0)); then
+	echo "FAIL (setup): no test in $suite"
+	echo "0 passed, 1 failed"
+	exit 1
+fi
+
+base=$(mktemp -d "${TMPDIR:-/tmp}/psfs-$(basename "$suite").XXXXXX")
+# The mountpoints below DIR, deepest first.
+mounts_under() {
+	awk -v d="$1/" 'index($5, d) == 1 { print $5 }' /proc/self/mountinfo | sort -r
+}
+
+t_all=$(date +%s)
+echo "# $(basename "$suite"): daemon $daemon${args[*]:+, ${args[*]}}, ${per_test}s per test"
+for t in "${tests[@]}"; do
+	name=$(basename "$t" .sh)
+	out=$base/$name.out
+	tmp=$base/$name
+	mkdir -p "$tmp"
+	start=$(date +%s)
+	rc=0
+	if [[ ! -f $t ]]; then
+		echo "no such test: $t" >"$out"
+		rc=1
+	else
+		TMPDIR=$tmp timeout -k 20 "$per_test" bash "$t" "$daemon" "${args[@]}" >"$out" 2>&1 </dev/null || rc=$?
+	fi
+	secs=$(($(date +%s) - start))
+	why=
+	left=$(mounts_under "$tmp")
+	if [[ -n $left ]]; then
+		why="left mounted: ${left//$'\n'/ }"
+		while read -r mp; do
+			timeout -s KILL 10 fusermount3 -uz "$mp" 2>/dev/null || timeout -s KILL 10 umount -l "$mp" 2>/dev/null || true
+		done <<<"$left"
+	fi
+	if ((rc == 124 || rc == 137)); then
+		why="${why:+$why; }timed out after ${per_test}s"
+	elif ((rc == 77)); then
+		why="${why:+$why; }skipped (a skipped test does not pass)"
+	elif ((rc != 0)); then
+		why="${why:+$why; }exit status $rc"
+	elif ! grep -Eq '^checks: [1-9][0-9]*$' "$out"; then
+		why="${why:+$why; }did not report its checks (stopped early?)"
+	fi
+	if [[ -z $why ]]; then
+		passed=$((passed + 1))
+		echo "ok $name ($(grep -E '^checks: ' "$out" | tail -1 | cut -d' ' -f2) checks, ${secs}s)"
+		grep -E '^# ' "$out" | grep -v '^# @' | cut -c1-1500 | sed 's/^/    /'
+	else
+		failed=$((failed + 1))
+		echo "FAIL $name ($why, ${secs}s)"
+		if [[ -n ${VERBOSE:-} ]]; then
+			sed 's/^/    /' "$out"
+		else
+			grep -v '^ok ' "$out" | cut -c1-1500 | sed 's/^/    /'
+		fi
+	fi
+done
+
+left=$(mounts_under "$base")
+if [[ -n ${KEEP:-} ]]; then
+	echo "# KEEP is set: scratch files kept in $base"
+elif [[ -z $left ]]; then
+	rm -rf "$base"
+else
+	echo "# still mounted, $base kept: ${left//$'\n'/ }"
+fi
+echo "# total $(($(date +%s) - t_all))s"
+echo "$passed passed, $failed failed"
+((failed == 0))

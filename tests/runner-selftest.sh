@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# make check-runner: proves that tests/run-suite.sh can fail.
+#
+#     tests/runner-selftest.sh PATH-OF-pisessionfs
+#
+# Runs the runner on a suite of fake tests in a scratch directory, one per
+# way a test must not pass: it exits 0 without its "checks: N" line, says
+# "checks: 0", skips itself (exit 77), exits 1 after its checks line,
+# leaves a mount behind (the real daemon, mounted and never unmounted),
+# runs past its time limit, or does not exist.  Each must be reported as
+# FAIL with its reason, the one good test as ok, the closing line must be
+# exactly "1 passed, 7 failed" with exit status 1, the leftover mount must
+# be gone, and a suite of good tests alone must end "2 passed, 0 failed"
+# with status 0 (passing --arg and --default through).  Ends with
+# "N passed, M failed" (these checks).
+# shellcheck disable=SC2016 # the fake tests and the bash -c checks are single-quoted on purpose
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+daemon=${1:?usage: tests/runner-selftest.sh PATH-OF-pisessionfs}
+case $daemon in
+/*) ;;
+*) daemon=$PWD/$daemon ;;
+esac
+runner=$here/run-suite.sh
+
+passed=0
+failed=0
+ok() { passed=$((passed + 1)); echo "ok - $1"; }
+bad() { failed=$((failed + 1)); echo "not ok - $1"; }
+check() { # WHAT CMD...
+	local what=$1
+	shift
+	if "$@"; then ok "$what"; else bad "$what"; fi
+}
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/psfs-runner-selftest.XXXXXX")
+suite=$work/suite
+mkdir -p "$suite"
+cleanup() {
+	local mp
+	while read -r mp; do
+		[[ -n $mp ]] && { fusermount3 -uz "$mp" 2>/dev/null || umount -l "$mp" 2>/dev/null; }
+	done < <(awk -v d="$work/" 'index($5, d) == 1 { print $5 }' /proc/self/mountinfo | sort -r)
+	rm -rf "$work"
+}
+trap cleanup EXIT
+
+fake() { # NAME BODY
+	printf '#!/usr/bin/env bash\n%s\n' "$2" >"$suite/$1.sh"
+}
+fake t_good 'echo "checks: 3"'
+fake t_nochecks 'echo "all fine, honest"; exit 0'
+fake t_zero 'echo "checks: 0"'
+fake t_skip 'echo "checks: 1"; echo "SKIPPED: no reason" >&2; exit 77'
+fake t_status 'echo "checks: 2"; echo "not ok: something" >&2; exit 1'
+# The real daemon, daemonized (no -f) under the test's TMPDIR, left mounted.
+fake t_leftmount 'mkdir -p "$TMPDIR/store" "$TMPDIR/mnt"
+"$1" --store "$TMPDIR/store" "$TMPDIR/mnt" || exit 3
+awk -v mp="$TMPDIR/mnt" '\''$5 == mp { f = 1 } END { exit !f }'\'' /proc/self/mountinfo || exit 4
+echo "checks: 1"'
+fake t_hang 'sleep 60; echo "checks: 1"'
+
+out=$work/run.out
+TEST_TIMEOUT=3 TMPDIR=$work "$runner" "$suite" "$daemon" \
+	t_good t_nochecks t_zero t_skip t_status t_leftmount t_hang t_missing >"$out" 2>&1
+rc=$?
+sed 's/^/    | /' "$out"
+
+has() { grep -Eq "$1" "$out"; }
+check "a good test passes" has '^ok t_good \(3 checks, '
+check "exit 0 without 'checks:' fails" has '^FAIL t_nochecks \(did not report its checks'
+check "'checks: 0' fails" has '^FAIL t_zero \(did not report its checks'
+check "a skipped test (77) fails" has '^FAIL t_skip \(skipped'
+check "exit status 1 fails despite its checks line" has '^FAIL t_status \(exit status 1'
+check "a test that leaves a mount behind fails" has '^FAIL t_leftmount \(left mounted: .*/t_leftmount/mnt'
+check "a test past its time limit fails" has '^FAIL t_hang \(timed out after 3s'
+check "a missing test fails" has '^FAIL t_missing \(exit status 1'
+check "a failed test's output is shown" has '^    not ok: something$'
+check "the closing line is exactly '1 passed, 7 failed'" [ "$(tail -n 1 "$out")" = "1 passed, 7 failed" ]
+check "the exit status is 1" [ "$rc" = 1 ]
+check "run-tests.sh's pattern reads the closing line" \
+	bash -c '[[ $(grep -E "^[0-9]+ passed, [0-9]+ failed" "$1" | tail -n 1) == "1 passed, 7 failed" ]]' _ "$out"
+check "the leftover mount was removed" \
+	bash -c '! awk -v d="$1/" '\''index($5, d) == 1 { f = 1 } END { exit !f }'\'' /proc/self/mountinfo' _ "$work"
+
+# The good path, with the suite's parameters: --arg reaches every test,
+# --default names the tests when none is given, in its order.
+fake t_args '[[ $2 == --quick ]] || { echo "no --quick: $*"; exit 1; }; echo "# a note"; echo "checks: 1"'
+out2=$work/run2.out
+TMPDIR=$work "$runner" --budget 5 --arg --quick --default "t_args t_good" "$suite" "$daemon" >"$out2" 2>&1
+rc=$?
+sed 's/^/    | /' "$out2"
+check "--arg is passed to the tests" grep -Eq '^ok t_args \(1 checks' "$out2"
+check "a passed test's notes are shown" grep -Eq '^    # a note$' "$out2"
+check "--default runs its tests in its order" \
+	bash -c '[[ $(grep -E "^ok " "$1" | cut -d" " -f2 | tr "\n" " ") == "t_args t_good " ]]' _ "$out2"
+check "all good: '2 passed, 0 failed', status 0" \
+	bash -c '[[ $(tail -n 1 "$1") == "2 passed, 0 failed" && $2 == 0 ]]' _ "$out2" "$rc"
+
+echo "$passed passed, $failed failed"
+((failed == 0))
