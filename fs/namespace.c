@@ -13,10 +13,22 @@
 #include "journal.h"
 #include "ops_internal.h"
 #include "content.h"
+#include "searchdir.h"
 
 /* Where a new name may be made: a tree directory of a session, a pending
  * branch, or labels/.  Returns the kind of directory, or -errno. */
 enum psfs_dir { DIR_TREE, DIR_PENDING, DIR_LABELS };
+
+/* Whether dir, where path is to be made, is a search directory (logged:
+ * they show what a query finds and take nothing). */
+static int psfs_in_search(const char *dir, const char *path)
+{
+	struct psfs_path p;
+	if (psfs_split(dir, &p) || !search_owns(dir, &p))
+		return 0;
+	journal_log("refused making %s: search directories show what a query finds and take nothing", path);
+	return 1;
+}
 
 static int psfs_parent_kind(const char *path, enum psfs_dir *kind)
 {
@@ -37,6 +49,10 @@ static int psfs_parent_kind(const char *path, enum psfs_dir *kind)
 		*kind = DIR_PENDING;
 		free(dir);
 		return 0;
+	}
+	if (psfs_in_search(dir, path)) {
+		free(dir);
+		return -EPERM;
 	}
 	res = psfs_locate(dir, &p, &ref, &node);
 	free(dir);
@@ -322,6 +338,10 @@ int psfs_mkdir(const char *path, mode_t mode)
 
 	if (!dir)
 		return -ENOMEM;
+	if (psfs_in_search(dir, path)) {
+		free(dir);
+		return -EPERM;
+	}
 	res = psfs_locate(dir, &p, &ref, &dirnode);
 	free(dir);
 	if (res) {

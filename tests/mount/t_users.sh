@@ -59,6 +59,17 @@ as $BOB ls "$MNT/recent"
 assert_eq "bob: recent lists two sessions" 2 "$(grep -c . <<<"$OUT")"
 assert_eq "bob: recent has no alice-private session" "" "$(grep aaaa0001 <<<"$OUT" || true)"
 
+# --- search: over the sessions the caller may read, never from another's result ---
+as $ALICE ls "$MNT/search/text"
+assert_contains "alice: search finds her session" "Alpha secret" "$OUT"
+as $BOB ls "$MNT/search/text"
+assert_eq "bob, right after: his result, not alice's" "" "$(grep -E 'Alpha|aaaa' <<<"$OUT" || true)"
+assert_contains "bob: search finds his own" "Bob work" "$OUT"
+as $BOB ls "$MNT/search/secret"
+assert_eq "bob: alice's words find nothing" "" "$OUT"
+as $BOB ls "$MNT/--home-alice-secret--/search/text"
+assert_eq "bob: nothing in alice's project" "" "$OUT"
+
 # --- usage.csv, the store's and a project's --------------------------------------
 as $BOB cat "$MNT/usage.csv"
 assert_eq "bob: usage.csv reads" 0 "$RC"
