@@ -9,7 +9,7 @@
 #include "caller.h"
 #include "journal.h"
 #include "ops_internal.h"
-#include "usagecsv.h"
+#include "overview.h"
 #include "content.h"
 #include "searchdir.h"
 #include "views.h"
@@ -113,7 +113,7 @@ static int psfs_readdir_all(const char *path, void *buf, fuse_fill_dir_t filler,
 		for (size_t i = 0; views_names[i]; i++)
 			filler(buf, views_names[i], NULL, 0, 0);
 		filler(buf, SEARCH_NAME, NULL, 0, 0);
-		usagecsv_readdir(&p, buf, filler);
+		overview_readdir(&p, buf, filler);
 		err = store_list_project_names(fs->store, psfs_fill_store, &f);
 		/* Session files directly in the store, beside the projects (a
 		 * project or a view of the same name wins: psfs_split). */
@@ -122,7 +122,7 @@ static int psfs_readdir_all(const char *path, void *buf, fuse_fill_dir_t filler,
 	} else if (p.depth == 1) {
 		err = store_list_session_names(fs->store, p.project, psfs_fill_store, &f);
 		if (!err) {
-			usagecsv_readdir(&p, buf, filler);
+			overview_readdir(&p, buf, filler);
 			filler(buf, SEARCH_NAME, NULL, 0, 0);
 		}
 	} else {

@@ -17,7 +17,7 @@
 #include "ops_internal.h"
 #include "sizer.h"
 #include "watch.h"
-#include "usagecsv.h"
+#include "overview.h"
 #include "content.h"
 #include "views.h"
 
@@ -157,10 +157,10 @@ int psfs_open(const char *path, struct fuse_file_info *fi)
 			return res;
 		return psfs_open_text(path, fi, text, len);
 	}
-	if (!psfs_split(path, &p) && usagecsv_owns(&p)) {
+	if (!psfs_split(path, &p) && overview_owns(&p)) {
 		char *text = NULL;
 		size_t len = 0;
-		if ((res = usagecsv_open(fs, &p, fi->flags, &text, &len)))
+		if ((res = overview_open(fs, &p, fi->flags, &text, &len)))
 			return res;
 		return psfs_open_text(path, fi, text, len);
 	}

@@ -20,9 +20,10 @@
 #include "pisessionfs.h"
 #include "sizer.h"
 #include "watch.h"
+#include "infocache.h"
 #include "recover.h"
 #include "searchdir.h"
-#include "usagecsv.h"
+#include "overview.h"
 #include "content.h"
 
 #define PSFS_OPT(t, p) { t, offsetof(struct psfs_config, p), 1 }
@@ -437,7 +438,8 @@ int main(int argc, char *argv[])
 		fprintf(stderr, "pisessionfs: -o search_cache=%d: give 0 to 65536 (MiB)\n", fs.cfg.search_cache_mib);
 		goto out;
 	}
-	if (search_init(fs.cfg.search_cache_mib >= 0 ? (size_t)fs.cfg.search_cache_mib << 20 : SEARCH_CACHE_DEFAULT)) {
+	if (infocache_new(fs.cfg.search_cache_mib >= 0 ? (size_t)fs.cfg.search_cache_mib << 20 : SEARCH_CACHE_DEFAULT,
+			  &fs.infos)) {
 		fprintf(stderr, "pisessionfs: out of memory\n");
 		goto out;
 	}
@@ -511,8 +513,9 @@ out:
 	catalog_free(fs.catalog);
 	store_free(fs.store);
 	entrycache_clear();
-	usagecsv_clear();
+	overview_clear();
 	search_clear();
+	infocache_free(fs.infos);
 	overlay_destroy();
 	free(fs.mountpoint);
 	free(fs.cfg.store);

@@ -25,7 +25,7 @@
 #include "watch.h"
 #include "content.h"
 #include "searchdir.h"
-#include "usagecsv.h"
+#include "overview.h"
 #include "views.h"
 
 /* The names libfuse gives a file that is replaced or removed while open
@@ -45,7 +45,7 @@ int psfs_root_name_free(const char *name)
 	for (size_t i = 0; views_names[i]; i++)
 		if (strcmp(name, views_names[i]) == 0)
 			return 0;
-	if (strcmp(name, JOURNAL_NAME) == 0 || strcmp(name, VIEWS_USAGE_CSV) == 0 || strcmp(name, SEARCH_NAME) == 0)
+	if (strcmp(name, JOURNAL_NAME) == 0 || overview_is_name(name) || strcmp(name, SEARCH_NAME) == 0)
 		return 0;
 	return store_stat_project(psfs_self()->store, name, &st) != PS_OK;
 }
@@ -281,8 +281,8 @@ int psfs_getattr(const char *path, struct stat *st, struct fuse_file_info *fi)
 	}
 	if (journal_owns(path))
 		return journal_getattr(path, &file, st);
-	if (usagecsv_owns(&p))
-		return usagecsv_getattr(fs, &p, &file, st);
+	if (overview_owns(&p))
+		return overview_getattr(fs, &p, &file, st);
 	if (search_owns(path, &p))
 		return search_getattr(fs, path, &p, &file, st);
 	switch (p.depth) {

@@ -24,10 +24,12 @@ struct psfs_config {
 };
 
 struct ps_catalog;
+struct infocache;
 
 struct psfs {
 	struct ps_store *store;
 	struct ps_catalog *catalog; /* what the views at the root list */
+	struct infocache *infos;    /* what pi lists of each session (search/, sessions.md) */
 	struct psfs_config cfg;
 	struct fuse *fuse;
 	char *mountpoint;     /* absolute, for symlink targets given as absolute paths */
@@ -36,7 +38,7 @@ struct psfs {
 extern const struct fuse_operations psfs_ops;
 
 /* A mount path split by psfs_split (ops.c): what the gates of the special
- * files (usagecsv.h) are given, so they need not route paths again. */
+ * files (overview.h) are given, so they need not route paths again. */
 struct psfs_path {
 	char project[NAME_MAX + 1];
 	char session[NAME_MAX + 1];

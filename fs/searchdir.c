@@ -58,7 +58,6 @@ struct search_result {
 
 static struct {
 	pthread_mutex_t lock;
-	struct infocache *infos;
 	struct search_result *kept[SEARCH_RESULTS]; /* newest first */
 } sr = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
@@ -67,11 +66,6 @@ static int64_t search_now_ns(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-int search_init(size_t budget)
-{
-	return infocache_new(budget, &sr.infos) ? -ENOMEM : 0;
 }
 
 static void search_result_free(struct search_result *r)
@@ -102,8 +96,6 @@ void search_clear(void)
 		search_result_free(sr.kept[i]);
 		sr.kept[i] = NULL;
 	}
-	infocache_free(sr.infos);
-	sr.infos = NULL;
 }
 
 /* Splits path into where; 0, or -ENOENT when it is not in a search. */
@@ -232,7 +224,7 @@ static int search_run(struct psfs *fs, const char *scope, const char *query, str
 		if (!r->hits || !r->scope || !r->query)
 			res = -ENOMEM;
 	}
-	infocache_lock(sr.infos);
+	infocache_lock(fs->infos);
 	for (size_t i = 0; !res && i < n; i++) {
 		const struct catalog_session *c = &items[i];
 		if (*scope && strcmp(c->project, scope) != 0)
@@ -240,7 +232,7 @@ static int search_run(struct psfs *fs, const char *scope, const char *query, str
 		char *file = search_file_of(fs, c);
 		const struct sessioninfo *info = NULL;
 		int match = 0;
-		err = file ? infocache_get(sr.infos, file, &info) : PS_ERR_NOMEM;
+		err = file ? infocache_get(fs->infos, file, &info) : PS_ERR_NOMEM;
 		free(file);
 		if (err == PS_ERR_NOMEM) {
 			res = -ENOMEM;
@@ -274,7 +266,7 @@ static int search_run(struct psfs *fs, const char *scope, const char *query, str
 		if (!h->project || !h->stem || !h->id || !titles[r->n - 1])
 			res = -ENOMEM;
 	}
-	infocache_unlock(sr.infos);
+	infocache_unlock(fs->infos);
 	if (!res) {
 		/* Sort the titles with their hits. */
 		for (size_t i = 0; i < r->n; i++)

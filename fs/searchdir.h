@@ -8,8 +8,8 @@
  *       session -> the session directory
  *       NNNN-<kind>.<id>.md -> each entry file whose text the query found
  *
- * Matching is src/search.c's; the sessions' infos come from a cache
- * within -o search_cache (src/infocache.h), so a search after the first
+ * Matching is src/search.c's; the sessions' infos come from the mount's
+ * cache (struct psfs's infos, within -o search_cache: src/infocache.h), so a search after the first
  * reads only what was appended since.  A result is kept a second for the
  * lookups that follow a listing; a name once listed keeps resolving while
  * its session still matches, whatever its rank or title now (the id tail
@@ -22,11 +22,10 @@
 #include "pisessionfs.h"
 
 #define SEARCH_NAME "search"
+/* -o search_cache's default: the infos kept (struct psfs's infos). */
 #define SEARCH_CACHE_DEFAULT ((size_t)32 << 20)
 
-/* The info cache, with its budget in bytes; at mount, before any search. */
-int search_init(size_t budget);
-/* Frees the caches (at unmount). */
+/* Frees the results kept (at unmount). */
 void search_clear(void);
 
 /* Whether path is a search directory or inside one: MOUNT/search... or,

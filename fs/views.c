@@ -206,10 +206,69 @@ static const char *views_unranked(const char *name)
 	return p > name && *p == '-' && p[1] ? p + 1 : NULL;
 }
 
-/* A session's name in recent/ without its rank. */
-static const char *views_recent_key(const struct catalog_session *c)
+/* The id's last n characters (all of it when shorter). */
+static const char *views_id_tail(const char *id, size_t n)
 {
-	return c->stem;
+	size_t len = strlen(id);
+	return len > n ? id + len - n : id;
+}
+
+/* Whether some other listed session's id ends in tail. */
+static int views_tail_taken(const struct catalog_session *const *order, size_t n, size_t self, const char *tail)
+{
+	size_t tl = strlen(tail);
+	for (size_t k = 0; k < n; k++) {
+		size_t il = strlen(order[k]->id);
+		if (k != self && il >= tl && strcmp(order[k]->id + il - tl, tail) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+/* A session's name in recent/ without its rank: its title as pi's list
+ * shows it and the last characters of its id (8, or as many more as tell
+ * it from the other listed ones: UUID v7 ids share their first ones), or
+ * its file's name when it has no id.  New string, NULL without memory. */
+static char *views_recent_key(const struct catalog_session *const *order, size_t n, size_t self)
+{
+	const struct catalog_session *c = order[self];
+	if (!*c->id)
+		return strdup(c->stem);
+	const char *tail = views_id_tail(c->id, 8);
+	for (size_t len = 12; tail != c->id && views_tail_taken(order, n, self, tail); len += 4)
+		tail = views_id_tail(c->id, len);
+	char *t = escape_typed_name(tail, strlen(tail), NAME_MAX / 2);
+	char *title = t ? escape_typed_name(c->title, strlen(c->title), NAME_MAX - strlen(t) - 8) : NULL;
+	char *key = NULL;
+	if (title && asprintf(&key, "%s~%s", title, t) < 0)
+		key = NULL;
+	free(t);
+	free(title);
+	return key;
+}
+
+/* The session a recent/ name (its rank taken off) leads to: one that had
+ * it as its file's name (the names of before), else the one session whose
+ * id ends in what follows its last '~' (whatever its title is now). */
+static const struct catalog_session *views_recent_find(const struct views_list *l, const char *key)
+{
+	for (size_t i = 0; i < l->n_items; i++)
+		if (strcmp(l->items[i].stem, key) == 0)
+			return &l->items[i];
+	const char *tilde = strrchr(key, '~');
+	const struct catalog_session *found = NULL;
+	if (!tilde || strlen(tilde + 1) < 8)
+		return NULL;
+	size_t tl = strlen(tilde + 1);
+	for (size_t i = 0; i < l->n_items; i++) {
+		size_t il = strlen(l->items[i].id);
+		if (il >= tl && strcmp(l->items[i].id + il - tl, tilde + 1) == 0) {
+			if (found)
+				return NULL;
+			found = &l->items[i];
+		}
+	}
+	return found;
 }
 
 /* The symlinks of by-id/, by-name/ or recent/. */
@@ -232,8 +291,11 @@ static int views_build(struct psfs *fs, enum views_kind kind, struct views_list 
 		if (kind == VIEW_RECENT) {
 			if (i >= VIEWS_RECENT)
 				break;
-			if (asprintf(&name, "%02zu-%s", i + 1, views_recent_key(c)) < 0)
+			size_t listed = l->n_items < VIEWS_RECENT ? l->n_items : VIEWS_RECENT;
+			char *key = views_recent_key(order, listed, i);
+			if (!key || asprintf(&name, "%02zu-%s", i + 1, key) < 0)
 				name = NULL;
+			free(key);
 			res = views_add(l, name, c);
 			continue;
 		}
@@ -280,13 +342,11 @@ static const struct catalog_session *views_find(const struct views_list *l, enum
 			return l->links[i].session;
 	if (kind == VIEW_RECENT) {
 		const char *key = views_unranked(name);
+		/* The rank moves on, the title may too: what follows it decides. */
 		for (size_t i = 0; key && i < l->n; i++)
-			if (strcmp(views_recent_key(l->links[i].session), key) == 0)
+			if (strcmp(views_unranked(l->links[i].name), key) == 0)
 				return l->links[i].session;
-		for (size_t i = 0; key && i < l->n_items; i++)
-			if (strcmp(views_recent_key(&l->items[i]), key) == 0)
-				return &l->items[i];
-		return NULL;
+		return key ? views_recent_find(l, key) : NULL;
 	}
 	/* Listed sessions are oldest first: the alias goes to the same
 	 * session the listing would give it to. */
@@ -679,83 +739,5 @@ int views_readdir(struct psfs *fs, const char *path, void *buf, fuse_fill_dir_t 
 	buf_free(&seen);
 	free(norm);
 	catalog_snapshot_free(items, n);
-	return 0;
-}
-
-struct views_csv {
-	struct psfs *fs;
-	const char *project;
-	struct buf *out;
-	ps_err err;
-	struct fileset files; /* one row per session file, however it is reached */
-	int links;            /* this pass lists the symlinked project folders */
-	struct psfs_caller who; /* rows only of the sessions it may read */
-};
-
-static int views_csv_session(void *ctx, const char *name, const struct stat *st)
-{
-	struct views_csv *c = ctx;
-	struct store_ref ref;
-	if (!psfs_caller_may_read(&c->who, st->st_uid, st->st_gid, st->st_mode))
-		return 0;
-	int met = fileset_meet(&c->files, st->st_dev, st->st_ino);
-	if (met) {
-		c->err = met < 0 ? PS_ERR_NOMEM : PS_OK;
-		return met < 0;
-	}
-	if (store_acquire(c->fs->store, c->project, name, &ref) != PS_OK)
-		return 0; /* gone meanwhile */
-	if (ref.session->have_header)
-		c->err = usage_csv_row(ref.session, c->project, name, c->out);
-	store_release(c->fs->store, &ref);
-	return c->err != PS_OK;
-}
-
-static int views_csv_project(void *ctx, const char *name, const struct stat *st)
-{
-	struct views_csv *c = ctx;
-	(void)st;
-	/* Real folders first, as the catalog lists them. */
-	if (store_project_is_link(c->fs->store, name) != c->links)
-		return 0;
-	c->project = name;
-	store_list_sessions(c->fs->store, name, views_csv_session, c);
-	return c->err != PS_OK;
-}
-
-int views_usage_csv(struct psfs *fs, const char *project, char **buf, size_t *len)
-{
-	struct buf out = BUF_INIT;
-	struct views_csv c = { fs, project, &out, PS_OK, FILESET_INIT, 0, { 0 } };
-	ps_err err = PS_OK;
-	psfs_caller_get(&c.who);
-	if (usage_csv_header(&out)) {
-		buf_free(&out);
-		return -ENOMEM;
-	}
-	if (project)
-		err = store_list_sessions(fs->store, project, views_csv_session, &c);
-	for (; !project && !err && c.links < 2; c.links++) {
-		err = store_list_projects(fs->store, views_csv_project, &c);
-		if (!err)
-			err = c.err;
-	}
-	if (project && !err)
-		err = c.err;
-	/* The whole store's file covers the sessions at its root too (their
-	 * project column is empty). */
-	if (!err && !project) {
-		c.project = "";
-		err = store_list_sessions(fs->store, "", views_csv_session, &c);
-		if (!err)
-			err = c.err;
-	}
-	fileset_free(&c.files);
-	if (err || buf_finish(&out)) {
-		buf_free(&out);
-		return -psfs_errno(err ? err : PS_ERR_NOMEM);
-	}
-	*buf = out.data;
-	*len = out.len;
 	return 0;
 }

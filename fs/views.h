@@ -11,10 +11,6 @@ int views_owns(const char *path);
 int views_getattr(struct psfs *fs, const char *path, struct stat *st);
 int views_readdir(struct psfs *fs, const char *path, void *buf, fuse_fill_dir_t filler);
 int views_readlink(struct psfs *fs, const char *path, char *buf, size_t size);
-/* usage.csv of one project directory, or of the whole store when project
- * is NULL: one row per session (src/usage.h).  *buf is new. */
-int views_usage_csv(struct psfs *fs, const char *project, char **buf, size_t *len);
-#define VIEWS_USAGE_CSV "usage.csv"
 
 /* The catalog (catalog.h) as the caller may see it: the sessions whose
  * files it may read (caller.h), newest first.  A new copy: free with

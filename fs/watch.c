@@ -22,6 +22,7 @@
 #include <fuse_lowlevel.h>
 #include "layout.h"
 #include "buf.h"
+#include "overview.h"
 #include "views.h"
 
 /* The same for the root and the projects: the root holds session files
@@ -177,9 +178,12 @@ static void watch_session_changed(const char *project, const char *session)
 	size_t n_dirs = 0;
 
 	watch_invalidate("%s%s%s", sdir, "", "");
-	if (*project)
-		watch_invalidate("/%s/%s%s", project, VIEWS_USAGE_CSV, "");
-	watch_invalidate("/%s%s%s", VIEWS_USAGE_CSV, "", "");
+	if (*project) {
+		watch_invalidate("/%s/%s%s", project, OVERVIEW_USAGE_CSV, "");
+		watch_invalidate("/%s/%s%s", project, OVERVIEW_SESSIONS_MD, "");
+	}
+	watch_invalidate("/%s%s%s", OVERVIEW_USAGE_CSV, "", "");
+	watch_invalidate("/%s%s%s", OVERVIEW_SESSIONS_MD, "", "");
 	/* A new name, a new session or a newer one reorders these. */
 	for (size_t i = 0; i < sizeof views / sizeof views[0]; i++)
 		watch_forget_tree(views[i]);

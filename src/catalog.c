@@ -5,6 +5,8 @@
 #include <time.h>
 #include "catalog.h"
 #include "fileset.h"
+#include "sessioninfo.h"
+#include "title.h"
 
 struct ps_catalog {
 	struct ps_store *store;
@@ -39,6 +41,7 @@ void catalog_session_clear(struct catalog_session *c)
 	free(c->id);
 	free(c->cwd);
 	free(c->name);
+	free(c->title);
 	memset(c, 0, sizeof *c);
 }
 
@@ -53,6 +56,28 @@ void catalog_free(struct ps_catalog *cat)
 	free(cat);
 }
 
+/* The title pi's list shows: name, else pi's firstMessage (the text of
+ * the first user message that has any, in file order), else "(no
+ * messages)".  New string, NULL when memory runs out. */
+static char *catalog_title(const struct ps_session *s, const char *name)
+{
+	struct buf first = BUF_INIT;
+	for (uint32_t e = 0; !(name && *name) && e < s->n_entries; e++) {
+		if (strcmp(session_str(s, s->entries[e].kind), "user") != 0)
+			continue;
+		json_t *entry = NULL;
+		if (session_load_entry_shared(s, e, &entry) != PS_OK)
+			continue;
+		int got = sessioninfo_message_text(json_object_get(entry, "message"), &first);
+		json_decref(entry);
+		if (got)
+			break; /* found, or out of memory: the title says "(no messages)" */
+	}
+	char *title = title_line(name, first.data, first.len, CATALOG_TITLE_MAX);
+	buf_free(&first);
+	return title;
+}
+
 /* Reads a session's id, cwd and name: the name needs the whole file (the
  * latest session_info wins), which is what the index does anyway. */
 static void catalog_read(struct ps_catalog *cat, struct catalog_session *c)
@@ -61,7 +86,8 @@ static void catalog_read(struct ps_catalog *cat, struct catalog_session *c)
 	free(c->id);
 	free(c->cwd);
 	free(c->name);
-	c->id = c->cwd = c->name = NULL;
+	free(c->title);
+	c->id = c->cwd = c->name = c->title = NULL;
 	if (store_acquire(cat->store, c->project, c->stem, &ref) == PS_OK) {
 		struct ps_session *s = ref.session;
 		char *line = NULL;
@@ -76,6 +102,7 @@ static void catalog_read(struct ps_catalog *cat, struct catalog_session *c)
 				free(line);
 			}
 			c->name = strdup(s->name == PS_NIL ? "" : session_str(s, s->name));
+			c->title = catalog_title(s, c->name);
 		}
 		store_release(cat->store, &ref);
 	}
@@ -85,6 +112,8 @@ static void catalog_read(struct ps_catalog *cat, struct catalog_session *c)
 		c->cwd = strdup("");
 	if (!c->name)
 		c->name = strdup("");
+	if (!c->title)
+		c->title = title_line(NULL, NULL, 0, CATALOG_TITLE_MAX);
 }
 
 struct catalog_walk {
@@ -227,9 +256,11 @@ ps_err catalog_snapshot(struct ps_catalog *cat, struct catalog_session **out, si
 		const struct catalog_session *c = &cat->items[i];
 		copy[i] = (struct catalog_session){
 			strdup(c->project), strdup(c->stem), strdup(c->id ? c->id : ""), strdup(c->cwd ? c->cwd : ""),
-			strdup(c->name ? c->name : ""), c->mtime_ns, c->size, c->mode, c->uid, c->gid, 1,
+			strdup(c->name ? c->name : ""), strdup(c->title ? c->title : ""), c->mtime_ns, c->size,
+			c->mode, c->uid, c->gid, 1,
 		};
-		if (!copy[i].project || !copy[i].stem || !copy[i].id || !copy[i].cwd || !copy[i].name)
+		if (!copy[i].project || !copy[i].stem || !copy[i].id || !copy[i].cwd || !copy[i].name ||
+		    !copy[i].title)
 			err = PS_ERR_NOMEM;
 	}
 	size_t count = cat->n;

@@ -10,12 +10,17 @@
 #include <stdint.h>
 #include "store.h"
 
+#define CATALOG_TITLE_MAX 48
+
 struct catalog_session {
 	char *project;   /* store directory; "" for a session file in the store root */
 	char *stem;      /* file name without .jsonl */
 	char *id;        /* the header's id ("" if not a session) */
 	char *cwd;       /* the header's cwd ("" if none) */
 	char *name;      /* display name ("" if none) */
+	char *title;     /* as pi's list shows it: the name, else the first user
+			  * message, on one line, at most CATALOG_TITLE_MAX bytes
+			  * (title.h) */
 	int64_t mtime_ns;/* last activity: the file's modification time */
 	uint64_t size;
 	/* The file's owner and mode: the views show a session only to

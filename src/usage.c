@@ -229,6 +229,17 @@ static ps_err usage_collect(struct ps_session *s, const struct usage_acc **out)
 	return PS_OK;
 }
 
+ps_err usage_totals(struct ps_session *s, double *cost, uint64_t *messages)
+{
+	const struct usage_acc *a;
+	ps_err err = usage_collect(s, &a);
+	if (err)
+		return err;
+	*cost = a->total.cost;
+	*messages = a->messages;
+	return PS_OK;
+}
+
 /* JSON.stringify writes a non-finite number as null; jansson refuses to
  * hold one, so an overflowing sum becomes null here. */
 static json_t *usage_number(double d)

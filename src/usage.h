@@ -27,6 +27,7 @@
 #define PS_USAGE_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include "buf.h"
 #include "ps_error.h"
 #include "session.h"
@@ -46,6 +47,11 @@
  * counts `message` entries, assistantMessages those with role assistant.
  * PS_ERR_NOTSESSION for a file without a header. */
 ps_err usage_json(struct ps_session *s, char **buf, size_t *len);
+
+/* The total cost (usage.json's total.cost) and the number of `message`
+ * entries (usage.json's messages: pi's messageCount).  PS_ERR_NOTSESSION
+ * for a file without a header. */
+ps_err usage_totals(struct ps_session *s, double *cost, uint64_t *messages);
 
 /* A cost as usage.csv prints it: rounded to cents the way ccusage prints
  * costs (JavaScript's toFixed(2): the nearest, ties away from zero), so

@@ -24,11 +24,15 @@ by-cwd
 by-id
 by-name
 recent
+search
+sessions.md
 usage.csv" "$(ls_names "$MNT")"
 assert_eq "ls of .pisessionfs" "log
 rejected" "$(ls_names "$MNT/.pisessionfs")"
 assert_file_content "$MNT/.pisessionfs/log" ""
 assert_eq "ls of the project" "$SNAME
+search
+sessions.md
 usage.csv" "$(ls_names "$MNT/$PROJ")"
 
 expected_root='0001-model_change.5862b5cb.md
@@ -152,13 +156,14 @@ for id in "${ids[@]}"; do
 	assert_eq "find: entry file of $id" 1 "$(grep -c "\.$id\.md\$" "$T_DIR/find.txt" || true)"
 	assert_eq "find: no entries/$id.json" 0 "$(grep -c "/entries/$id\.json\$" "$T_DIR/find.txt" || true)"
 done
-assert_eq "find: number of .md files (entries and the session's transcript)" "$((${#ids[@]} + 1))" "$(grep -c '\.md$' "$T_DIR/find.txt" || true)"
+assert_eq "find: number of .md files (entries, the session's transcript, two sessions.md)" "$((${#ids[@]} + 3))" "$(grep -c '\.md$' "$T_DIR/find.txt" || true)"
 # root, project, session, 13 entry files, the branch and its context.json
 # (its transcript.md and entries/ answer by name only), 9 generated names
 # in the session, 1 label, .pisessionfs with log and rejected/, the 4 views with the
 # session's link in by-id and recent and 6 nested by-cwd names (by-cwd/home/
-# user/demo-project/<session>), and the two usage.csv.
-assert_eq "find: number of paths" 44 "$(wc -l <"$T_DIR/find.txt")"
+# user/demo-project/<session>), the two usage.csv, the two sessions.md and
+# the two search/ directories (empty until a query is named).
+assert_eq "find: number of paths" 48 "$(wc -l <"$T_DIR/find.txt")"
 fsx_out find -L "$S" -type l
 assert_eq "find -L: every symlink resolves" "" "$OUT"
 

@@ -183,16 +183,21 @@ touch -d @500 "$SRC"
 # resolve NAME under any rank).
 listed_first() { [[ $(ls "$1" | head -1) == "$2" ]]; }
 export -f listed_first
-assert_poll "recent/ lists the newer session first" 3 bash -c 'listed_first "$@"' _ "$MNT/recent" 01-2026-01-03T00-00-00-000Z_newer
-first=01-2026-01-03T00-00-00-000Z_newer
+# recent/ names carry the title (the name, else the first user message)
+# and the end of the id.
+assert_poll "recent/ lists the newer session first" 3 bash -c 'listed_first "$@"' _ "$MNT/recent" "01-Same name~00000002"
+first="01-Same name~00000002"
 touch "$SRC" # the session becomes the most recent: every rank moves
-assert_poll "recent/ lists the touched session first" 3 bash -c 'listed_first "$@"' _ "$MNT/recent" "01-$STEM"
-assert_eq "and the newer one second" 1 "$(fsx ls "$MNT/recent" | grep -cxF 02-2026-01-03T00-00-00-000Z_newer || true)"
+assert_poll "recent/ lists the touched session first" 3 bash -c 'listed_first "$@"' _ "$MNT/recent" "01-first~55555555"
+assert_eq "and the newer one second" 1 "$(fsx ls "$MNT/recent" | grep -cxF "02-Same name~00000002" || true)"
 assert_eq "recent/ no longer lists $first" 0 "$(fsx ls "$MNT/recent" | grep -cxF "$first" || true)"
 assert_eq "recent/$first, listed before, still resolves" "../--w--/2026-01-03T00-00-00-000Z_newer" \
 	"$(fsx readlink "$MNT/recent/$first" 2>&1 || true)"
-assert_eq "any rank resolves" "../--w--/2026-01-03T00-00-00-000Z_newer" \
+assert_eq "any rank and title resolve: the id's end decides" "../--w--/2026-01-03T00-00-00-000Z_newer" \
+	"$(fsx readlink "$MNT/recent/77-Renamed since~00000002" 2>&1 || true)"
+assert_eq "the names of before (the file's name) resolve" "../--w--/2026-01-03T00-00-00-000Z_newer" \
 	"$(fsx readlink "$MNT/recent/77-2026-01-03T00-00-00-000Z_newer" 2>&1 || true)"
+assert_missing "$MNT/recent/01-Same name~0002"
 assert_missing "$MNT/recent/01-no-such-session"
 assert_missing "$MNT/recent/2026-01-03T00-00-00-000Z_newer"
 

@@ -50,7 +50,7 @@ mkdir -p "$STORE/--w-proj--"
 mount_fs "$STORE" "$MNT"
 
 root=$(ls_names "$MNT")
-for name in "$A" "$B" --w-proj-- by-id by-name by-cwd recent usage.csv; do
+for name in "$A" "$B" --w-proj-- by-id by-name by-cwd recent search sessions.md usage.csv; do
 	assert_contains "the mount root lists $name" "$name" "$root"
 done
 assert_true "a flat session is a directory at the root" test -d "$MNT/$A"
@@ -63,9 +63,10 @@ assert_eq "by-name covers flat sessions" "../$B" "$(fsx readlink "$MNT/by-name/f
 assert_eq "by-cwd covers flat sessions" "$(printf '%s\n' "$A" "$B")" "$(ls_names "$MNT/by-cwd/w/flat")"
 assert_eq "by-cwd's link resolves" "../../../$A" "$(fsx readlink "$MNT/by-cwd/w/flat/$A")"
 assert_true "by-cwd's link leads into the session" test -f "$MNT/by-cwd/w/flat/$A/0001-user.a1.md"
-recent=$(ls_names "$MNT/recent")
-assert_contains "recent covers a flat session" "-$A" "$recent"
-assert_contains "recent covers the other" "-$B" "$recent"
+recent=$(ls_names "$MNT/recent" | while IFS= read -r n; do fsx readlink "$MNT/recent/$n" </dev/null; done)
+assert_contains "recent covers a flat session" "../$A" "$recent"
+assert_contains "recent covers the other" "../$B" "$recent"
+assert_contains "recent names it by its title" "01-in a project~00000003" "$(ls_names "$MNT/recent")"
 csv=$(fsx cat "$MNT/usage.csv")
 assert_contains "usage.csv at the root has a row for a flat session (empty project)" ",$A,$ID_A," "$csv"
 assert_contains "usage.csv keeps the project rows" "--w-proj--,c,$ID_C," "$csv"
@@ -118,12 +119,12 @@ ln -s "../$A.jsonl" "$STORE/--w-proj--/e.jsonl"
 mount_fs "$STORE" "$MNT"
 root=$(ls_names "$MNT")
 assert_contains "a symlinked project folder is listed" "--w-linked--" "$root"
-assert_eq "its sessions are listed" "d$(printf '\nusage.csv')" "$(ls_names "$MNT/--w-linked--")"
+assert_eq "its sessions are listed" "d$(printf '\nsearch\nsessions.md\nusage.csv')" "$(ls_names "$MNT/--w-linked--")"
 assert_contains "they read" "behind a symlink" "$(fsx cat "$MNT/--w-linked--/d/0001-user.d1.md")"
 assert_eq "by-id covers them" "../--w-linked--/d" "$(fsx readlink "$MNT/by-id/$ID_D")"
 assert_eq "a symlink loop is not listed" "" "$(grep -x -- '--w-loop--' <<<"$root" || true)"
 assert_fails test -d "$MNT/--w-loop--"
-assert_eq "a symlinked session file stays hidden" "c$(printf '\nusage.csv')" "$(ls_names "$MNT/--w-proj--")"
+assert_eq "a symlinked session file stays hidden" "c$(printf '\nsearch\nsessions.md\nusage.csv')" "$(ls_names "$MNT/--w-proj--")"
 assert_true "a write behind the symlink" sh -c 'echo "through the link" > "$1/next.md"' _ "$MNT/--w-linked--/d"
 assert_contains "appends to the folder it points to" '"content":"through the link"' "$(tail -n 1 "$OUTSIDE/d.jsonl")"
 size=$(fsx stat -c %s "$MNT/--w-linked--/d/context.json" || true)

@@ -61,13 +61,13 @@ assert_eq "by-cwd link resolves" "hello" \
 assert_missing "$MNT/by-cwd/home/u/nope"
 
 # recent: newest first
-assert_eq "recent is newest first" "01-2026-01-04T00-00-00-000Z_cccc4444 02-2026-01-03T00-00-00-000Z_bbbb3333" \
+assert_eq "recent is newest first, by title" "01-hello~00000004 02-a%2Fb: ünïcode ✓~00000003" \
 	"$(fsx ls "$MNT/recent" | head -2 | tr '\n' ' ' | sed 's/ $//')"
 
 # Views follow the store.
 mk_session --srv-x-- 2026-01-05T00-00-00-000Z_dddd5555 dddd5555-0000-0000-0000-000000000005 /srv/x "Fresh" 5000
 assert_poll "a new session shows in by-name" 3 test -L "$MNT/by-name/Fresh"
-assert_poll "and first in recent" 3 test -L "$MNT/recent/01-2026-01-05T00-00-00-000Z_dddd5555"
+assert_poll "and first in recent" 3 test -L "$MNT/recent/01-Fresh~00000005"
 
 # recent holds 50 at most
 for i in $(seq 10 70); do

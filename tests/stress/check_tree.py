@@ -26,7 +26,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "diff"))
 import check  # noqa: E402  tests/diff/check.py
 
-VIEWS = {".pisessionfs", "by-id", "by-name", "by-cwd", "recent"}
+VIEWS = {".pisessionfs", "by-id", "by-name", "by-cwd", "recent", "search"}
 
 # Names the daemon generates besides those of layout.md's tree (summary
 # files that other features add, e.g. transcript.md, usage.json): tolerated
@@ -116,7 +116,7 @@ def main():
     bad = ["%s listed, not in the store" % p for p in sorted(have - set(want))]
     bad += ["%s in the store, not listed" % p for p in sorted(set(want) - have)]
     for p in sorted(set(want) & have):
-        got = {n for n in _listdir(os.path.join(a.mount, p)) if isdir(os.path.join(a.mount, p, n))}
+        got = {n for n in _listdir(os.path.join(a.mount, p)) if isdir(os.path.join(a.mount, p, n))} - {"search"}
         bad += ["%s/%s listed, no such session file" % (p, n) for n in sorted(got - set(want[p]))]
         bad += ["%s/%s: session file not listed" % (p, n) for n in sorted(set(want[p]) - got)]
     if bad:

@@ -31,7 +31,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "diff"))
 import check  # noqa: E402
 
-VIEWS = {"by-id", "by-name", "by-cwd", "recent"}
+VIEWS = {"by-id", "by-name", "by-cwd", "recent", "search"}
 FIXED = {"context.json", "leaf", "labels", "name", "header.json", "entries", "session.jsonl", "problems", "error",
          "transcript.md", "usage.json"}
 ESCAPED = re.compile(r"^(?:[A-Za-z0-9_.~-]|%[0-9A-F]{2})+$")
@@ -77,7 +77,7 @@ def main():
         parts = [] if rel == "." else rel.split("/")
         # Names that answer by name only (docs/layout.md "What a recursive
         # walk sees") are walked too: their names are shown all the same.
-        if len(parts) >= 2 and parts[0] not in VIEWS and parts[0] != ".pisessionfs":
+        if len(parts) >= 2 and parts[0] not in VIEWS and parts[0] != ".pisessionfs" and parts[1] != "search":
             for hidden in ("entries", "transcript.md"):
                 hp = posixpath.join(d, hidden)
                 if hidden not in names and check.WD.call("lexists", hp, os.path.lexists, hp):

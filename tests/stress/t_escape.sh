@@ -136,7 +136,7 @@ dirs_of() {
 	echo "${out[*]}"
 }
 assert_eq "the root lists the project directories, linked ones too (and the daemon's own)" \
-	"--e-- --f-- --g-- --linkoutside-- --linkproj-- --linkproj2--" "$(dirs_of "$MNT" | tr ' ' '\n' | grep -vxE '\.pisessionfs|by-id|by-name|by-cwd|recent' | tr '\n' ' ' | sed 's/ $//')"
+	"--e-- --f-- --g-- --linkoutside-- --linkproj-- --linkproj2--" "$(dirs_of "$MNT" | tr ' ' '\n' | grep -vxE '\.pisessionfs|by-id|by-name|by-cwd|recent|search' | tr '\n' ' ' | sed 's/ $//')"
 assert_eq "--e-- lists only the real session file" "hostile" "$(dirs_of "$MNT/--e--")"
 for n in link-passwd link-session link-outside link-dir link-same dir; do
 	assert_missing "$MNT/--e--/$n"

@@ -1,0 +1,455 @@
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include "buf.h"
+#include "caller.h"
+#include "fileset.h"
+#include "infocache.h"
+#include "overview.h"
+#include "sessionsmd.h"
+#include "title.h"
+#include "usage.h"
+
+static const char *const overview_names[] = { OVERVIEW_USAGE_CSV, OVERVIEW_SESSIONS_MD };
+enum overview_file { OVERVIEW_CSV, OVERVIEW_MD };
+
+/* --- the sessions a folder's overview covers ----------------------------------- */
+
+/* Called with each session the overview covers, acquired. */
+typedef ps_err (*overview_session_fn)(void *ctx, const char *project, const char *name, struct ps_session *s);
+
+struct overview_each {
+	struct psfs *fs;
+	const char *project;
+	overview_session_fn fn;
+	void *ctx;
+	ps_err err;
+	struct fileset files;   /* one row per session file, however it is reached */
+	int links;              /* this pass lists the symlinked project folders */
+	struct psfs_caller who; /* rows only of the sessions it may read */
+};
+
+static int overview_each_session(void *ctx, const char *name, const struct stat *st)
+{
+	struct overview_each *c = ctx;
+	struct store_ref ref;
+	if (!psfs_caller_may_read(&c->who, st->st_uid, st->st_gid, st->st_mode))
+		return 0;
+	int met = fileset_meet(&c->files, st->st_dev, st->st_ino);
+	if (met) {
+		c->err = met < 0 ? PS_ERR_NOMEM : PS_OK;
+		return met < 0;
+	}
+	if (store_acquire(c->fs->store, c->project, name, &ref) != PS_OK)
+		return 0; /* gone meanwhile */
+	if (ref.session->have_header)
+		c->err = c->fn(c->ctx, c->project, name, ref.session);
+	store_release(c->fs->store, &ref);
+	return c->err != PS_OK;
+}
+
+static int overview_each_project(void *ctx, const char *name, const struct stat *st)
+{
+	struct overview_each *c = ctx;
+	(void)st;
+	/* Real folders first, as the catalog lists them. */
+	if (store_project_is_link(c->fs->store, name) != c->links)
+		return 0;
+	c->project = name;
+	store_list_sessions(c->fs->store, name, overview_each_session, c);
+	return c->err != PS_OK;
+}
+
+/* Calls fn with each session of project (NULL: the whole store, its root's
+ * own sessions last) that the caller may read, each file once. */
+static ps_err overview_each(struct psfs *fs, const char *project, overview_session_fn fn, void *ctx)
+{
+	struct overview_each c = { fs, project, fn, ctx, PS_OK, FILESET_INIT, 0, { 0 } };
+	ps_err err = PS_OK;
+	psfs_caller_get(&c.who);
+	if (project)
+		err = store_list_sessions(fs->store, project, overview_each_session, &c);
+	for (; !project && !err && c.links < 2; c.links++) {
+		err = store_list_projects(fs->store, overview_each_project, &c);
+		if (!err)
+			err = c.err;
+	}
+	if (project && !err)
+		err = c.err;
+	if (!err && !project) {
+		c.project = "";
+		err = store_list_sessions(fs->store, "", overview_each_session, &c);
+		if (!err)
+			err = c.err;
+	}
+	fileset_free(&c.files);
+	return err;
+}
+
+/* --- usage.csv ----------------------------------------------------------------- */
+
+static ps_err overview_csv_row(void *ctx, const char *project, const char *name, struct ps_session *s)
+{
+	return usage_csv_row(s, project, name, ctx);
+}
+
+static ps_err overview_build_csv(struct psfs *fs, const char *project, struct buf *out)
+{
+	ps_err err = usage_csv_header(out);
+	return err ? err : overview_each(fs, project, overview_csv_row, out);
+}
+
+/* --- sessions.md ----------------------------------------------------------------- */
+
+struct overview_md_row {
+	double modified_ms;
+	size_t order;
+	struct buf text;
+};
+
+struct overview_md {
+	struct psfs *fs;
+	int scoped;             /* a project's file: its sessions are its neighbours */
+	struct overview_md_row *rows;
+	size_t n, cap;
+};
+
+static ps_err overview_md_session(void *ctx, const char *project, const char *name, struct ps_session *s)
+{
+	struct overview_md *md = ctx;
+	const struct sessioninfo *info;
+	double cost = 0;
+	uint64_t messages = 0;
+	char *dir = NULL, *title = NULL;
+	if (md->n == md->cap) {
+		size_t cap = md->cap ? md->cap * 2 : 32;
+		struct overview_md_row *rows = realloc(md->rows, cap * sizeof *rows);
+		if (!rows)
+			return PS_ERR_NOMEM;
+		md->rows = rows;
+		md->cap = cap;
+	}
+	ps_err err = usage_totals(s, &cost, &messages);
+	if (err)
+		return err == PS_ERR_NOTSESSION ? PS_OK : err;
+	/* What pi's list shows of it: its title and last activity. */
+	infocache_lock(md->fs->infos);
+	err = infocache_get(md->fs->infos, s->path, &info);
+	struct sessionsmd_row row = { 0 };
+	if (!err) {
+		size_t first_len = 0;
+		const char *first = sessioninfo_first_message(info, &first_len);
+		title = title_line(info->name, first, first_len, OVERVIEW_TITLE_MAX);
+		row.created_ms = info->created_ms;
+		row.modified_ms = info->modified_ms;
+	}
+	infocache_unlock(md->fs->infos);
+	if (err)
+		return err == PS_ERR_NOMEM ? err : PS_OK; /* gone meanwhile */
+	if (md->scoped ? asprintf(&dir, "%s", name) < 0
+		       : asprintf(&dir, "%s%s%s", project, *project ? "/" : "", name) < 0)
+		dir = NULL;
+	struct overview_md_row *r = &md->rows[md->n];
+	memset(r, 0, sizeof *r);
+	row.title = title;
+	row.messages = messages;
+	row.branches = s->n_branches;
+	row.cost = cost;
+	row.dir = dir;
+	err = title && dir ? sessionsmd_row(&r->text, &row) : PS_ERR_NOMEM;
+	free(title);
+	free(dir);
+	if (err) {
+		buf_free(&r->text);
+		return err;
+	}
+	r->modified_ms = isnan(row.modified_ms) ? -INFINITY : row.modified_ms;
+	r->order = md->n++;
+	return PS_OK;
+}
+
+static int overview_md_newest_first(const void *a, const void *b)
+{
+	const struct overview_md_row *x = a, *y = b;
+	if (x->modified_ms != y->modified_ms)
+		return x->modified_ms > y->modified_ms ? -1 : 1;
+	return x->order < y->order ? -1 : x->order > y->order;
+}
+
+static ps_err overview_build_md(struct psfs *fs, const char *project, struct buf *out)
+{
+	struct overview_md md = { fs, project != NULL, NULL, 0, 0 };
+	ps_err err = overview_each(fs, project, overview_md_session, &md);
+	if (!err) {
+		qsort(md.rows, md.n, sizeof *md.rows, overview_md_newest_first);
+		err = sessionsmd_header(out, md.n);
+	}
+	for (size_t i = 0; i < md.n; i++) {
+		if (!err && buf_put(out, md.rows[i].text.data, md.rows[i].text.len))
+			err = PS_ERR_NOMEM;
+		buf_free(&md.rows[i].text);
+	}
+	free(md.rows);
+	return err;
+}
+
+int overview_build(struct psfs *fs, const char *name, const char *project, char **buf, size_t *len)
+{
+	struct buf out = BUF_INIT;
+	ps_err err = strcmp(name, OVERVIEW_SESSIONS_MD) == 0 ? overview_build_md(fs, project, &out)
+							   : overview_build_csv(fs, project, &out);
+	if (err || buf_finish(&out)) {
+		buf_free(&out);
+		return -psfs_errno(err ? err : PS_ERR_NOMEM);
+	}
+	*buf = out.data ? out.data : strdup("");
+	*len = out.len;
+	return *buf ? 0 : -ENOMEM;
+}
+
+/* --- their sizes, without building them at every stat ------------------------------ */
+
+/* One per overview file recently stat'ed: the store's and a few projects'. */
+#define OVERVIEW_SLOTS 16
+
+struct overview_memo {
+	int used;           /* slot in use */
+	int file;           /* enum overview_file */
+	int whole_store;    /* the store's file, else project's */
+	char *project;
+	struct buf listing; /* what the length was built from */
+	size_t len;
+	uint64_t last_use;  /* the least recently used slot goes first */
+};
+
+static struct {
+	pthread_mutex_t lock;
+	struct overview_memo slot[OVERVIEW_SLOTS];
+	uint64_t clock;
+} memo = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+/* What a session contributes to the listing: its place and what tells
+ * that it changed (session_refresh looks at the same). */
+struct overview_stamp {
+	uint64_t dev, ino, size;
+	int64_t mtime_ns, ctime_ns;
+};
+
+struct overview_walk {
+	struct psfs *fs;
+	const char *project;
+	struct buf *out;
+	int failed;
+	struct psfs_caller who; /* as overview_each, only the sessions it may read */
+};
+
+static int overview_put_session(void *ctx, const char *name, const struct stat *st)
+{
+	struct overview_walk *w = ctx;
+	if (!psfs_caller_may_read(&w->who, st->st_uid, st->st_gid, st->st_mode))
+		return 0;
+	struct overview_stamp stamp = {
+		(uint64_t)st->st_dev, (uint64_t)st->st_ino, (uint64_t)st->st_size,
+		(int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec,
+		(int64_t)st->st_ctim.tv_sec * 1000000000 + st->st_ctim.tv_nsec,
+	};
+	/* Names end in NUL, so no two listings run together alike. */
+	if (buf_put(w->out, w->project, strlen(w->project) + 1) || buf_put(w->out, name, strlen(name) + 1) ||
+	    buf_put(w->out, &stamp, sizeof stamp))
+		w->failed = 1;
+	return w->failed;
+}
+
+static int overview_put_project(void *ctx, const char *name, const struct stat *st)
+{
+	struct overview_walk *w = ctx;
+	(void)st;
+	w->project = name;
+	if (store_list_sessions(w->fs->store, name, overview_put_session, w) != PS_OK)
+		w->failed = 1;
+	return w->failed;
+}
+
+/* The listing of the sessions project's overview covers (the whole
+ * store's when project is NULL, its root's own sessions included, as
+ * overview_each covers them).  0, or -1 (gone, out of memory). */
+static int overview_listing(struct psfs *fs, const char *project, struct buf *out)
+{
+	struct overview_walk w = { fs, project, out, 0, { 0 } };
+	ps_err err;
+	psfs_caller_get(&w.who);
+	if (project) {
+		err = store_list_sessions(fs->store, project, overview_put_session, &w);
+	} else {
+		err = store_list_projects(fs->store, overview_put_project, &w);
+		if (!err && !w.failed) {
+			w.project = "";
+			err = store_list_sessions(fs->store, "", overview_put_session, &w);
+		}
+	}
+	return err || w.failed ? -1 : 0;
+}
+
+static int overview_same_key(const struct overview_memo *m, int file, const char *project)
+{
+	return m->used && m->file == file &&
+	       (project ? !m->whole_store && strcmp(m->project, project) == 0 : m->whole_store);
+}
+
+static int overview_lookup(int file, const char *project, const struct buf *listing, size_t *len)
+{
+	int found = 0;
+	pthread_mutex_lock(&memo.lock);
+	for (size_t i = 0; i < OVERVIEW_SLOTS && !found; i++) {
+		struct overview_memo *m = &memo.slot[i];
+		if (overview_same_key(m, file, project) && m->listing.len == listing->len &&
+		    (!listing->len || memcmp(m->listing.data, listing->data, listing->len) == 0)) {
+			*len = m->len;
+			m->last_use = ++memo.clock;
+			found = 1;
+		}
+	}
+	pthread_mutex_unlock(&memo.lock);
+	return found;
+}
+
+static void overview_slot_free(struct overview_memo *m)
+{
+	free(m->project);
+	buf_free(&m->listing);
+	memset(m, 0, sizeof *m);
+}
+
+/* Keeps len for the listing (taken: *listing is emptied). */
+static void overview_remember(int file, const char *project, struct buf *listing, size_t len)
+{
+	char *key = project ? strdup(project) : NULL;
+	if (project && !key)
+		return;
+	pthread_mutex_lock(&memo.lock);
+	struct overview_memo *m = NULL;
+	for (size_t i = 0; i < OVERVIEW_SLOTS && !m; i++)
+		if (overview_same_key(&memo.slot[i], file, project))
+			m = &memo.slot[i];
+	for (size_t i = 0; i < OVERVIEW_SLOTS && !m; i++)
+		if (!memo.slot[i].used)
+			m = &memo.slot[i];
+	if (!m) {
+		m = &memo.slot[0];
+		for (size_t i = 1; i < OVERVIEW_SLOTS; i++)
+			if (memo.slot[i].last_use < m->last_use)
+				m = &memo.slot[i];
+	}
+	overview_slot_free(m);
+	m->used = 1;
+	m->file = file;
+	m->whole_store = !project;
+	m->project = key;
+	m->listing = *listing;
+	m->len = len;
+	m->last_use = ++memo.clock;
+	pthread_mutex_unlock(&memo.lock);
+	*listing = (struct buf)BUF_INIT;
+}
+
+static int overview_file_of(const char *name)
+{
+	return strcmp(name, OVERVIEW_SESSIONS_MD) == 0 ? OVERVIEW_MD : OVERVIEW_CSV;
+}
+
+int overview_size(struct psfs *fs, const char *name, const char *project, size_t *len)
+{
+	struct buf before = BUF_INIT, after = BUF_INIT;
+	char *text = NULL;
+	int file = overview_file_of(name);
+	int listed = overview_listing(fs, project, &before) == 0, res = 0;
+
+	if (listed && overview_lookup(file, project, &before, len))
+		goto out;
+	res = overview_build(fs, name, project, &text, len);
+	/* Kept only when nothing changed while it was built: then the length
+	 * is that of the sessions as listed. */
+	if (!res && listed && overview_listing(fs, project, &after) == 0 && after.len == before.len &&
+	    (!before.len || memcmp(after.data, before.data, before.len) == 0))
+		overview_remember(file, project, &before, *len);
+out:
+	free(text);
+	buf_free(&before);
+	buf_free(&after);
+	return res;
+}
+
+void overview_clear(void)
+{
+	pthread_mutex_lock(&memo.lock);
+	for (size_t i = 0; i < OVERVIEW_SLOTS; i++)
+		overview_slot_free(&memo.slot[i]);
+	pthread_mutex_unlock(&memo.lock);
+}
+
+/* --- the gate ---------------------------------------------------------------------- */
+
+/* The file's name when p is an overview file, else NULL. */
+static const char *overview_name(const struct psfs_path *p)
+{
+	const char *name = p->depth == 1 ? p->project : p->depth == 2 ? p->session : NULL;
+	for (size_t i = 0; name && i < sizeof overview_names / sizeof overview_names[0]; i++)
+		if (strcmp(name, overview_names[i]) == 0)
+			return overview_names[i];
+	return NULL;
+}
+
+int overview_is_name(const char *name)
+{
+	for (size_t i = 0; i < sizeof overview_names / sizeof overview_names[0]; i++)
+		if (strcmp(name, overview_names[i]) == 0)
+			return 1;
+	return 0;
+}
+
+int overview_owns(const struct psfs_path *p)
+{
+	return overview_name(p) != NULL;
+}
+
+int overview_getattr(struct psfs *fs, const struct psfs_path *p, const struct stat *root, struct stat *st)
+{
+	struct stat like = *root;
+	size_t len;
+	ps_err err;
+	int res;
+
+	if (p->depth == 2 && (err = store_stat_project(fs->store, p->project, &like)))
+		return -psfs_errno(err);
+	res = overview_size(fs, overview_name(p), p->depth == 2 ? p->project : NULL, &len);
+	if (res)
+		return res;
+	memset(st, 0, sizeof *st);
+	st->st_mode = S_IFREG | 0444;
+	st->st_nlink = 1;
+	st->st_uid = like.st_uid;
+	st->st_gid = like.st_gid;
+	st->st_atim = like.st_atim;
+	st->st_mtim = like.st_mtim;
+	st->st_ctim = like.st_ctim;
+	st->st_size = (off_t)len;
+	return 0;
+}
+
+void overview_readdir(const struct psfs_path *dir, void *buf, fuse_fill_dir_t filler)
+{
+	if (dir->depth == 0 || dir->depth == 1)
+		for (size_t i = 0; i < sizeof overview_names / sizeof overview_names[0]; i++)
+			filler(buf, overview_names[i], NULL, 0, 0);
+}
+
+int overview_open(struct psfs *fs, const struct psfs_path *p, int flags, char **data, size_t *len)
+{
+	if ((flags & O_ACCMODE) != O_RDONLY)
+		return -EACCES;
+	return overview_build(fs, overview_name(p), p->depth == 2 ? p->project : NULL, data, len);
+}
