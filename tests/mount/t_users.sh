@@ -92,6 +92,13 @@ for i in 1 2 3; do
 	assert_contains "round $i: alice still sees hers after bob's read" "Alpha secret" "$a"
 done
 
+# --- sessions.md, the same rule ------------------------------------------------------
+as $BOB cat "$MNT/sessions.md"
+assert_eq "bob: sessions.md has no row of alice's private session" "" "$(grep -E 'Alpha|aaaa0001|secret' <<<"$OUT" || true)"
+assert_contains "bob: sessions.md counts what he may read" "2 sessions" "$OUT"
+as $ALICE cat "$MNT/sessions.md"
+assert_contains "alice: sessions.md has her row" "Alpha secret" "$OUT"
+
 # --- the session itself: the kernel checks the mirrored modes --------------------
 as $BOB ls "$A"
 assert_ne "bob: alice's private session directory is refused" 0 "$RC"

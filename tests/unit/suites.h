@@ -22,5 +22,6 @@ Suite *store_suite(void);
 Suite *catalog_suite(void);
 Suite *sessioninfo_suite(void);
 Suite *search_suite(void);
+Suite *overview_suite(void);
 
 #endif

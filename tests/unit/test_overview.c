@@ -1,0 +1,127 @@
+/* title.c, sessionsmd.c and infocache.c: the titles the views and
+ * sessions.md show, sessions.md's rows, and the infos search/ keeps
+ * within its budget. */
+#include <math.h>
+#include <string.h>
+#include <unistd.h>
+#include "buf.h"
+#include "helpers.h"
+#include "infocache.h"
+#include "sessionsmd.h"
+#include "suites.h"
+#include "title.h"
+
+static void title_is(const char *name, const char *first, size_t max, const char *want)
+{
+	char *t = title_line(name, first, first ? strlen(first) : 0, max);
+	ck_assert_ptr_nonnull(t);
+	ck_assert_str_eq(t, want);
+	free(t);
+}
+
+START_TEST(test_title_line)
+{
+	title_is("Named", "first message", 48, "Named");
+	title_is("", "first message", 48, "first message");
+	title_is(NULL, NULL, 48, "(no messages)");
+	/* Control characters read as spaces, white space runs as one. */
+	title_is(NULL, "  line one\n\n\tline  two\x7f ", 48, "line one line two");
+	/* Cut at a character's start, ending in an ellipsis. */
+	title_is(NULL, "abcdefghijklmnop", 10, "abcdefg\xe2\x80\xa6");
+	title_is(NULL, "ab\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9", 8, "ab\xc3\xa9\xe2\x80\xa6");
+	title_is(NULL, "word word word", 10, "word wo\xe2\x80\xa6");
+	title_is(NULL, "abc      defghijk", 10, "abc def\xe2\x80\xa6");
+	title_is(NULL, "abcdef ghijk", 10, "abcdef\xe2\x80\xa6"); /* no space before the ellipsis */
+	/* A title of nothing but white space is empty, never NULL. */
+	title_is(NULL, " \n ", 48, "");
+}
+END_TEST
+
+START_TEST(test_sessionsmd_row)
+{
+	struct buf b = BUF_INIT;
+	struct sessionsmd_row row = {
+		"a | b \\ c", 1767225600000.0, 1767229200000.0, 12, 3, 30.330197699999985, "--p q--/2026_x",
+	};
+	ck_assert_int_eq(sessionsmd_header(&b, 1), PS_OK);
+	ck_assert_int_eq(sessionsmd_row(&b, &row), PS_OK);
+	ck_assert_int_eq(buf_finish(&b), 0);
+	ck_assert_ptr_nonnull(strstr(b.data, "1 session, last active first"));
+	ck_assert_ptr_nonnull(strstr(b.data,
+		"| a \\| b \\\\ c | 2026-01-01 00:00 | 2026-01-01 01:00 | 12 | 3 | $30.33 | [2026_x](--p%20q--/2026_x/) |\n"));
+	buf_free(&b);
+	/* A time that is no date is a question mark. */
+	row.created_ms = NAN;
+	ck_assert_int_eq(sessionsmd_row(&b, &row), PS_OK);
+	buf_finish(&b);
+	ck_assert_ptr_nonnull(strstr(b.data, "| ? | 2026-01-01 01:00 |"));
+	buf_free(&b);
+}
+END_TEST
+
+static char *info_file(const char *text)
+{
+	struct buf b = BUF_INIT;
+	buf_printf(&b, "{\"type\":\"session\",\"version\":3,\"id\":\"i\",\"timestamp\":\"2026-01-01T00:00:00Z\",\"cwd\":\"/w\"}\n"
+		       "{\"type\":\"message\",\"id\":\"u\",\"parentId\":null,\"timestamp\":\"t\",\"message\":{\"role\":\"user\","
+		       "\"content\":\"%s\",\"timestamp\":5}}\n", text);
+	buf_finish(&b);
+	char *path = helper_write(b.data);
+	buf_free(&b);
+	return path;
+}
+
+START_TEST(test_infocache_budget)
+{
+	char *a = info_file("alpha alpha alpha"), *b = info_file("beta");
+	struct infocache *c;
+	const struct sessioninfo *info;
+	size_t n;
+	ck_assert_int_eq(infocache_new(1, &c), PS_OK);
+	/* While locked, what was lent stays, whatever the budget. */
+	infocache_lock(c);
+	ck_assert_int_eq(infocache_get(c, a, &info), PS_OK);
+	ck_assert_ptr_nonnull(strstr(info->text.data, "alpha"));
+	ck_assert_int_eq(infocache_get(c, b, &info), PS_OK);
+	ck_assert_ptr_nonnull(strstr(info->text.data, "beta"));
+	infocache_unlock(c);
+	/* Past the budget at unlock: dropped, oldest first, all here. */
+	ck_assert_uint_eq(infocache_bytes(c, &n), 0);
+	ck_assert_uint_eq(n, 0);
+	infocache_free(c);
+
+	ck_assert_int_eq(infocache_new(1 << 20, &c), PS_OK);
+	infocache_lock(c);
+	ck_assert_int_eq(infocache_get(c, a, &info), PS_OK);
+	infocache_unlock(c);
+	size_t kept = infocache_bytes(c, &n);
+	ck_assert_uint_eq(n, 1);
+	ck_assert_uint_gt(kept, 0);
+	/* An append is read on the next get. */
+	helper_append(a, "{\"type\":\"session_info\",\"id\":\"n\",\"parentId\":\"u\",\"timestamp\":\"t\",\"name\":\"Renamed\"}\n");
+	infocache_lock(c);
+	ck_assert_int_eq(infocache_get(c, a, &info), PS_OK);
+	ck_assert_str_eq(info->name, "Renamed");
+	/* A file gone: its info is dropped, the error said. */
+	unlink(b);
+	ck_assert_int_ne(infocache_get(c, b, &info), PS_OK);
+	infocache_unlock(c);
+	ck_assert_uint_eq(infocache_bytes(c, &n) > 0, 1);
+	ck_assert_uint_eq(n, 1);
+	infocache_free(c);
+	unlink(a);
+	free(a);
+	free(b);
+}
+END_TEST
+
+Suite *overview_suite(void)
+{
+	Suite *s = suite_create("overview");
+	TCase *tc = tcase_create("core");
+	tcase_add_test(tc, test_title_line);
+	tcase_add_test(tc, test_sessionsmd_row);
+	tcase_add_test(tc, test_infocache_budget);
+	suite_add_tcase(s, tc);
+	return s;
+}
