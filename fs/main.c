@@ -21,6 +21,7 @@
 #include "sizer.h"
 #include "watch.h"
 #include "infocache.h"
+#include "jscase.h"
 #include "recover.h"
 #include "searchdir.h"
 #include "overview.h"
@@ -449,6 +450,10 @@ int main(int argc, char *argv[])
 	}
 	if (fs.cfg.rejected_kept_mib > 0)
 		journal_set_rejected_budget((size_t)fs.cfg.rejected_kept_mib << 20);
+	/* Loaded now, before any search can need it (jscase.h). */
+	if (!jscase_has_locale())
+		fprintf(stderr, "pisessionfs: the C.UTF-8 locale could not be loaded: search/ compares letters beyond "
+				"ASCII as they are, where pi lowers them\n");
 	err = store_open(fs.cfg.store, fs.cfg.cache_sessions, &fs.store);
 	if (!err)
 		err = catalog_new(fs.store, &fs.catalog);

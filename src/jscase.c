@@ -14,6 +14,12 @@ static void jscase_init(void)
 	jscase_locale = newlocale(LC_CTYPE_MASK, "C.UTF-8", (locale_t)0);
 }
 
+int jscase_has_locale(void)
+{
+	pthread_once(&jscase_once, jscase_init);
+	return jscase_locale != (locale_t)0;
+}
+
 uint32_t jscase_decode(const char *s, size_t n, size_t *len)
 {
 	const unsigned char *p = (const unsigned char *)s;

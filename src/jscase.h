@@ -13,6 +13,12 @@
 #include <stdint.h>
 #include "buf.h"
 
+/* Whether the C.UTF-8 locale was loaded (at the first call, once): without
+ * it only ASCII is lowered.  glibc tells no failed allocation inside
+ * newlocale from a locale that is not there, and keeps the failure, so the
+ * programs ask this first and say so rather than answer otherwise. */
+int jscase_has_locale(void);
+
 /* Appends the lowercase of s[0..n) to out.  s is valid UTF-8 (the
  * stand-ins of lone surrogates, jstext.h, are kept as they are).  Returns
  * 0, or -1 when memory ran out (out then holds a prefix). */

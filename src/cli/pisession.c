@@ -2,11 +2,13 @@
  * what the mount would show for one session file, which is what the golden
  * tests compare. */
 #include <dirent.h>
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include "jscase.h"
 #include "jsonout.h"
 #include "layout.h"
 #include "parse.h"
@@ -244,8 +246,11 @@ static int search_dir(struct sessioninfo ***infos, size_t *n, size_t *cap, const
 	struct dirent **names;
 	int count = scandir(dir, &names, NULL, search_name_desc), rc = 0;
 	if (count < 0) {
-		fprintf(stderr, "pisession: %s: cannot read the directory\n", dir);
-		return 0;
+		/* pi skips a folder it cannot read; memory running out is no
+		 * answer about the folder. */
+		int nomem = errno == ENOMEM;
+		fprintf(stderr, "pisession: %s: %s\n", dir, nomem ? "out of memory" : "cannot read the directory");
+		return nomem;
 	}
 	for (int pass = 0; pass < 2; pass++) /* the folder's own files, then its subfolders' */
 		for (int i = 0; i < count && !rc; i++) {
@@ -253,8 +258,12 @@ static int search_dir(struct sessioninfo ***infos, size_t *n, size_t *cap, const
 			size_t len = strlen(name);
 			char *path;
 			struct stat st;
-			if (name[0] == '.' || asprintf(&path, "%s%s%s", dir, dir[0] && dir[strlen(dir) - 1] == '/' ? "" : "/", name) < 0)
+			if (name[0] == '.')
 				continue;
+			if (asprintf(&path, "%s%s%s", dir, dir[0] && dir[strlen(dir) - 1] == '/' ? "" : "/", name) < 0) {
+				rc = 1;
+				break;
+			}
 			if (stat(path, &st) == 0) {
 				if (!pass && S_ISREG(st.st_mode) && len > 6 && !strcmp(name + len - 6, ".jsonl"))
 					rc = search_add(infos, n, cap, path);
@@ -295,6 +304,14 @@ static int search_add(struct sessioninfo ***infos, size_t *n, size_t *cap, const
 	return 0;
 }
 
+/* One field set, or -1 when memory ran out (v NULL, or the set failed):
+ * a field that could not be made must fail the command, never vanish
+ * from its output. */
+static int search_field(json_t *o, const char *key, json_t *v)
+{
+	return v && json_object_set_new(o, key, v) == 0 ? 0 : -1;
+}
+
 static int search_print_json(const struct sessioninfo *info, int with_text)
 {
 	size_t first_len;
@@ -304,17 +321,16 @@ static int search_print_json(const struct sessioninfo *info, int with_text)
 	size_t len;
 	if (!o)
 		return 1;
-	json_object_set_new(o, "id", json_string(info->id));
-	json_object_set_new(o, "path", json_string(info->path));
-	json_object_set_new(o, "cwd", json_string(info->cwd));
-	json_object_set_new(o, "name", info->name ? json_string(info->name) : json_null());
-	json_object_set_new(o, "created", isnan(info->created_ms) ? json_null() : json_real(info->created_ms));
-	json_object_set_new(o, "modified", isnan(info->modified_ms) ? json_null() : json_real(info->modified_ms));
-	json_object_set_new(o, "messageCount", json_integer((json_int_t)info->message_count));
-	json_object_set_new(o, "firstMessage", json_stringn(first, first_len));
-	if (with_text)
-		json_object_set_new(o, "allMessagesText", json_stringn(info->text.data ? info->text.data : "", info->text.len));
-	ps_err err = jsonout_compact(o, &out, &len);
+	int bad = search_field(o, "id", json_string(info->id)) || search_field(o, "path", json_string(info->path)) ||
+		  search_field(o, "cwd", json_string(info->cwd)) ||
+		  search_field(o, "name", info->name ? json_string(info->name) : json_null()) ||
+		  search_field(o, "created", isnan(info->created_ms) ? json_null() : json_real(info->created_ms)) ||
+		  search_field(o, "modified", isnan(info->modified_ms) ? json_null() : json_real(info->modified_ms)) ||
+		  search_field(o, "messageCount", json_integer((json_int_t)info->message_count)) ||
+		  search_field(o, "firstMessage", json_stringn(first, first_len)) ||
+		  (with_text &&
+		   search_field(o, "allMessagesText", json_stringn(info->text.data ? info->text.data : "", info->text.len)));
+	ps_err err = bad ? PS_ERR_NOMEM : jsonout_compact(o, &out, &len);
 	json_decref(o);
 	if (err)
 		return 1;
@@ -371,6 +387,12 @@ static int cmd_search(int argc, char **argv)
 			return 2;
 		}
 		query_arg = argv[i++];
+	}
+	if (!jscase_has_locale()) {
+		fprintf(stderr, "pisession: search: the C.UTF-8 locale could not be loaded (out of memory, or not "
+				"installed): letters beyond ASCII would not match as pi matches them\n");
+		free(query_text);
+		return 1;
 	}
 	struct search_query *q;
 	char *why;

@@ -785,13 +785,14 @@ def check_listing(mount, store, stats):
             want[p] = sorted(f[:-6] for f in os.listdir(pp)
                              if f.endswith(".jsonl") and os.path.isfile(os.path.join(pp, f)) and not os.path.islink(os.path.join(pp, f)))
     # the daemon's own log and rejected writes, the views and the usage table
-    have = set(fs_listdir(mount)) - {".pisessionfs", "by-id", "by-name", "by-cwd", "recent", "usage.csv"}
+    have = set(fs_listdir(mount)) - {".pisessionfs", "by-id", "by-name", "by-cwd", "recent", "search", "usage.csv",
+                                     "sessions.md"}
     for p in sorted(have - set(want)):
         fails.append("%s: listed, but the store has no such directory" % p)
     for p in sorted(set(want) - have):
         fails.append("%s: a project directory of the store is not listed" % p)
     for p in sorted(set(want) & have):
-        got = set(fs_listdir(os.path.join(mount, p))) - {"usage.csv"}
+        got = set(fs_listdir(os.path.join(mount, p))) - {"usage.csv", "sessions.md", "search"}
         for n in sorted(got - set(want[p])):
             fails.append("%s/%s: listed, but the store has no such session file" % (p, n))
         for n in sorted(set(want[p]) - got):

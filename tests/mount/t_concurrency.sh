@@ -23,11 +23,12 @@ G=$STORE/--growing--/g.jsonl
 { header; user_msg g0 null "growing start"; } >"$G"
 
 # The readers' commands; each prints a sorted result.  The growing session
-# is left out, and so are the root's views and usage.csv, which follow it.
+# is left out, and so are the root's views, usage.csv and sessions.md,
+# which follow it.
 prune() { printf '%s\n' -path "$1/--growing--" -prune -o -path "$1/by-*" -prune -o -path "$1/recent" -prune \
-	-o -path "$1/usage.csv" -prune -o -path "$1/.pisessionfs" -prune -o; }
+	-o -path "$1/usage.csv" -prune -o -path "$1/sessions.md" -prune -o -path "$1/.pisessionfs" -prune -o; }
 skip() { printf '%s\n' --exclude-dir=--growing-- --exclude-dir=by-id --exclude-dir=by-name --exclude-dir=by-cwd \
-	--exclude-dir=recent --exclude-dir=.pisessionfs --exclude=usage.csv; }
+	--exclude-dir=recent --exclude-dir=.pisessionfs --exclude=usage.csv --exclude=sessions.md; }
 grep_a() { local x; mapfile -t x < <(skip); grep -r "${x[@]}" -l "AgentSession" "$1" | sort; }
 grep_b() { local x; mapfile -t x < <(skip); grep -r "${x[@]}" -c "tool-output" "$1" | sort; }
 find_all() { local p; mapfile -t p < <(prune "$1"); find "$1" "${p[@]}" -print | sort; }
