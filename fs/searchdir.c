@@ -8,7 +8,6 @@
 #include "buf.h"
 #include "caller.h"
 #include "catalog.h"
-#include "escape.h"
 #include "infocache.h"
 #include "journal.h"
 #include "layout.h"
@@ -161,42 +160,18 @@ static char *search_file_of(struct psfs *fs, const struct catalog_session *c)
 	return path;
 }
 
-/* The id's last n characters (all of it when shorter). */
-static const char *search_tail(const char *id, size_t n)
-{
-	size_t len = strlen(id);
-	return len > n ? id + len - n : id;
-}
-
-/* Names the hits NN-<title>~<tail>, the tail the fewest of the id's last
- * characters (8, 12, 16, then all) that no other hit's id ends in too. */
+/* Names the hits NN-<title>~<id tail> (title.h). */
 static int search_name_hits(struct search_result *r, char **titles)
 {
-	for (size_t i = 0; i < r->n; i++) {
-		struct search_hit *h = &r->hits[i];
-		size_t tail = 8;
-		for (;; tail += 4) {
-			const char *t = search_tail(h->id, tail);
-			int clash = 0;
-			for (size_t k = 0; k < r->n && !clash; k++) {
-				const char *other = r->hits[k].id;
-				size_t ol = strlen(other), tl = strlen(t);
-				clash = k != i && ol >= tl && strcmp(other + ol - tl, t) == 0;
-			}
-			if (!clash || t == h->id)
-				break;
-		}
-		const char *t = search_tail(h->id, tail);
-		char *esc_tail = escape_typed_name(t, strlen(t), NAME_MAX / 2);
-		char *esc_title = esc_tail ? escape_typed_name(titles[i], strlen(titles[i]), NAME_MAX - strlen(esc_tail) - 12) : NULL;
-		if (!esc_title || asprintf(&h->name, "%02zu-%s~%s", i + 1, esc_title, esc_tail) < 0)
-			h->name = NULL;
-		free(esc_tail);
-		free(esc_title);
-		if (!h->name)
-			return -ENOMEM;
-	}
-	return 0;
+	const char **ids = calloc(r->n ? r->n : 1, sizeof *ids);
+	int res = ids ? 0 : -ENOMEM;
+	for (size_t i = 0; ids && i < r->n; i++)
+		ids[i] = r->hits[i].id;
+	for (size_t i = 0; !res && i < r->n; i++)
+		if (!(r->hits[i].name = title_file_name(i + 1, titles[i], title_id_tail(ids, r->n, i))))
+			res = -ENOMEM;
+	free(ids);
+	return res;
 }
 
 /* Runs the query over the sessions of the scope the caller may read. */
@@ -328,17 +303,15 @@ static struct search_hit *search_hit_named(struct search_result *r, const char *
 	for (size_t i = 0; i < r->n; i++)
 		if (strlen(r->hits[i].name) == len && strncmp(r->hits[i].name, name, len) == 0)
 			return &r->hits[i];
-	const char *tilde = NULL;
-	for (const char *p = name; p < name + len; p++)
-		if (*p == '~')
-			tilde = p;
-	if (!tilde || tilde + 1 == name + len)
-		return NULL;
+	/* name is a whole path component: it ends at len. */
+	char tail[NAME_MAX + 1];
+	snprintf(tail, sizeof tail, "%.*s", (int)len, name);
+	const char *tilde = strrchr(tail, '~');
 	struct search_hit *found = NULL;
-	size_t tl = (size_t)(name + len - tilde - 1);
+	if (!tilde || !tilde[1])
+		return NULL;
 	for (size_t i = 0; i < r->n; i++) {
-		size_t il = strlen(r->hits[i].id);
-		if (il >= tl && strncmp(r->hits[i].id + il - tl, tilde + 1, tl) == 0) {
+		if (title_id_ends(r->hits[i].id, tilde + 1)) {
 			if (found)
 				return NULL;
 			found = &r->hits[i];
@@ -474,20 +447,34 @@ static int search_resolve(struct psfs *fs, const struct search_where *w, struct 
 	return -ENOENT;
 }
 
-int search_getattr(struct psfs *fs, const char *path, const struct psfs_path *p, const struct stat *root,
-		   struct stat *st)
-{
+/* What a path names in a search, found with the search lock taken: the
+ * caller unlocks (search_done) whatever this returns. */
+struct search_found {
 	struct search_where w;
 	struct search_result *r;
 	struct search_hit *h;
 	const struct search_link *link;
-	int res = search_where_of(path, p, &w);
-	if (res)
-		return res;
+};
+
+static int search_find(struct psfs *fs, const char *path, const struct psfs_path *p, struct search_found *f)
+{
 	pthread_mutex_lock(&sr.lock);
-	res = search_resolve(fs, &w, &r, &h, &link);
-	size_t target_len = link ? strlen(link->target) : 0;
+	int res = search_where_of(path, p, &f->w);
+	return res ? res : search_resolve(fs, &f->w, &f->r, &f->h, &f->link);
+}
+
+static void search_done(void)
+{
 	pthread_mutex_unlock(&sr.lock);
+}
+
+int search_getattr(struct psfs *fs, const char *path, const struct psfs_path *p, const struct stat *root,
+		   struct stat *st)
+{
+	struct search_found f;
+	int res = search_find(fs, path, p, &f);
+	size_t target_len = !res && f.link ? strlen(f.link->target) : 0;
+	search_done();
 	if (res)
 		return res;
 	memset(st, 0, sizeof *st);
@@ -498,7 +485,7 @@ int search_getattr(struct psfs *fs, const char *path, const struct psfs_path *p,
 	st->st_ctim = root->st_ctim;
 	st->st_mode = S_IFDIR | 0555;
 	st->st_nlink = 2;
-	if (w.depth == 3) {
+	if (f.w.depth == 3) {
 		st->st_mode = S_IFLNK | 0777;
 		st->st_nlink = 1;
 		st->st_size = (off_t)target_len;
@@ -508,52 +495,38 @@ int search_getattr(struct psfs *fs, const char *path, const struct psfs_path *p,
 
 int search_readdir(struct psfs *fs, const char *path, const struct psfs_path *p, void *buf, fuse_fill_dir_t filler)
 {
-	struct search_where w;
-	struct search_result *r;
-	struct search_hit *h;
-	const struct search_link *link;
-	int res = search_where_of(path, p, &w);
-	if (res)
-		return res;
-	if (w.depth == 3)
-		return -ENOTDIR;
-	pthread_mutex_lock(&sr.lock);
-	res = search_resolve(fs, &w, &r, &h, &link);
-	if (!res && w.depth == 1) {
+	struct search_found f;
+	int res = search_find(fs, path, p, &f);
+	if (!res && f.w.depth == 3)
+		res = -ENOTDIR;
+	if (!res && f.w.depth == 1) {
 		char query[NAME_MAX + 1];
-		snprintf(query, sizeof query, "%.*s", (int)w.query_len, w.query);
-		res = search_result_get(fs, w.scope, query, &r);
-		for (size_t i = 0; !res && i < r->n; i++) {
+		snprintf(query, sizeof query, "%.*s", (int)f.w.query_len, f.w.query);
+		res = search_result_get(fs, f.w.scope, query, &f.r);
+		for (size_t i = 0; !res && i < f.r->n; i++) {
 			struct stat dir = { .st_mode = S_IFDIR };
-			filler(buf, r->hits[i].name, &dir, 0, 0);
+			filler(buf, f.r->hits[i].name, &dir, 0, 0);
 		}
-	} else if (!res && w.depth == 2) {
-		if (!h->links_built)
-			res = search_build_links(fs, r, h);
-		for (size_t i = 0; !res && i < h->n_links; i++) {
+	} else if (!res && f.w.depth == 2) {
+		if (!f.h->links_built)
+			res = search_build_links(fs, f.r, f.h);
+		for (size_t i = 0; !res && i < f.h->n_links; i++) {
 			struct stat lnk = { .st_mode = S_IFLNK };
-			filler(buf, h->links[i].name, &lnk, 0, 0);
+			filler(buf, f.h->links[i].name, &lnk, 0, 0);
 		}
 	}
-	pthread_mutex_unlock(&sr.lock);
+	search_done();
 	return res;
 }
 
 int search_readlink(struct psfs *fs, const char *path, const struct psfs_path *p, char *buf, size_t size)
 {
-	struct search_where w;
-	struct search_result *r;
-	struct search_hit *h;
-	const struct search_link *link;
-	int res = search_where_of(path, p, &w);
-	if (res)
-		return res;
-	if (w.depth != 3)
-		return -EINVAL;
-	pthread_mutex_lock(&sr.lock);
-	res = search_resolve(fs, &w, &r, &h, &link);
+	struct search_found f;
+	int res = search_find(fs, path, p, &f);
+	if (!res && f.w.depth != 3)
+		res = -EINVAL;
 	if (!res)
-		snprintf(buf, size, "%s", link->target);
-	pthread_mutex_unlock(&sr.lock);
+		snprintf(buf, size, "%s", f.link->target);
+	search_done();
 	return res;
 }

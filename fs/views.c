@@ -6,9 +6,8 @@
 #include "buf.h"
 #include "caller.h"
 #include "catalog.h"
-#include "fileset.h"
 #include "escape.h"
-#include "usage.h"
+#include "title.h"
 #include "views.h"
 
 #define VIEWS_RECENT 50
@@ -206,45 +205,27 @@ static const char *views_unranked(const char *name)
 	return p > name && *p == '-' && p[1] ? p + 1 : NULL;
 }
 
-/* The id's last n characters (all of it when shorter). */
-static const char *views_id_tail(const char *id, size_t n)
+/* The ids of the first n sessions of order (new array of borrowed strings). */
+static const char **views_listed_ids(const struct catalog_session *const *order, size_t n)
 {
-	size_t len = strlen(id);
-	return len > n ? id + len - n : id;
+	const char **ids = calloc(n ? n : 1, sizeof *ids);
+	for (size_t i = 0; ids && i < n; i++)
+		ids[i] = order[i]->id;
+	return ids;
 }
 
-/* Whether some other listed session's id ends in tail. */
-static int views_tail_taken(const struct catalog_session *const *order, size_t n, size_t self, const char *tail)
+/* A session's name in recent/: its title as pi's list shows it and the
+ * end of its id (title.h), or NN-<file name> when it has no id.  ids are
+ * the listed sessions'.  New string, NULL without memory. */
+static char *views_recent_name(size_t rank, const struct catalog_session *c, const char *const *ids, size_t n,
+			       size_t self)
 {
-	size_t tl = strlen(tail);
-	for (size_t k = 0; k < n; k++) {
-		size_t il = strlen(order[k]->id);
-		if (k != self && il >= tl && strcmp(order[k]->id + il - tl, tail) == 0)
-			return 1;
-	}
-	return 0;
-}
-
-/* A session's name in recent/ without its rank: its title as pi's list
- * shows it and the last characters of its id (8, or as many more as tell
- * it from the other listed ones: UUID v7 ids share their first ones), or
- * its file's name when it has no id.  New string, NULL without memory. */
-static char *views_recent_key(const struct catalog_session *const *order, size_t n, size_t self)
-{
-	const struct catalog_session *c = order[self];
-	if (!*c->id)
-		return strdup(c->stem);
-	const char *tail = views_id_tail(c->id, 8);
-	for (size_t len = 12; tail != c->id && views_tail_taken(order, n, self, tail); len += 4)
-		tail = views_id_tail(c->id, len);
-	char *t = escape_typed_name(tail, strlen(tail), NAME_MAX / 2);
-	char *title = t ? escape_typed_name(c->title, strlen(c->title), NAME_MAX - strlen(t) - 8) : NULL;
-	char *key = NULL;
-	if (title && asprintf(&key, "%s~%s", title, t) < 0)
-		key = NULL;
-	free(t);
-	free(title);
-	return key;
+	char *name = NULL;
+	if (*c->id)
+		return title_file_name(rank, c->title, title_id_tail(ids, n, self));
+	if (asprintf(&name, "%02zu-%s", rank, c->stem) < 0)
+		name = NULL;
+	return name;
 }
 
 /* The session a recent/ name (its rank taken off) leads to: one that had
@@ -259,10 +240,8 @@ static const struct catalog_session *views_recent_find(const struct views_list *
 	const struct catalog_session *found = NULL;
 	if (!tilde || strlen(tilde + 1) < 8)
 		return NULL;
-	size_t tl = strlen(tilde + 1);
 	for (size_t i = 0; i < l->n_items; i++) {
-		size_t il = strlen(l->items[i].id);
-		if (il >= tl && strcmp(l->items[i].id + il - tl, tilde + 1) == 0) {
+		if (title_id_ends(l->items[i].id, tilde + 1)) {
 			if (found)
 				return NULL;
 			found = &l->items[i];
@@ -280,6 +259,7 @@ static int views_build(struct psfs *fs, enum views_kind kind, struct views_list 
 		return -psfs_errno(err);
 	l->links = calloc(l->n_items ? l->n_items : 1, sizeof *l->links);
 	const struct catalog_session **order = calloc(l->n_items ? l->n_items : 1, sizeof *order);
+	const char **ids = NULL; /* recent/: the listed sessions' ids */
 	int res = l->links && order ? 0 : -ENOMEM;
 	for (size_t i = 0; !res && i < l->n_items; i++)
 		order[i] = &l->items[i];
@@ -291,11 +271,11 @@ static int views_build(struct psfs *fs, enum views_kind kind, struct views_list 
 		if (kind == VIEW_RECENT) {
 			if (i >= VIEWS_RECENT)
 				break;
-			size_t listed = l->n_items < VIEWS_RECENT ? l->n_items : VIEWS_RECENT;
-			char *key = views_recent_key(order, listed, i);
-			if (!key || asprintf(&name, "%02zu-%s", i + 1, key) < 0)
-				name = NULL;
-			free(key);
+			if (!ids && !(ids = views_listed_ids(order, l->n_items < VIEWS_RECENT ? l->n_items : VIEWS_RECENT))) {
+				res = -ENOMEM;
+				break;
+			}
+			name = views_recent_name(i + 1, c, ids, l->n_items < VIEWS_RECENT ? l->n_items : VIEWS_RECENT, i);
 			res = views_add(l, name, c);
 			continue;
 		}
@@ -322,6 +302,7 @@ static int views_build(struct psfs *fs, enum views_kind kind, struct views_list 
 		}
 		res = views_add(l, name, c);
 	}
+	free(ids);
 	free(order);
 	if (res)
 		views_list_free(l);

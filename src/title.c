@@ -1,6 +1,9 @@
 #include <stdlib.h>
 #include <string.h>
+#include <limits.h>
+#include <stdio.h>
 #include "buf.h"
+#include "escape.h"
 #include "title.h"
 
 #define TITLE_ELLIPSIS "\xe2\x80\xa6"
@@ -47,4 +50,37 @@ char *title_line(const char *name, const char *first, size_t first_len, size_t m
 nomem:
 	buf_free(&b);
 	return NULL;
+}
+
+char *title_file_name(size_t rank, const char *title, const char *tail)
+{
+	/* The rank's digits and its '-', the '~': room kept for them. */
+	char *esc_tail = escape_typed_name(tail, strlen(tail), NAME_MAX / 2);
+	char *esc_title = esc_tail ? escape_typed_name(title, strlen(title), NAME_MAX - strlen(esc_tail) - 24) : NULL;
+	char *name = NULL;
+	if (esc_title && asprintf(&name, "%02zu-%s~%s", rank, esc_title, esc_tail) < 0)
+		name = NULL;
+	free(esc_tail);
+	free(esc_title);
+	return name;
+}
+
+int title_id_ends(const char *id, const char *tail)
+{
+	size_t il = strlen(id), tl = strlen(tail);
+	return il >= tl && strcmp(id + il - tl, tail) == 0;
+}
+
+const char *title_id_tail(const char *const *ids, size_t n, size_t self)
+{
+	const char *id = ids[self];
+	size_t len = strlen(id);
+	for (size_t want = 8;; want += 4) {
+		const char *t = len > want ? id + len - want : id;
+		int clash = 0;
+		for (size_t k = 0; k < n && !clash; k++)
+			clash = k != self && title_id_ends(ids[k], t);
+		if (!clash || t == id)
+			return t;
+	}
 }
