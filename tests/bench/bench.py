@@ -945,6 +945,13 @@ class Bench:
     # searched again, from the infos the daemon kept.
     SEARCH_EXPIRE = 1.1
 
+    def scope_short(self, rels):
+        """The grep scope in a few words, for the notes of the later cases."""
+        if rels == [""]:
+            return "the whole store (%d sessions, %.1f MB raw)" % (self.m["sessions"], self.m["bytes"] / 1e6)
+        return "the grep scope: %d projects, %d sessions, %.0f MB raw" % (
+            len(self.pair), sum(p["sessions"] for p in self.pair), sum(p["bytes"] for p in self.pair) / 1e6)
+
     def search_paths(self, rels, word):
         """MOUNT/search/WORD for the whole store, else PROJECT/search/WORD of each."""
         if rels == [""]:
@@ -1101,7 +1108,7 @@ class Bench:
         where = ("`MOUNT/search/%s`" % w1 if rels == [""] else
                  "`MOUNT/PROJECT/search/%s` of each of the %d projects, one `ls`" % (w1, len(rels)))
         f, r1 = median(first), median(ref1)
-        note13 = "%s over %s; %s" % (where, scope.split(";")[0], notes[w1])
+        note13 = "%s, %s; %s" % (where, self.scope_short(rels), notes[w1])
         if split:
             note13 += ("; on a fresh mount where `ls by-id` built the views' catalog first (%d sessions, %s), "
                        "the same search took %s" % (self.m["sessions"], fmt_time(split[0]), fmt_time(split[1])))
@@ -1139,7 +1146,7 @@ class Bench:
         self.raw.update(du_first=ours, du_second=second, du_ref=ref)
         o, r = median(ours), median(ref)
         note = ("%s; second `du` on the same mount: %s; reference `du -s` of the raw files" % (
-            scope.split(";")[0], fmt_time(median(second))))
+            self.scope_short(rels), fmt_time(median(second))))
         if self.floor_du:
             t = median(self.floor_du[0])
             self.add("15", "`du -s` of the grep scope, fresh mount, vs `du -s` of the raw files and of the layout floor",
@@ -1173,7 +1180,7 @@ class Bench:
                  "of every result (fresh mount, default options)", fmt_mb(hwm), "—", "—", "≤ 128 MB",
                  hwm <= 128 * 1024,
                  "%s; peak after the grep: %s; %d result directories looked into; VmRSS at the end: %s"
-                 % (scope.split(";")[0], fmt_mb(after_grep), looked, fmt_mb(rss)))
+                 % (self.scope_short(rels), fmt_mb(after_grep), looked, fmt_mb(rss)))
 
     def case_context(self):
         rel = os.path.join(self.big_rel, "context.json")
