@@ -7,7 +7,8 @@
 #   tests/bench/profile.sh [--preset P] [--seed S] [--daemon PATH] WORKLOAD
 #
 # WORKLOAD: ls-project | ls-big | lsl-first | lsl-warm | grep-first |
-#           grep-second | context | grep-parallel
+#           grep-second | context | grep-parallel | search-first |
+#           search-warm | du-first
 #
 # Needs perf (apt-get install linux-perf) and root (or perf_event_paranoid
 # <= 1).  The perf data stays in tests/bench/.work/perf-WORKLOAD.data for
@@ -80,9 +81,12 @@ cat "$store/$pa"/* "$store/$pb"/* >/dev/null
 mount_fs
 S="$mnt/$big"
 lsl() { find "$S" -path "$S/entries" -prune -o -name '[0-9]*.md' -printf '%s %p\n' >/dev/null; }
+# bench.py's first query (SEARCH_WORD), over the two projects of the grep scope
+search() { ls "$mnt/$pa/search/kubernetes.ts" "$mnt/$pb/search/kubernetes.ts" >/dev/null; }
 # Untimed preparation, then the profiled workload.
 case "$workload" in
-ls-project | ls-big | context | grep-first | grep-parallel) ;;
+ls-project | ls-big | context | grep-first | grep-parallel | search-first | du-first) ;;
+search-warm) search; sleep 1.1 ;;
 lsl-first) ls "$S" >/dev/null ;;
 lsl-warm) ls "$S" >/dev/null; lsl ;;
 grep-second) grep -r "$needle" "$mnt/$pa" "$mnt/$pb" | cat >/dev/null ;;
@@ -99,6 +103,8 @@ lsl-first) lsl ;;
 lsl-warm) for _ in 1 2 3 4 5; do lsl; done ;;
 context) cat "$S/context.json" >/dev/null ;;
 grep-first | grep-second) grep -r "$needle" "$mnt/$pa" "$mnt/$pb" | cat >/dev/null ;;
+search-first | search-warm) search ;;
+du-first) du -s "$mnt/$pa" "$mnt/$pb" >/dev/null ;;
 grep-parallel)
 	(grep -r "$needle" "$mnt/$pa" | cat >/dev/null) &
 	g1=$!
