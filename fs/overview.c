@@ -7,7 +7,6 @@
 #include <string.h>
 #include "buf.h"
 #include "caller.h"
-#include "fileset.h"
 #include "infocache.h"
 #include "overview.h"
 #include "sessionsmd.h"
@@ -24,43 +23,23 @@ typedef ps_err (*overview_session_fn)(void *ctx, const char *project, const char
 
 struct overview_each {
 	struct psfs *fs;
-	const char *project;
 	overview_session_fn fn;
 	void *ctx;
 	ps_err err;
-	struct fileset files;   /* one row per session file, however it is reached */
-	int links;              /* this pass lists the symlinked project folders */
 	struct psfs_caller who; /* rows only of the sessions it may read */
 };
 
-static int overview_each_session(void *ctx, const char *name, const struct stat *st)
+static int overview_each_session(void *ctx, const char *project, const char *name, const struct stat *st)
 {
 	struct overview_each *c = ctx;
 	struct store_ref ref;
 	if (!psfs_caller_may_read(&c->who, st->st_uid, st->st_gid, st->st_mode))
 		return 0;
-	int met = fileset_meet(&c->files, st->st_dev, st->st_ino);
-	if (met) {
-		c->err = met < 0 ? PS_ERR_NOMEM : PS_OK;
-		return met < 0;
-	}
-	if (store_acquire(c->fs->store, c->project, name, &ref) != PS_OK)
+	if (store_acquire(c->fs->store, project, name, &ref) != PS_OK)
 		return 0; /* gone meanwhile */
 	if (ref.session->have_header)
-		c->err = c->fn(c->ctx, c->project, name, ref.session);
+		c->err = c->fn(c->ctx, project, name, ref.session);
 	store_release(c->fs->store, &ref);
-	return c->err != PS_OK;
-}
-
-static int overview_each_project(void *ctx, const char *name, const struct stat *st)
-{
-	struct overview_each *c = ctx;
-	(void)st;
-	/* Real folders first, as the catalog lists them. */
-	if (store_project_is_link(c->fs->store, name) != c->links)
-		return 0;
-	c->project = name;
-	store_list_sessions(c->fs->store, name, overview_each_session, c);
 	return c->err != PS_OK;
 }
 
@@ -68,26 +47,10 @@ static int overview_each_project(void *ctx, const char *name, const struct stat 
  * own sessions last) that the caller may read, each file once. */
 static ps_err overview_each(struct psfs *fs, const char *project, overview_session_fn fn, void *ctx)
 {
-	struct overview_each c = { fs, project, fn, ctx, PS_OK, FILESET_INIT, 0, { 0 } };
-	ps_err err = PS_OK;
+	struct overview_each c = { fs, fn, ctx, PS_OK, { 0 } };
 	psfs_caller_get(&c.who);
-	if (project)
-		err = store_list_sessions(fs->store, project, overview_each_session, &c);
-	for (; !project && !err && c.links < 2; c.links++) {
-		err = store_list_projects(fs->store, overview_each_project, &c);
-		if (!err)
-			err = c.err;
-	}
-	if (project && !err)
-		err = c.err;
-	if (!err && !project) {
-		c.project = "";
-		err = store_list_sessions(fs->store, "", overview_each_session, &c);
-		if (!err)
-			err = c.err;
-	}
-	fileset_free(&c.files);
-	return err;
+	ps_err err = store_each_session(fs->store, project, overview_each_session, &c);
+	return err ? err : c.err;
 }
 
 /* --- usage.csv ----------------------------------------------------------------- */

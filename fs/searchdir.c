@@ -152,12 +152,76 @@ static int search_hit_order(const void *a, const void *b)
 }
 
 /* The path of a session file of the store (new string). */
-static char *search_file_of(struct psfs *fs, const struct catalog_session *c)
+static char *search_file_of(struct psfs *fs, const char *project, const char *stem)
 {
 	char *path = NULL;
-	if (asprintf(&path, "%s/%s%s%s.jsonl", store_root(fs->store), c->project, *c->project ? "/" : "", c->stem) < 0)
+	if (asprintf(&path, "%s/%s%s%s.jsonl", store_root(fs->store), project, *project ? "/" : "", stem) < 0)
 		return NULL;
 	return path;
+}
+
+/* The session files a search reads, as pi lists them before its stable
+ * sort: the store's by mtime, newest first, then by name descending
+ * (SessionManager.listAll); one folder's by name descending. */
+struct search_candidate {
+	char *project, *stem;
+	int64_t mtime_ns;
+};
+
+struct search_candidates {
+	struct search_candidate *c;
+	size_t n, cap;
+	struct psfs_caller who;
+	int failed;
+};
+
+static int search_candidate_add(void *ctx, const char *project, const char *name, const struct stat *st)
+{
+	struct search_candidates *cs = ctx;
+	if (!psfs_caller_may_read(&cs->who, st->st_uid, st->st_gid, st->st_mode))
+		return 0;
+	if (cs->n == cs->cap) {
+		size_t cap = cs->cap ? cs->cap * 2 : 64;
+		struct search_candidate *c = realloc(cs->c, cap * sizeof *c);
+		if (!c)
+			return cs->failed = 1;
+		cs->c = c;
+		cs->cap = cap;
+	}
+	struct search_candidate *c = &cs->c[cs->n];
+	c->project = strdup(project);
+	c->stem = strdup(name);
+	c->mtime_ns = (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec;
+	if (!c->project || !c->stem) {
+		free(c->project);
+		free(c->stem);
+		return cs->failed = 1;
+	}
+	cs->n++;
+	return 0;
+}
+
+static int search_by_mtime(const void *a, const void *b)
+{
+	const struct search_candidate *x = a, *y = b;
+	if (x->mtime_ns != y->mtime_ns)
+		return x->mtime_ns > y->mtime_ns ? -1 : 1;
+	return strcmp(y->stem, x->stem);
+}
+
+static int search_by_name(const void *a, const void *b)
+{
+	const struct search_candidate *x = a, *y = b;
+	return strcmp(y->stem, x->stem);
+}
+
+static void search_candidates_free(struct search_candidates *cs)
+{
+	for (size_t i = 0; i < cs->n; i++) {
+		free(cs->c[i].project);
+		free(cs->c[i].stem);
+	}
+	free(cs->c);
 }
 
 /* Names the hits NN-<title>~<id tail> (title.h). */
@@ -186,9 +250,14 @@ static int search_run(struct psfs *fs, const char *scope, const char *query, str
 		free(why);
 		return err == PS_ERR_INVALID ? -EINVAL : -psfs_errno(err);
 	}
-	struct catalog_session *items = NULL;
-	size_t n = 0;
-	err = views_snapshot(fs, &items, &n);
+	struct search_candidates cs = { NULL, 0, 0, { 0 }, 0 };
+	psfs_caller_get(&cs.who);
+	err = store_each_session(fs->store, *scope ? scope : NULL, search_candidate_add, &cs);
+	if (!err && cs.failed)
+		err = PS_ERR_NOMEM;
+	if (!err)
+		qsort(cs.c, cs.n, sizeof *cs.c, *scope ? search_by_name : search_by_mtime);
+	size_t n = cs.n;
 	struct search_result *r = calloc(1, sizeof *r);
 	char **titles = calloc(n ? n : 1, sizeof *titles);
 	int res = err ? -psfs_errno(err) : r && titles ? 0 : -ENOMEM;
@@ -201,10 +270,8 @@ static int search_run(struct psfs *fs, const char *scope, const char *query, str
 	}
 	infocache_lock(fs->infos);
 	for (size_t i = 0; !res && i < n; i++) {
-		const struct catalog_session *c = &items[i];
-		if (*scope && strcmp(c->project, scope) != 0)
-			continue;
-		char *file = search_file_of(fs, c);
+		const struct search_candidate *c = &cs.c[i];
+		char *file = search_file_of(fs, c->project, c->stem);
 		const struct sessioninfo *info = NULL;
 		int match = 0;
 		err = file ? infocache_get(fs->infos, file, &info) : PS_ERR_NOMEM;
@@ -256,7 +323,7 @@ static int search_run(struct psfs *fs, const char *scope, const char *query, str
 	for (size_t i = 0; titles && i < n; i++)
 		free(titles[i]);
 	free(titles);
-	catalog_snapshot_free(items, n);
+	search_candidates_free(&cs);
 	search_query_free(q);
 	if (res) {
 		search_result_free(r);

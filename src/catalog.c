@@ -1,3 +1,4 @@
+#include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,7 +15,44 @@ struct ps_catalog {
 	struct catalog_session *items;
 	size_t n, cap;
 	int64_t scanned_ns;
+	/* "project/stem" -> index in items: a scan finds each of thousands
+	 * of files in the table without comparing it with all the others.
+	 * Built anew when sessions leave the table (their indexes move). */
+	struct strpool keys;
+	struct strmap index;
+	int index_partial;    /* memory ran out building it: look the slow way */
 };
+
+/* "project/stem" into key (neither holds a '/'); 0, or -1 when too long. */
+static int catalog_key(const char *project, const char *stem, char key[2 * NAME_MAX + 2])
+{
+	return snprintf(key, 2 * NAME_MAX + 2, "%s/%s", project, stem) < 2 * NAME_MAX + 2 ? 0 : -1;
+}
+
+static ps_err catalog_index_add(struct ps_catalog *cat, size_t i)
+{
+	char key[2 * NAME_MAX + 2];
+	uint32_t off;
+	if (catalog_key(cat->items[i].project, cat->items[i].stem, key))
+		return PS_OK; /* found by no lookup: catalog_find compares then */
+	ps_err err = strpool_add(&cat->keys, key, strlen(key), &off);
+	if (!err)
+		err = strmap_put(&cat->index, &cat->keys, off, (uint32_t)i);
+	if (err)
+		cat->index_partial = 1;
+	return err;
+}
+
+static ps_err catalog_index_rebuild(struct ps_catalog *cat)
+{
+	ps_err err = PS_OK;
+	strmap_free(&cat->index);
+	strpool_free(&cat->keys);
+	cat->index_partial = 0;
+	for (size_t i = 0; !err && i < cat->n; i++)
+		err = catalog_index_add(cat, i);
+	return err;
+}
 
 static int64_t catalog_now_ns(void)
 {
@@ -52,6 +90,8 @@ void catalog_free(struct ps_catalog *cat)
 	for (size_t i = 0; i < cat->n; i++)
 		catalog_session_clear(&cat->items[i]);
 	free(cat->items);
+	strmap_free(&cat->index);
+	strpool_free(&cat->keys);
 	pthread_mutex_destroy(&cat->lock);
 	free(cat);
 }
@@ -126,6 +166,11 @@ struct catalog_walk {
 
 static struct catalog_session *catalog_find(struct ps_catalog *cat, const char *project, const char *stem)
 {
+	char key[2 * NAME_MAX + 2];
+	if (!cat->index_partial && !catalog_key(project, stem, key)) {
+		uint32_t i = strmap_get(&cat->index, &cat->keys, key, strlen(key));
+		return i == PS_NIL ? NULL : &cat->items[i];
+	}
 	for (size_t i = 0; i < cat->n; i++)
 		if (!strcmp(cat->items[i].stem, stem) && !strcmp(cat->items[i].project, project))
 			return &cat->items[i];
@@ -165,6 +210,8 @@ static int catalog_on_session(void *ctx, const char *name, const struct stat *st
 			return 1;
 		}
 		c->size = UINT64_MAX;
+		if ((w->err = catalog_index_add(cat, cat->n - 1)))
+			return 1;
 	}
 	c->seen = 1;
 	/* chmod and chown change no size or mtime: taken at every scan. */
@@ -197,6 +244,8 @@ static ps_err catalog_scan(struct ps_catalog *cat)
 	struct catalog_walk w = { cat, NULL, PS_OK, FILESET_INIT, 0 };
 	for (size_t i = 0; i < cat->n; i++)
 		cat->items[i].seen = 0;
+	if (cat->index_partial)
+		catalog_index_rebuild(cat); /* else still partial: the slow way again */
 	/* The session files that lie directly in the store (project ""), then
 	 * the real project folders, then the symlinked ones. */
 	w.project = "";
@@ -210,6 +259,7 @@ static ps_err catalog_scan(struct ps_catalog *cat)
 	}
 	fileset_free(&w.files);
 	/* Sessions gone from the store go from the table. */
+	size_t before = cat->n;
 	for (size_t i = 0; i < cat->n;) {
 		if (!cat->items[i].seen) {
 			catalog_session_clear(&cat->items[i]);
@@ -217,6 +267,11 @@ static ps_err catalog_scan(struct ps_catalog *cat)
 		} else {
 			i++;
 		}
+	}
+	if (cat->n != before) {
+		ps_err rebuilt = catalog_index_rebuild(cat);
+		if (!err)
+			err = rebuilt;
 	}
 	return err;
 }

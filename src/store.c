@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "fileset.h"
 #include "store.h"
 
 #define STORE_DEFAULT_SESSIONS 256
@@ -393,4 +394,56 @@ size_t store_cached(struct ps_store *st)
 	size_t n = st->count;
 	pthread_mutex_unlock(&st->lock);
 	return n;
+}
+
+struct store_each {
+	struct ps_store *store;
+	const char *project;
+	store_each_fn each;
+	void *ctx;
+	struct fileset met;
+	int links;   /* this pass lists the symlinked project folders */
+	int stopped;
+	ps_err err;
+};
+
+static int store_each_file(void *ctx, const char *name, const struct stat *st)
+{
+	struct store_each *w = ctx;
+	int met = fileset_meet(&w->met, st->st_dev, st->st_ino);
+	if (met < 0)
+		w->err = PS_ERR_NOMEM;
+	else if (!met && w->each(w->ctx, w->project, name, st))
+		w->stopped = 1;
+	return w->err || w->stopped;
+}
+
+static int store_each_project(void *ctx, const char *name, const struct stat *st)
+{
+	struct store_each *w = ctx;
+	(void)st;
+	if (store_project_is_link(w->store, name) != w->links)
+		return 0;
+	w->project = name;
+	ps_err err = store_list_sessions(w->store, name, store_each_file, w);
+	if (err == PS_ERR_NOMEM)
+		w->err = err; /* a folder gone meanwhile is passed over */
+	return w->err || w->stopped;
+}
+
+ps_err store_each_session(struct ps_store *store, const char *project, store_each_fn each, void *ctx)
+{
+	struct store_each w = { store, project, each, ctx, FILESET_INIT, 0, 0, PS_OK };
+	ps_err err = PS_OK;
+	if (project) {
+		err = store_list_sessions(store, project, store_each_file, &w);
+	} else {
+		for (; !err && !w.err && !w.stopped && w.links < 2; w.links++)
+			err = store_list_projects(store, store_each_project, &w);
+		w.project = "";
+		if (!err && !w.err && !w.stopped)
+			err = store_list_sessions(store, "", store_each_file, &w);
+	}
+	fileset_free(&w.met);
+	return err ? err : w.err;
 }

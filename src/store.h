@@ -41,6 +41,15 @@ ps_err store_list_projects(struct ps_store *store, store_fill_fn fill, void *ctx
  * listed by the views under its real folder only. */
 int store_project_is_link(const struct ps_store *store, const char *project);
 ps_err store_list_sessions(struct ps_store *store, const char *project, store_fill_fn fill, void *ctx);
+/* Calls each(ctx, project, name, st) for every session file of project,
+ * or of the whole store when project is NULL: the real project folders,
+ * then the symlinked ones, then the files in the store itself (project
+ * ""), each file once (by device and inode: one reached through a link and
+ * its target is met under its real folder).  Stops when each returns
+ * non-zero.  PS_ERR_NOMEM, or the listing's error. */
+typedef int (*store_each_fn)(void *ctx, const char *project, const char *name, const struct stat *st);
+ps_err store_each_session(struct ps_store *store, const char *project, store_each_fn each, void *ctx);
+
 /* The same names, but st is NULL wherever the directory entry already
  * told the type (no stat per file: for listings that need names only). */
 ps_err store_list_project_names(struct ps_store *store, store_fill_fn fill, void *ctx);

@@ -72,11 +72,15 @@ trap cleanup EXIT
 
 echo "check-diff-search: seed $seed"
 mount_args=()
-mkdir -p "$work/stores"
+# The stores lie where pi's default store is for PI_CODING_AGENT_DIR, so
+# that SessionManager.listAll() lists them all, as MOUNT/search/ does.
+stores=$work/agent/sessions
+export PI_CODING_AGENT_DIR=$work/agent
+mkdir -p "$stores"
 if [ -n "$daemon" ]; then
 	mnt=$work/mnt
 	mkdir -p "$mnt"
-	"$daemon" --store "$work/stores" -f -o auto_unmount "$mnt" 2>"$work/daemon.log" &
+	"$daemon" --store "$stores" -f -o auto_unmount "$mnt" 2>"$work/daemon.log" &
 	daemon_pid=$!
 	for _ in $(seq 200); do
 		awk -v m="$mnt" '$5 == m { found = 1 } END { exit !found }' /proc/self/mountinfo && break
@@ -90,7 +94,7 @@ if [ -n "$daemon" ]; then
 	mount_args=(--mount "$mnt")
 fi
 if timeout -s KILL 600 "$PI_NODE" "$here/search.mjs" --sm "$PI_SESSION_MANAGER" --pisession "$tool" \
-	--work "$work/stores" --seed "$seed" --stores "${SEARCH_DIFF_STORES:-8}" --queries "${SEARCH_DIFF_QUERIES:-80}" \
+	--work "$stores" --seed "$seed" --stores "${SEARCH_DIFF_STORES:-8}" --queries "${SEARCH_DIFF_QUERIES:-80}" \
 	"${mount_args[@]}"; then
 	status=0
 	echo "check-diff-search: OK"

@@ -322,8 +322,40 @@ for (let k = 0; k < nStores; k++) {
 		}
 	}
 }
+// The whole store: MOUNT/search/QUERY/ against pi's SessionManager.listAll()
+// (every folder, ordered by file time and name before pi's stable sort).
+let allCompared = 0;
+if (mount) {
+	const all = await SessionManager.listAll();
+	for (const q of queries(all)) {
+		if (q.includes("/") || q.trim() === "" || q === "." || q === ".." || Buffer.byteLength(q) > 255)
+			continue;
+		compared++;
+		allCompared++;
+		const parsed = parseSearchQuery(q);
+		const piErr = parsed.error !== undefined;
+		const want = filterAndSortSessions(all, q, "recent").map((s) => s.path);
+		const top = join(mount, "search", q);
+		let got = null, error = null;
+		try {
+			const names = readdirSync(top);
+			const rank = (n) => Number(n.slice(0, n.indexOf("-")));
+			names.sort((a, b) => rank(a) - rank(b));
+			got = names.map((n) => join(work, readlinkSync(join(top, n, "session")).replace(/^(\.\.\/)+/, "") + ".jsonl"));
+		} catch (e) {
+			error = e.code;
+		}
+		const label = `whole store query ${JSON.stringify(q)}`;
+		if (piErr !== (error === "EINVAL"))
+			fail(`${label}: pi ${piErr ? "refuses it" : "accepts it"}, the mount ${error ? "gives " + error : "lists it"}`);
+		else if (!piErr && JSON.stringify(want) !== JSON.stringify(got))
+			fail(`${label}: pi lists ${want.length} [${want.map((p) => p.slice(-12)).join(" ")}], the mount ${got.length} [${got.map((p) => p.slice(-12)).join(" ")}]`);
+		else
+			passed++;
+	}
+}
 console.log(`search-diff: seed ${seed}: ${infoCompared} infos compared, ${infoFailed} differed; ${compared} queries compared, ${passed} passed, ${failed} failed` +
-	(mount ? `; ${mountCompared} of them through the mount too (${mountSkipped} are no path component)` : ""));
+	(mount ? `; ${mountCompared} of them through the mount too (${mountSkipped} are no path component), ${allCompared} over the whole store` : ""));
 // The closing line tests/check-all.sh counts: every info and every query.
 console.log(`${passed + infoCompared - Math.min(infoFailed, infoCompared)} passed, ${failed + infoFailed} failed`);
 process.exit(failed || infoFailed ? 1 : 0);
