@@ -87,7 +87,7 @@ static void psfs_usage(const char *prog)
 	       "  -o entry_cache=MIB     parsed entries kept, in MiB of their lines\n"
 	       "                         (default 8; 0 turns the cache off)\n"
 	       "  -o context_cache=MIB   context.json texts kept, in MiB over all\n"
-	       "                         sessions (default 64; 0 turns the cache off)\n"
+	       "                         sessions (default 32; 0 turns the cache off)\n"
 	       "  -o search_cache=MIB    what search/ keeps of the sessions it read, in\n"
 	       "                         MiB over all (default 32; 0 keeps nothing)\n"
 	       "  -o rejected_kept=MIB   refused texts kept in .pisessionfs/rejected,\n"

@@ -27,7 +27,7 @@ ps_err content_build(struct ps_session *s, const struct layout_node *node, char 
  * a byte budget over all sessions; past it, texts are built for each open
  * and not kept.  Default CONTENT_CONTEXT_BUDGET; set it before any thread
  * runs. */
-#define CONTENT_CONTEXT_BUDGET ((size_t)64 << 20)
+#define CONTENT_CONTEXT_BUDGET ((size_t)32 << 20)
 void content_set_context_budget(size_t bytes);
 /* The bytes of context.json texts kept now, over all sessions (a reset or
  * freed session gives its back).  Thread-safe. */
