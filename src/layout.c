@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "buf.h"
+#include "entryjson.h"
 #include "escape.h"
 #include "images.h"
 #include "layout.h"
@@ -559,73 +560,6 @@ out:
 	return err;
 }
 
-static char *layout_entry_json_name(const struct ps_session *s, uint32_t idx);
-
-static ps_err layout_find_entry_json(const struct ps_session *s, const char *name, uint32_t *out)
-{
-	size_t len = strlen(name);
-	if (len < 6 || strcmp(name + len - 5, ".json") != 0)
-		return PS_ERR_NOENT;
-	if (escape_is_shortened(name)) {
-		for (uint32_t e = 0; e < s->n_entries; e++) {
-			char *listed = layout_entry_json_name(s, e);
-			if (!listed)
-				return PS_ERR_NOMEM;
-			int same = strcmp(listed, name) == 0;
-			free(listed);
-			if (same) {
-				*out = e;
-				return PS_OK;
-			}
-		}
-		return PS_ERR_NOENT;
-	}
-	char *key = strndup(name, len - 5);
-	if (!key)
-		return PS_ERR_NOMEM;
-	/* An earlier duplicate is <id>~<line>.json. */
-	unsigned long line = 0;
-	char *tilde = strrchr(key, '~');
-	if (tilde) {
-		char *end;
-		line = strtoul(tilde + 1, &end, 10);
-		if (*end || tilde[1] == '\0' || tilde[1] == '0')
-			line = PS_NIL;
-		*tilde = '\0';
-	}
-	size_t n = escape_unname(key);
-	ps_err err = PS_ERR_NOENT;
-	if (n == (size_t)-1 || n == 0 || strlen(key) != n || line == PS_NIL)
-		goto out;
-	uint32_t e = session_find(s, key, n);
-	if (tilde) {
-		/* The latest entry is never named by line. */
-		if (e == PS_NIL)
-			goto out;
-		for (e = s->entries[e].prev_same_id; e != PS_NIL && s->entries[e].line != line;)
-			e = s->entries[e].prev_same_id;
-	}
-	if (e != PS_NIL) {
-		*out = e;
-		err = PS_OK;
-	}
-out:
-	free(key);
-	return err;
-}
-
-static char *layout_entry_json_name(const struct ps_session *s, uint32_t idx)
-{
-	const char *id = session_str(s, s->entries[idx].id);
-	char *esc = escape_name_max(id, strlen(id), LAYOUT_MAX_ID);
-	char *name = NULL;
-	int latest = session_find(s, id, strlen(id)) == idx;
-	if (esc && (latest ? asprintf(&name, "%s.json", esc) : asprintf(&name, "%s~%u.json", esc, s->entries[idx].line)) < 0)
-		name = NULL;
-	free(esc);
-	return name;
-}
-
 static const struct {
 	const char *name;
 	enum layout_kind kind;
@@ -758,7 +692,7 @@ static ps_err layout_step(const struct ps_session *s, struct layout_node *node, 
 		}
 		return err;
 	case LAYOUT_ENTRIES_DIR:
-		err = layout_find_entry_json(s, name, &found);
+		err = entryjson_find(s, name, LAYOUT_MAX_ID, &found);
 		if (!err) {
 			node->kind = LAYOUT_ENTRY_JSON;
 			node->entry = found;
@@ -899,7 +833,7 @@ ps_err layout_list(const struct ps_session *s, const struct layout_node *dir, la
 		node.kind = LAYOUT_ENTRY_JSON;
 		for (uint32_t e = 0; e < s->n_entries; e++) {
 			node.entry = e;
-			if (layout_emit(fill, ctx, layout_entry_json_name(s, e), &node, &err))
+			if (layout_emit(fill, ctx, entryjson_name(s, e, LAYOUT_MAX_ID), &node, &err))
 				return err;
 		}
 		return PS_OK;
