@@ -7,6 +7,7 @@ struct scanner {
 	const char *p;
 	const char *end;
 	int maybe_image; /* saw "type":"image" in a nested object */
+	int maybe_unreadable; /* scan_result's */
 };
 
 static int scan_ws(unsigned char c)
@@ -78,16 +79,22 @@ static int scan_digits(struct scanner *s)
 	return s->p > start;
 }
 
+/* A number below 10^300 is within the double range: one with fewer
+ * integer digits plus exponent is surely one jansson reads. */
+#define SCAN_SAFE_MAGNITUDE 300
+
 static int scan_number(struct scanner *s)
 {
 	if (*s->p == '-')
 		s->p++;
 	if (s->p >= s->end)
 		return 0;
+	const char *int_start = s->p;
 	if (*s->p == '0')
 		s->p++;
 	else if (!scan_digits(s))
 		return 0;
+	size_t magnitude = (size_t)(s->p - int_start);
 	if (s->p < s->end && *s->p == '.') {
 		s->p++;
 		if (!scan_digits(s))
@@ -95,12 +102,30 @@ static int scan_number(struct scanner *s)
 	}
 	if (s->p < s->end && (*s->p == 'e' || *s->p == 'E')) {
 		s->p++;
+		int negative = s->p < s->end && *s->p == '-';
 		if (s->p < s->end && (*s->p == '+' || *s->p == '-'))
 			s->p++;
+		const char *exp_start = s->p;
 		if (!scan_digits(s))
 			return 0;
+		if (!negative) {
+			size_t exp = 0;
+			for (const char *d = exp_start; d < s->p && exp <= SCAN_SAFE_MAGNITUDE; d++)
+				exp = exp * 10 + (size_t)(*d - '0');
+			magnitude += exp;
+		}
 	}
+	if (magnitude > SCAN_SAFE_MAGNITUDE)
+		s->maybe_unreadable = 1;
 	return 1;
+}
+
+/* jansson keeps keys as C strings: a key with \u0000 makes it refuse the
+ * line (a spelling like \\u0000 is counted too: escaped keys are rare). */
+static void scan_note_key(struct scanner *s, const struct scan_field *key)
+{
+	if (key->escaped && key->len >= 6 && memmem(key->ptr, key->len, "\\u0000", 6))
+		s->maybe_unreadable = 1;
 }
 
 static int scan_literal(struct scanner *s, const char *word)
@@ -199,6 +224,7 @@ object_key: {
 		struct scan_field key;
 		if (s->p >= s->end || *s->p != '"' || !scan_string(s, &key))
 			return 0;
+		scan_note_key(s, &key);
 		scan_skip_ws(s);
 		if (s->p >= s->end || *s->p != ':')
 			return 0;
@@ -274,6 +300,14 @@ static struct scan_field *scan_capture_message(void *ctx, const struct scan_fiel
 		memset(&out->tool_name, 0, sizeof out->tool_name);
 		return &out->tool_name;
 	}
+	if (scan_key_is(key, "content")) {
+		memset(&out->content, 0, sizeof out->content);
+		return &out->content;
+	}
+	if (scan_key_is(key, "timestamp")) {
+		memset(&out->msg_time, 0, sizeof out->msg_time);
+		return &out->msg_time;
+	}
 	return NULL;
 }
 
@@ -292,6 +326,8 @@ static struct scan_field *scan_capture_top(void *ctx, const struct scan_field *k
 	if (scan_key_is(key, "message")) {
 		memset(&out->role, 0, sizeof out->role);
 		memset(&out->tool_name, 0, sizeof out->tool_name);
+		memset(&out->content, 0, sizeof out->content);
+		memset(&out->msg_time, 0, sizeof out->msg_time);
 		*descend = 1;
 	}
 	return NULL;
@@ -321,6 +357,7 @@ static int scan_object(struct scanner *s, int depth, scan_capture_fn capture, vo
 			return 0;
 		if (key.escaped && key_escaped)
 			*key_escaped = 1;
+		scan_note_key(s, &key);
 		if (capture)
 			want = capture(ctx, &key, &descend);
 		scan_skip_ws(s);
@@ -352,7 +389,7 @@ int scan_is_blank(const char *line, size_t len)
 
 ps_err scan_line(const char *line, size_t len, struct scan_result *out)
 {
-	struct scanner s = { line, line + len, 0 };
+	struct scanner s = { line, line + len, 0, 0 };
 	struct scan_ctx ctx = { out };
 
 	memset(out, 0, sizeof *out);
@@ -362,6 +399,7 @@ ps_err scan_line(const char *line, size_t len, struct scan_result *out)
 	if (!scan_object(&s, 0, scan_capture_top, &ctx, &out->key_escaped))
 		return PS_ERR_INVALID;
 	out->maybe_image = s.maybe_image;
+	out->maybe_unreadable = s.maybe_unreadable;
 	scan_skip_ws(&s);
 	if (s.p != s.end)
 		return PS_ERR_INVALID;
