@@ -63,12 +63,19 @@ struct sessioninfo {
 	unsigned char tail[64];             /* the bytes before committed_off, to tell */
 	uint32_t tail_len;                  /* an append from a rewrite */
 	double header_ms;                   /* the header's time when a string, else NaN */
+	int jansson_only;                   /* sessioninfo_load_jansson's */
+	uint64_t fast_messages;             /* messages the fast path read (tests) */
 };
 
 /* Reads the session file at path (copied) into a new info (release with
  * sessioninfo_free).  A file that is not a session still gives an info,
  * with is_session 0.  PS_ERR_IO/NOENT when it cannot be read. */
 ps_err sessioninfo_load(const char *path, struct sessioninfo **out);
+
+/* sessioninfo_load reading every user and assistant message with jansson,
+ * as it did before its fast path (and does for what that declines): the
+ * reference the fast path is tested against (tests/fuzz/fuzz_sessioninfo.c). */
+ps_err sessioninfo_load_jansson(const char *path, struct sessioninfo **out);
 
 /* Brings info up to date with its file: nothing is read when dev, inode,
  * size and mtime are unchanged; only the new bytes when the file grew and
