@@ -28,49 +28,83 @@ static int scan_hex(unsigned char c)
 	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
 }
 
+/* Validates the escape at q (a backslash): its length, or 0. */
+static inline size_t scan_escape(const char *q, const char *end)
+{
+	if (end - q < 2)
+		return 0;
+	unsigned char c = (unsigned char)q[1];
+	if (c == 'u') {
+		if (end - q < 6)
+			return 0;
+		for (int i = 2; i < 6; i++)
+			if (!scan_hex((unsigned char)q[i]))
+				return 0;
+		return 6;
+	}
+	return c == '"' || c == '\\' || c == '/' || c == 'b' || c == 'f' || c == 'n' || c == 'r' || c == 't' ? 2 : 0;
+}
+
 /* At an opening quote; leaves p after the closing quote.  JSON forbids raw
- * control characters inside strings; JSON.parse and jansson both reject them. */
+ * control characters inside strings; JSON.parse and jansson both reject them.
+ * Tool outputs put a quote or backslash every eighteen bytes or so: each
+ * block of sixteen is tested once, and the special bytes in it are taken
+ * from its mask, not found again by a fresh scan after each escape. */
 static int scan_string(struct scanner *s, struct scan_field *f)
 {
-	const char *start = ++s->p;
+	const char *start = ++s->p, *p = start, *end = s->end, *q;
 	int escaped = 0;
-	while (s->p < s->end) {
-		s->p = jskip_plain(s->p, s->end);
-		if (s->p >= s->end)
-			break;
-		unsigned char c = (unsigned char)*s->p;
-		if (c == '"') {
-			if (f) {
-				f->kind = SCAN_STRING;
-				f->escaped = escaped;
-				f->ptr = start;
-				f->len = (size_t)(s->p - start);
-			}
-			s->p++;
-			return 1;
-		}
-		if (c < 0x20)
-			return 0;
-		if (c == '\\') {
+#ifdef __SSE2__
+	while (end - p >= 16) {
+		unsigned mask = jskip_mask16(p);
+		while (mask) {
+			unsigned k = (unsigned)__builtin_ctz(mask);
+			q = p + k;
+			if (*q == '"')
+				goto done;
+			if ((unsigned char)*q < 0x20)
+				return 0;
+			size_t n = scan_escape(q, end);
+			if (!n)
+				return 0;
 			escaped = 1;
-			if (++s->p >= s->end)
-				return 0;
-			c = (unsigned char)*s->p;
-			if (c == 'u') {
-				if (s->end - s->p < 5)
-					return 0;
-				for (int i = 1; i <= 4; i++)
-					if (!scan_hex((unsigned char)s->p[i]))
-						return 0;
-				s->p += 5;
-				continue;
+			k += (unsigned)n;
+			if (k >= 16) {
+				p += k;
+				goto next_block;
 			}
-			if (!(c == '"' || c == '\\' || c == '/' || c == 'b' || c == 'f' || c == 'n' || c == 'r' || c == 't'))
-				return 0;
+			mask &= ~0u << k;
 		}
-		s->p++;
+		p += 16;
+next_block:;
+	}
+#endif
+	while (p < end) {
+		p = jskip_plain(p, end);
+		if (p >= end)
+			break;
+		if (*p == '"') {
+			q = p;
+			goto done;
+		}
+		if ((unsigned char)*p < 0x20)
+			return 0;
+		size_t n = scan_escape(p, end);
+		if (!n)
+			return 0;
+		escaped = 1;
+		p += n;
 	}
 	return 0;
+done:
+	if (f) {
+		f->kind = SCAN_STRING;
+		f->escaped = escaped;
+		f->ptr = start;
+		f->len = (size_t)(q - start);
+	}
+	s->p = q + 1;
+	return 1;
 }
 
 static int scan_digits(struct scanner *s)
