@@ -496,9 +496,19 @@ static int info_fast_message(struct sessioninfo *info, const struct scan_result 
 	if (c->kind == SCAN_ABSENT)
 		return 0; /* no content: pi skips the message */
 	if (mt->kind == SCAN_OTHER && (mt->ptr[0] == '-' || (mt->ptr[0] >= '0' && mt->ptr[0] <= '9'))) {
-		if (!fast_small(mt, tmp))
+		/* pi's times are integers of 13 digits: up to 15 are exact in a
+		 * double, and need no strtod. */
+		const char *d = mt->ptr + (mt->ptr[0] == '-');
+		size_t nd = mt->len - (size_t)(d - mt->ptr), i = 0;
+		uint64_t v = 0;
+		while (i < nd && i < 16 && d[i] >= '0' && d[i] <= '9')
+			v = v * 10 + (uint64_t)(d[i++] - '0');
+		if (i == nd && nd <= 15)
+			t = d == mt->ptr ? (double)v : -(double)v + 0.0; /* jansson's -0 integer is 0 */
+		else if (fast_small(mt, tmp))
+			t = strtod(tmp, NULL) + 0.0;
+		else
 			return 1;
-		t = strtod(tmp, NULL) + 0.0; /* jansson's -0 integer is 0 */
 	} else if (et->kind == SCAN_ABSENT) {
 		t = NAN;
 	} else if (et->kind == SCAN_NULL) {
