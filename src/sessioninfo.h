@@ -1,8 +1,10 @@
 /* pi's SessionInfo of one session file (buildSessionInfo in pi 1.6.0's
  * session-manager.js): what /resume lists and its search box matches.
- * Computed in one pass over the file, parsing only the lines that count
- * (the header, session_info entries, user and assistant messages; the
- * scanner, scan.h, skips the rest), and extended in place when the file
+ * Computed in one pass over the file: every line is validated by the
+ * scanner (scan.h); the header and session_info entries are parsed with
+ * jansson, user and assistant messages read from the scanner's spans (with
+ * jansson only where that fast path is not sure), the rest skipped; and
+ * extended in place when the file
  * only grew: pi's store is append-only, so a warm info costs the new bytes.
  *
  * Memory: everything an info holds is its own and counted by
