@@ -191,7 +191,7 @@ clean:
 FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 60
 FUZZ_CFLAGS  := $(CSTD) -Wall -Wextra -g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined $(JANSSON_CFLAGS) $(UUID_CFLAGS) $(PCRE2_CFLAGS) -DPS_VERSION=\"$(VERSION)\"
-FUZZERS      := fuzz_scan fuzz_session fuzz_render_parse fuzz_parse fuzz_jparse
+FUZZERS      := fuzz_scan fuzz_session fuzz_render_parse fuzz_parse fuzz_jparse fuzz_sessioninfo
 FUZZ_OBJ     := $(patsubst src/%.c,$(BUILD)/fuzz/src/%.o,$(CORE_SRC))
 FUZZ_BINS    := $(addprefix $(BUILD)/fuzz/,$(FUZZERS))
 .PHONY: fuzz fuzz-smoke fuzz-build check-valgrind

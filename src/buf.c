@@ -4,7 +4,7 @@
 #include <string.h>
 #include "buf.h"
 
-static int buf_reserve(struct buf *b, size_t extra)
+int buf_reserve(struct buf *b, size_t extra)
 {
 	if (b->len + extra + 1 <= b->cap)
 		return 0;

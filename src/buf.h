@@ -13,6 +13,9 @@ struct buf {
 #define BUF_INIT { NULL, 0, 0 }
 
 int buf_put(struct buf *b, const void *p, size_t n);
+/* Makes room for extra more bytes after len (and the NUL of buf_finish),
+ * for a caller that writes into data directly. */
+int buf_reserve(struct buf *b, size_t extra);
 int buf_puts(struct buf *b, const char *s);
 int buf_putc(struct buf *b, char c);
 int buf_printf(struct buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -144,22 +144,35 @@ int jscase_lower(const char *s, size_t n, struct buf *out)
 	pthread_once(&jscase_once, jscase_init);
 	size_t i = 0;
 	while (i < n) {
-		/* Runs of ASCII, most of any text, go a byte at a time without
-		 * the locale. */
-		size_t start = i;
-		while (i < n && (unsigned char)s[i] < 0x80 && !((unsigned char)s[i] >= 'A' && (unsigned char)s[i] <= 'Z'))
-			i++;
-		if (i > start && buf_put(out, s + start, i - start) < 0)
+		/* Runs of ASCII, most of any text, are lowered eight bytes at a
+		 * time without the locale (search reads every session's text
+		 * through here): they keep their length, so they are written
+		 * straight into out. */
+		if (buf_reserve(out, n - i) < 0)
 			return -1;
+		char *o = out->data + out->len;
+		const uint64_t ones = 0x0101010101010101ULL, highs = 0x8080808080808080ULL;
+		while (n - i >= 8) {
+			uint64_t w;
+			memcpy(&w, s + i, 8);
+			if (w & highs)
+				break;
+			/* Bytes below 0x80 cannot carry into the next: the high bit
+			 * of w + 0x3F says >= 'A', of w + 0x25 says > 'Z'. */
+			uint64_t upper = (w + ones * (0x80 - 'A')) & ~(w + ones * (0x80 - 'Z' - 1)) & highs;
+			w |= upper >> 2;
+			memcpy(o, &w, 8);
+			o += 8;
+			i += 8;
+		}
+		while (i < n && (unsigned char)s[i] < 0x80) {
+			unsigned char b = (unsigned char)s[i++];
+			*o++ = (char)(b >= 'A' && b <= 'Z' ? b | 0x20 : b);
+		}
+		out->len = (size_t)(o - out->data);
 		if (i >= n)
 			break;
 		unsigned char b = (unsigned char)s[i];
-		if (b < 0x80) {
-			if (buf_putc(out, (char)(b | 0x20)) < 0)
-				return -1;
-			i++;
-			continue;
-		}
 		size_t len;
 		uint32_t c = jscase_decode(s + i, n - i, &len);
 		if (len == 1) { /* not UTF-8: kept */

@@ -24,19 +24,28 @@ static inline uint64_t jskip_word_special(uint64_t w)
 	return has_quote | has_bslash | has_ctrl;
 }
 
+#ifdef __SSE2__
+/* Bit i set when p[i] (of sixteen readable bytes) is '"', '\\' or below
+ * 0x20. */
+static inline unsigned jskip_mask16(const char *p)
+{
+	__m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
+	__m128i hit = _mm_or_si128(
+		_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')), _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'))),
+		_mm_cmpeq_epi8(_mm_and_si128(v, _mm_set1_epi8((char)0xE0)), _mm_setzero_si128()));
+	return (unsigned)_mm_movemask_epi8(hit);
+}
+#endif
+
 /* The first byte of [p, end) that is '"', '\\' or below 0x20, or end. */
 static inline const char *jskip_plain(const char *p, const char *end)
 {
 #ifdef __SSE2__
 	/* Sixteen at a time where the CPU has it (every x86-64). */
 	while (end - p >= 16) {
-		__m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
-		__m128i hit = _mm_or_si128(
-			_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')), _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'))),
-			_mm_cmpeq_epi8(_mm_and_si128(v, _mm_set1_epi8((char)0xE0)), _mm_setzero_si128()));
-		int mask = _mm_movemask_epi8(hit);
+		unsigned mask = jskip_mask16(p);
 		if (mask)
-			return p + __builtin_ctz((unsigned)mask);
+			return p + __builtin_ctz(mask);
 		p += 16;
 	}
 #endif

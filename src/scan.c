@@ -7,6 +7,7 @@ struct scanner {
 	const char *p;
 	const char *end;
 	int maybe_image; /* saw "type":"image" in a nested object */
+	int maybe_unreadable; /* scan_result's */
 };
 
 static int scan_ws(unsigned char c)
@@ -14,9 +15,11 @@ static int scan_ws(unsigned char c)
 	return c == ' ' || c == '\t' || c == '\n' || c == '\r';
 }
 
-static void scan_skip_ws(struct scanner *s)
+/* Called before every token; stored lines are compact, so the first test
+ * nearly always ends it (inlined: the call cost more than the work). */
+static inline __attribute__((always_inline)) void scan_skip_ws(struct scanner *s)
 {
-	while (s->p < s->end && scan_ws((unsigned char)*s->p))
+	while (s->p < s->end && (unsigned char)*s->p <= ' ' && scan_ws((unsigned char)*s->p))
 		s->p++;
 }
 
@@ -25,49 +28,83 @@ static int scan_hex(unsigned char c)
 	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
 }
 
+/* Validates the escape at q (a backslash): its length, or 0. */
+static inline size_t scan_escape(const char *q, const char *end)
+{
+	if (end - q < 2)
+		return 0;
+	unsigned char c = (unsigned char)q[1];
+	if (c == 'u') {
+		if (end - q < 6)
+			return 0;
+		for (int i = 2; i < 6; i++)
+			if (!scan_hex((unsigned char)q[i]))
+				return 0;
+		return 6;
+	}
+	return c == '"' || c == '\\' || c == '/' || c == 'b' || c == 'f' || c == 'n' || c == 'r' || c == 't' ? 2 : 0;
+}
+
 /* At an opening quote; leaves p after the closing quote.  JSON forbids raw
- * control characters inside strings; JSON.parse and jansson both reject them. */
+ * control characters inside strings; JSON.parse and jansson both reject them.
+ * Tool outputs put a quote or backslash every eighteen bytes or so: each
+ * block of sixteen is tested once, and the special bytes in it are taken
+ * from its mask, not found again by a fresh scan after each escape. */
 static int scan_string(struct scanner *s, struct scan_field *f)
 {
-	const char *start = ++s->p;
+	const char *start = ++s->p, *p = start, *end = s->end, *q;
 	int escaped = 0;
-	while (s->p < s->end) {
-		s->p = jskip_plain(s->p, s->end);
-		if (s->p >= s->end)
-			break;
-		unsigned char c = (unsigned char)*s->p;
-		if (c == '"') {
-			if (f) {
-				f->kind = SCAN_STRING;
-				f->escaped = escaped;
-				f->ptr = start;
-				f->len = (size_t)(s->p - start);
-			}
-			s->p++;
-			return 1;
-		}
-		if (c < 0x20)
-			return 0;
-		if (c == '\\') {
+#ifdef __SSE2__
+	while (end - p >= 16) {
+		unsigned mask = jskip_mask16(p);
+		while (mask) {
+			unsigned k = (unsigned)__builtin_ctz(mask);
+			q = p + k;
+			if (*q == '"')
+				goto done;
+			if ((unsigned char)*q < 0x20)
+				return 0;
+			size_t n = scan_escape(q, end);
+			if (!n)
+				return 0;
 			escaped = 1;
-			if (++s->p >= s->end)
-				return 0;
-			c = (unsigned char)*s->p;
-			if (c == 'u') {
-				if (s->end - s->p < 5)
-					return 0;
-				for (int i = 1; i <= 4; i++)
-					if (!scan_hex((unsigned char)s->p[i]))
-						return 0;
-				s->p += 5;
-				continue;
+			k += (unsigned)n;
+			if (k >= 16) {
+				p += k;
+				goto next_block;
 			}
-			if (!(c == '"' || c == '\\' || c == '/' || c == 'b' || c == 'f' || c == 'n' || c == 'r' || c == 't'))
-				return 0;
+			mask &= ~0u << k;
 		}
-		s->p++;
+		p += 16;
+next_block:;
+	}
+#endif
+	while (p < end) {
+		p = jskip_plain(p, end);
+		if (p >= end)
+			break;
+		if (*p == '"') {
+			q = p;
+			goto done;
+		}
+		if ((unsigned char)*p < 0x20)
+			return 0;
+		size_t n = scan_escape(p, end);
+		if (!n)
+			return 0;
+		escaped = 1;
+		p += n;
 	}
 	return 0;
+done:
+	if (f) {
+		f->kind = SCAN_STRING;
+		f->escaped = escaped;
+		f->ptr = start;
+		f->len = (size_t)(q - start);
+	}
+	s->p = q + 1;
+	return 1;
 }
 
 static int scan_digits(struct scanner *s)
@@ -78,16 +115,22 @@ static int scan_digits(struct scanner *s)
 	return s->p > start;
 }
 
+/* A number below 10^300 is within the double range: one with fewer
+ * integer digits plus exponent is surely one jansson reads. */
+#define SCAN_SAFE_MAGNITUDE 300
+
 static int scan_number(struct scanner *s)
 {
 	if (*s->p == '-')
 		s->p++;
 	if (s->p >= s->end)
 		return 0;
+	const char *int_start = s->p;
 	if (*s->p == '0')
 		s->p++;
 	else if (!scan_digits(s))
 		return 0;
+	size_t magnitude = (size_t)(s->p - int_start);
 	if (s->p < s->end && *s->p == '.') {
 		s->p++;
 		if (!scan_digits(s))
@@ -95,12 +138,30 @@ static int scan_number(struct scanner *s)
 	}
 	if (s->p < s->end && (*s->p == 'e' || *s->p == 'E')) {
 		s->p++;
+		int negative = s->p < s->end && *s->p == '-';
 		if (s->p < s->end && (*s->p == '+' || *s->p == '-'))
 			s->p++;
+		const char *exp_start = s->p;
 		if (!scan_digits(s))
 			return 0;
+		if (!negative) {
+			size_t exp = 0;
+			for (const char *d = exp_start; d < s->p && exp <= SCAN_SAFE_MAGNITUDE; d++)
+				exp = exp * 10 + (size_t)(*d - '0');
+			magnitude += exp;
+		}
 	}
+	if (magnitude > SCAN_SAFE_MAGNITUDE)
+		s->maybe_unreadable = 1;
 	return 1;
+}
+
+/* jansson keeps keys as C strings: a key with \u0000 makes it refuse the
+ * line (a spelling like \\u0000 is counted too: escaped keys are rare). */
+static void scan_note_key(struct scanner *s, const struct scan_field *key)
+{
+	if (key->escaped && key->len >= 6 && memmem(key->ptr, key->len, "\\u0000", 6))
+		s->maybe_unreadable = 1;
 }
 
 static int scan_literal(struct scanner *s, const char *word)
@@ -199,6 +260,7 @@ object_key: {
 		struct scan_field key;
 		if (s->p >= s->end || *s->p != '"' || !scan_string(s, &key))
 			return 0;
+		scan_note_key(s, &key);
 		scan_skip_ws(s);
 		if (s->p >= s->end || *s->p != ':')
 			return 0;
@@ -274,6 +336,14 @@ static struct scan_field *scan_capture_message(void *ctx, const struct scan_fiel
 		memset(&out->tool_name, 0, sizeof out->tool_name);
 		return &out->tool_name;
 	}
+	if (scan_key_is(key, "content")) {
+		memset(&out->content, 0, sizeof out->content);
+		return &out->content;
+	}
+	if (scan_key_is(key, "timestamp")) {
+		memset(&out->msg_time, 0, sizeof out->msg_time);
+		return &out->msg_time;
+	}
 	return NULL;
 }
 
@@ -292,6 +362,8 @@ static struct scan_field *scan_capture_top(void *ctx, const struct scan_field *k
 	if (scan_key_is(key, "message")) {
 		memset(&out->role, 0, sizeof out->role);
 		memset(&out->tool_name, 0, sizeof out->tool_name);
+		memset(&out->content, 0, sizeof out->content);
+		memset(&out->msg_time, 0, sizeof out->msg_time);
 		*descend = 1;
 	}
 	return NULL;
@@ -321,6 +393,7 @@ static int scan_object(struct scanner *s, int depth, scan_capture_fn capture, vo
 			return 0;
 		if (key.escaped && key_escaped)
 			*key_escaped = 1;
+		scan_note_key(s, &key);
 		if (capture)
 			want = capture(ctx, &key, &descend);
 		scan_skip_ws(s);
@@ -352,7 +425,7 @@ int scan_is_blank(const char *line, size_t len)
 
 ps_err scan_line(const char *line, size_t len, struct scan_result *out)
 {
-	struct scanner s = { line, line + len, 0 };
+	struct scanner s = { line, line + len, 0, 0 };
 	struct scan_ctx ctx = { out };
 
 	memset(out, 0, sizeof *out);
@@ -362,6 +435,7 @@ ps_err scan_line(const char *line, size_t len, struct scan_result *out)
 	if (!scan_object(&s, 0, scan_capture_top, &ctx, &out->key_escaped))
 		return PS_ERR_INVALID;
 	out->maybe_image = s.maybe_image;
+	out->maybe_unreadable = s.maybe_unreadable;
 	scan_skip_ws(&s);
 	if (s.p != s.end)
 		return PS_ERR_INVALID;

@@ -31,9 +31,14 @@ struct scan_result {
 	struct scan_field timestamp; /* top-level "timestamp" */
 	struct scan_field role;      /* "message"."role" */
 	struct scan_field tool_name; /* "message"."toolName" */
+	struct scan_field content;   /* "message"."content" (containers: SCAN_OTHER, the whole value) */
+	struct scan_field msg_time;  /* "message"."timestamp" */
 	int key_escaped;             /* a top-level key held an escape: fields may be missed */
 	int maybe_image;             /* a nested object has "type":"image" (or an escaped
 				      * type key or value that might decode to it) */
+	int maybe_unreadable;        /* the line may hold what JSON.parse reads and jansson
+				      * refuses: a number that may be beyond the double range,
+				      * an escape that may be \u0000 in a key */
 };
 
 /* Scans line[0..len) (no newline).  Returns PS_OK and fills *out for a valid

@@ -1,8 +1,10 @@
 /* pi's SessionInfo of one session file (buildSessionInfo in pi 1.6.0's
  * session-manager.js): what /resume lists and its search box matches.
- * Computed in one pass over the file, parsing only the lines that count
- * (the header, session_info entries, user and assistant messages; the
- * scanner, scan.h, skips the rest), and extended in place when the file
+ * Computed in one pass over the file: every line is validated by the
+ * scanner (scan.h); the header and session_info entries are parsed with
+ * jansson, user and assistant messages read from the scanner's spans (with
+ * jansson only where that fast path is not sure), the rest skipped; and
+ * extended in place when the file
  * only grew: pi's store is append-only, so a warm info costs the new bytes.
  *
  * Memory: everything an info holds is its own and counted by
@@ -63,12 +65,19 @@ struct sessioninfo {
 	unsigned char tail[64];             /* the bytes before committed_off, to tell */
 	uint32_t tail_len;                  /* an append from a rewrite */
 	double header_ms;                   /* the header's time when a string, else NaN */
+	int jansson_only;                   /* sessioninfo_load_jansson's */
+	uint64_t fast_messages;             /* messages the fast path read (tests) */
 };
 
 /* Reads the session file at path (copied) into a new info (release with
  * sessioninfo_free).  A file that is not a session still gives an info,
  * with is_session 0.  PS_ERR_IO/NOENT when it cannot be read. */
 ps_err sessioninfo_load(const char *path, struct sessioninfo **out);
+
+/* sessioninfo_load reading every user and assistant message with jansson,
+ * as it did before its fast path (and does for what that declines): the
+ * reference the fast path is tested against (tests/fuzz/fuzz_sessioninfo.c). */
+ps_err sessioninfo_load_jansson(const char *path, struct sessioninfo **out);
 
 /* Brings info up to date with its file: nothing is read when dev, inode,
  * size and mtime are unchanged; only the new bytes when the file grew and

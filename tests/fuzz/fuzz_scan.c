@@ -180,9 +180,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	json_t *parsed = session_parse_line(line, size);
 	/* Plain jansson, for the UTF-8-valid case. */
 	json_error_t jerr;
-	json_t *strict = json_loadb(line, size, JSON_ALLOW_NUL, &jerr);
+	size_t strict_flags = JSON_ALLOW_NUL;
+	json_t *strict = json_loadb(line, size, strict_flags, &jerr);
 	if (!strict && json_error_code(&jerr) == json_error_numeric_overflow)
-		strict = json_loadb(line, size, JSON_ALLOW_NUL | JSON_DECODE_INT_AS_REAL, &jerr);
+		strict = json_loadb(line, size, strict_flags |= JSON_DECODE_INT_AS_REAL, &jerr);
 	int utf8 = fz_utf8_valid(data, size);
 
 	if (err != PS_OK) {
@@ -204,6 +205,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	check_ptr(&r.timestamp, line, size, "timestamp");
 	check_ptr(&r.role, line, size, "role");
 	check_ptr(&r.tool_name, line, size, "toolName");
+	check_ptr(&r.content, line, size, "content");
+	check_ptr(&r.msg_time, line, size, "message.timestamp");
 
 	if (utf8 && !strict) {
 		const char *why = known_refusal(&jerr);
@@ -222,6 +225,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		const char *why = known_refusal(&e2);
 		FZ_CHECK(why != NULL, "scanner accepts a line session_parse_line refuses (%s): %.*s", e2.text,
 			 (int)(size > 300 ? 300 : size), line);
+		/* sessioninfo's fast path reads only lines without the flag,
+		 * trusting jansson would read them. */
+		FZ_CHECK(r.maybe_unreadable, "session_parse_line refuses (%s) a line without maybe_unreadable: %.*s",
+			 e2.text, (int)(size > 300 ? 300 : size), line);
 		if (!strcmp(why, "number-overflow"))
 			known_counts[0]++;
 		else if (!strcmp(why, "nul-in-key"))
@@ -258,6 +265,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				goto out;
 			check_field(&r.role, json_object_get(msg, "role"), "message.role", line, size);
 			check_field(&r.tool_name, json_object_get(msg, "toolName"), "message.toolName", line, size);
+			check_field(&r.content, json_object_get(msg, "content"), "message.content", line, size);
+			check_field(&r.msg_time, json_object_get(msg, "timestamp"), "message.timestamp", line, size);
+			/* A container's span is the whole value. */
+			if (r.content.kind == SCAN_OTHER) {
+				json_t *span = json_loadb(r.content.ptr, r.content.len, JSON_DECODE_ANY | strict_flags, NULL);
+				FZ_CHECK(span && json_equal(span, json_object_get(msg, "content")),
+					 "message.content's span is not its value: %.*s", (int)(size > 300 ? 300 : size), line);
+				json_decref(span);
+			}
 		}
 	}
 out:

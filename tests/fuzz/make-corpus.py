@@ -186,6 +186,61 @@ def seeds_session():
     write("fuzz_session", session_seed(0, 60, "garbage\n{\"type\":\"x\"}\n"))
 
 
+# Message lines where sessioninfo's fast path must give what jansson gives
+# (or decline): escapes, surrogates, text that is no string, duplicate and
+# escaped keys, timestamps of every kind, invalid UTF-8, cases to lower.
+INFO_LINES = [
+    r'{"type":"message","timestamp":"2026-01-01T00:00:01Z","message":{"role":"user","content":"a\"b\\c\/d\b\f\n\r\t\u00e9\u20ac\ud83d\ude00 \ud800 \udc00 \ud800\ud800\udc00 \u0000 end"}}',
+    r'{"type":"message","message":{"role":"assistant","content":[{"type":"text","text":"one"},{"type":"thinking","thinking":"t\"}"},{"type":"toolCall","arguments":{"a":[1,{"b":"]}"}]}},{"type":"text","text":"two"}],"timestamp":1767225600123}}',
+    r'{"type":"message","message":{"role":"assistant","content":[{"type":"text","text":5},{"type":"text","text":true},{"type":"text","text":[1,null,[2]]},{"type":"text","text":{}},{"type":"text","text":null},{"type":"text"},{"type":"text","text":-0.0}]}}',
+    r'{"type":"message","message":{"role":"user","content":[null,{"type":"text","text":"x"}]}}',
+    r'{"type":"message","message":{"role":"user","content":[1,"s",[{"type":"text","text":"nested"}],{"type":"image","data":"AAAA"},{"type":"text","text":"kept"}]}}',
+    r'{"type":"message","message":{"role":"user","content":null}}',
+    r'{"type":"message","message":{"role":"user","content":{"type":"text","text":"obj"}}}',
+    r'{"type":"message","message":{"role":"user","content":42}}',
+    r'{"type":"message","message":{"role":"user"}}',
+    r'{"type":"message","message":{"role":"user","content":"first","content":[{"type":"text","text":"second","text":"third","type":"text"}]}}',
+    r'{"type":"message","message":{"role":"user","content":"a"},"message":{"role":"assistant","content":"b"}}',
+    r'{"type":"message","message":{"role":"user","content":[{"t\u0065xt":"esc key","type":"text"},{"type":"t\u0065xt","text":"esc type"}]}}',
+    r'{"type":"message","message":{"role":"user","c\u006fntent":"esc","content":"plain"}}',
+    r'{"type":"message","message":{"role":"us\u0065r","content":"escaped role"}}',
+    r'{"type":"message","timestamp":"2026-01-01T00:00:02Z","message":{"role":"user","content":"t","timestamp":"2026-01-01T00:00:03Z"}}',
+    r'{"type":"message","timestamp":1767225600000,"message":{"role":"user","content":"num entry time"}}',
+    r'{"type":"message","timestamp":null,"message":{"role":"user","content":"null time","timestamp":-0}}',
+    r'{"type":"message","timestamp":"2026-01-0\u0031T00:00:00Z","message":{"role":"user","content":"esc time"}}',
+    r'{"type":"message","timestamp":true,"message":{"role":"user","content":"x","timestamp":1e400}}',
+    r'{"type":"message","message":{"role":"user","content":"x","timestamp":123456789012345678901234567890}}',
+    r'{"type":"message","message":{"role":"user","content":"x","usage":{"big":1E+309}}}',
+    r'{"type":"message","message":{"role":"user","content":"x","args":{"k\u0000":1}}}',
+    '{"type":"message","message":{"role":"user","content":"bad \xff\xc3 utf8"}}',
+    '{"type":"message","message":{"role":"assistant","content":[{"type":"toolCall","arguments":{"a":"\xff"}},{"type":"text","text":"ok"}]}}',
+    r'{"type":"message","message":{"role":"user","content":"\u0130STANBUL \u03a3\u039f\u03a3 \u00c9T\u00c9 ABC"}}',
+    '{"type":"message","message":{"role":"user","content":"\xc4\xb0STANBUL \xce\xa3\xce\x9f\xce\xa3 \xc3\x89T\xc3\x89 ABC"}}',
+    r'{"type":"message","message":{"role":"user","content":""}}',
+    r'{"type":"message","message":{"role":"user","content":[]}}',
+    r'{"type":"message","message":{"role":"user","content":[{"type":"text","text":""},{"type":"text","text":""}]}}',
+    r' { "type" : "message" , "message" : { "role" : "user" , "content" : [ { "type" : "text" , "text" : "spaced" } , 7 ] , "timestamp" : 5 } } ',
+    r'{"type":"session_info","name":"  a name  "}',
+    r'{"type":"message","message":{"role":"toolResult","content":"tool"}}',
+]
+
+
+def seeds_sessioninfo():
+    for i, path in enumerate(FIXTURES):
+        body = first_lines(path, 12, 12000)
+        write("fuzz_sessioninfo", session_seed(0, (97 + 31 * i) % 256, body))
+    lines = [l.encode("latin-1") for l in INFO_LINES]
+    for i, line in enumerate(lines):
+        write("fuzz_sessioninfo", session_seed(1, 128, line + b"\n"))
+    body = b"\n".join(lines) + b"\n"
+    write("fuzz_sessioninfo", session_seed(1, 100, body))
+    write("fuzz_sessioninfo", session_seed(1, 200, body.replace(b"\n", b"\r\n")))
+    write("fuzz_sessioninfo", session_seed(1, 50, body.replace(b"\n", b"\r")))
+    write("fuzz_sessioninfo", session_seed(0, 128, SPEC_SESSION))
+    write("fuzz_sessioninfo", session_seed(1, 77, TRICKY_SESSION))
+    write("fuzz_sessioninfo", session_seed(0, 140, V1_SESSION))
+
+
 def golden_inputs():
     for d in GOLDEN:
         p = os.path.join(d, "input.json")
@@ -253,6 +308,7 @@ def main():
     seeds_session()
     seeds_render_parse()
     seeds_parse()
+    seeds_sessioninfo()
     for h in sorted(os.listdir(OUT)):
         files = os.listdir(os.path.join(OUT, h))
         size = sum(os.path.getsize(os.path.join(OUT, h, f)) for f in files)

@@ -25,7 +25,7 @@ bin=${FUZZ_BIN:-build/fuzz}
 if (($# > 0)); then
 	harnesses=("$@")
 else
-	harnesses=(fuzz_scan fuzz_session fuzz_render_parse fuzz_parse fuzz_jparse)
+	harnesses=(fuzz_scan fuzz_session fuzz_render_parse fuzz_parse fuzz_jparse fuzz_sessioninfo)
 fi
 
 # Per harness: largest input, seconds before an input counts as a hang.
@@ -33,6 +33,7 @@ opts_for() {
 	case $1 in
 	fuzz_scan) echo "-max_len=8192 -timeout=10" ;;
 	fuzz_session) echo "-max_len=32768 -timeout=30" ;;
+	fuzz_sessioninfo) echo "-max_len=32768 -timeout=10" ;;
 	fuzz_render_parse) echo "-max_len=16384 -timeout=10" ;;
 	fuzz_parse) echo "-max_len=16384 -timeout=10" ;;
 	*) echo "-timeout=10" ;;

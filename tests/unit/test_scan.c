@@ -130,6 +130,49 @@ START_TEST(test_scan_depth)
 }
 END_TEST
 
+START_TEST(test_scan_message_content)
+{
+	struct scan_result r;
+	const char *line = "{\"message\":{\"content\":\"old\",\"timestamp\":1},"
+			   "\"message\":{\"role\":\"user\",\"content\":[{\"type\":\"text\"}],\"timestamp\":-2.5e3}}";
+	ck_assert_int_eq(scan_str(line, &r), PS_OK);
+	ck_assert_int_eq(r.content.kind, SCAN_OTHER);
+	ck_assert_int_eq((int)r.content.len, (int)strlen("[{\"type\":\"text\"}]"));
+	ck_assert(!memcmp(r.content.ptr, "[{", 2));
+	ck_assert_int_eq(r.msg_time.kind, SCAN_OTHER);
+	ck_assert_int_eq((int)r.msg_time.len, 6);
+	ck_assert(!r.maybe_unreadable);
+	/* A later "message" without content forgets the earlier one's. */
+	ck_assert_int_eq(scan_str("{\"message\":{\"content\":\"x\"},\"message\":{}}", &r), PS_OK);
+	ck_assert_int_eq(r.content.kind, SCAN_ABSENT);
+	ck_assert_int_eq(r.msg_time.kind, SCAN_ABSENT);
+}
+END_TEST
+
+START_TEST(test_scan_maybe_unreadable)
+{
+	static const char *const unsure[] = {
+		"{\"a\":1e400}", "{\"a\":[{\"b\":-1E+309}]}", "{\"a\":0.5e999}", "{\"x\\u0000\":1}",
+		"{\"a\":{\"b\":{\"\\u0000\":1}}}", "{\"a\":[{\"\\\\u0000\":1}]}",
+	};
+	static const char *const sure[] = {
+		"{\"a\":1e299}", "{\"a\":1.5e-400}", "{\"a\":123456789012345678901234567890}",
+		"{\"a\":\"\\u0000\"}", "{\"\\u0041\":1}", "{\"a\":1e-99999}",
+	};
+	struct scan_result r;
+	for (size_t i = 0; i < sizeof unsure / sizeof *unsure; i++) {
+		ck_assert_msg(scan_str(unsure[i], &r) == PS_OK && r.maybe_unreadable, "%s", unsure[i]);
+		/* The flag is conservative: jansson does refuse these. */
+		json_error_t e;
+		json_t *v = json_loads(unsure[i], JSON_ALLOW_NUL, &e);
+		ck_assert_msg(v == NULL || i == 5, "%s", unsure[i]);
+		json_decref(v);
+	}
+	for (size_t i = 0; i < sizeof sure / sizeof *sure; i++)
+		ck_assert_msg(scan_str(sure[i], &r) == PS_OK && !r.maybe_unreadable, "%s", sure[i]);
+}
+END_TEST
+
 Suite *scan_suite(void)
 {
 	Suite *s = suite_create("scan");
@@ -141,6 +184,8 @@ Suite *scan_suite(void)
 	tcase_add_test(tc, test_scan_accepts_valid);
 	tcase_add_test(tc, test_scan_depth);
 	tcase_add_test(tc, test_scan_maybe_image);
+	tcase_add_test(tc, test_scan_message_content);
+	tcase_add_test(tc, test_scan_maybe_unreadable);
 	suite_add_tcase(s, tc);
 	return s;
 }

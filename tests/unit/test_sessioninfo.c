@@ -181,6 +181,109 @@ START_TEST(test_incremental)
 }
 END_TEST
 
+/* The fast path (user and assistant messages read from the scanner's spans)
+ * against the jansson path, line by line: equal infos, and the fast path
+ * taken (1) or declined (0) where expected. */
+#define FAST_MSG(role, rest) "{\"type\":\"message\",\"timestamp\":\"2026-01-01T00:00:05Z\",\"message\":{\"role\":\"" role "\"," rest "}}"
+static const struct { const char *line; int fast; } fast_cases[] = {
+	{ FAST_MSG("user", "\"content\":\"plain\""), 1 },
+	{ FAST_MSG("user", "\"content\":\"a\\\"b\\\\c\\/d\\b\\f\\n\\r\\t\\u00e9\\u20AC\\ud83d\\ude00 \\u0000 z\""), 1 },
+	{ FAST_MSG("user", "\"content\":\"lone \\ud800 \\udc00 \\ud800\\ud800\\udc00 \\udbff\\u0041 end\\ud83d\""), 1 },
+	{ FAST_MSG("assistant", "\"content\":[{\"type\":\"text\",\"text\":\"one\"},{\"type\":\"thinking\",\"thinking\":\"t\\\"}]\"},"
+			   "{\"type\":\"toolCall\",\"arguments\":{\"a\":[1,{\"b\":\"]}\"},[]],\"c\":-1.5e-7}},{\"type\":\"text\",\"text\":\"two\"}],"
+			   "\"timestamp\":1767225600123"), 1 },
+	{ FAST_MSG("user", "\"content\":[1,\"s\",true,[{\"type\":\"text\",\"text\":\"nested\"}],{},{\"type\":\"image\",\"data\":\"AA\"},"
+		      "{\"type\":\"text\",\"text\":\"kept\"}]"), 1 },
+	{ FAST_MSG("user", "\"content\":[{\"type\":\"text\",\"text\":\"\"},{\"type\":\"text\"},{\"type\":\"text\",\"text\":null},{\"text\":\"x\"}]"), 1 },
+	{ FAST_MSG("user", "\"content\":[]"), 1 },
+	{ FAST_MSG("user", "\"content\":\"\""), 1 },
+	{ FAST_MSG("user", "\"content\":\"first\",\"content\":[{\"type\":\"text\",\"text\":\"2\",\"text\":\"3\",\"type\":\"text\"}]"), 1 },
+	{ FAST_MSG("user", "\"content\":\"ts\",\"timestamp\":-0"), 1 },
+	{ FAST_MSG("user", "\"content\":\"ts\",\"timestamp\":123456789012345678901234567890"), 1 },
+	{ FAST_MSG("user", "\"content\":\"ts\",\"timestamp\":\"2026-01-01T00:00:09Z\""), 1 },
+	{ FAST_MSG("user", "\"content\":\"\\u0130STANBUL \\u03a3\\u039f\\u03a3 \xc3\x89T\xc3\x89 \xce\xa3\""), 1 },
+	{ " { \"type\" : \"message\" , \"message\" : { \"role\" : \"user\" , \"content\" : [ { \"type\" : \"text\" , "
+	  "\"text\" : \"spaced\" } , 7 ] , \"timestamp\" : 5 } } ", 1 },
+	{ "{\"type\":\"message\",\"message\":{\"role\":\"user\",\"content\":\"no entry time\"}}", 1 },
+	{ "{\"type\":\"message\",\"timestamp\":null,\"message\":{\"role\":\"user\",\"content\":\"null time\"}}", 1 },
+	{ "{\"type\":\"message\",\"message\":{\"role\":\"user\"}}", 1 },
+	/* Declined: the jansson path decides. */
+	{ FAST_MSG("assistant", "\"content\":[{\"type\":\"text\",\"text\":5},{\"type\":\"text\",\"text\":[1,null,[2]]},{\"type\":\"text\",\"text\":{}}]"), 0 },
+	{ FAST_MSG("user", "\"content\":[{\"type\":\"text\",\"text\":-0.0},{\"type\":\"text\",\"text\":1e21},{\"type\":\"text\",\"text\":false}]"), 0 },
+	{ FAST_MSG("user", "\"content\":[null,{\"type\":\"text\",\"text\":\"x\"}]"), 0 },
+	{ FAST_MSG("user", "\"content\":null"), 0 },
+	{ FAST_MSG("user", "\"content\":{\"type\":\"text\",\"text\":\"obj\"}"), 0 },
+	{ FAST_MSG("user", "\"content\":42"), 0 },
+	{ FAST_MSG("user", "\"content\":[{\"t\\u0065xt\":\"esc key\",\"type\":\"text\"}]"), 0 },
+	{ FAST_MSG("user", "\"content\":[{\"type\":\"t\\u0065xt\",\"text\":\"esc type\"}]"), 0 },
+	{ FAST_MSG("user", "\"c\\u006fntent\":\"esc\",\"content\":\"plain\""), 0 },
+	{ FAST_MSG("us\\u0065r", "\"content\":\"escaped role\""), 0 },
+	{ FAST_MSG("user", "\"content\":\"x\",\"usage\":{\"big\":1E+309}"), 0 },
+	{ FAST_MSG("user", "\"content\":\"x\",\"args\":{\"k\\u0000\":1}"), 0 },
+	{ FAST_MSG("user", "\"content\":\"bad \xff\xc3 utf8\""), 0 },
+	{ "{\"type\":\"message\",\"timestamp\":\"2026-01-0\\u0031T00:00:00Z\",\"message\":{\"role\":\"user\",\"content\":\"esc time\"}}", 0 },
+	{ "{\"type\":\"message\",\"timestamp\":1767225600000,\"message\":{\"role\":\"user\",\"content\":\"num entry time\"}}", 0 },
+	{ "{\"type\":\"message\",\"timestamp\":true,\"message\":{\"role\":\"user\",\"content\":\"x\"}}", 0 },
+};
+
+static void assert_fast_same(const char *body, size_t len, int want_fast, const char *what)
+{
+	(void)len; /* no NUL in the bodies */
+	char *path = helper_write(body);
+	struct sessioninfo *fast, *ref;
+	ck_assert_int_eq(sessioninfo_load(path, &fast), PS_OK);
+	ck_assert_int_eq(sessioninfo_load_jansson(path, &ref), PS_OK);
+	ck_assert_msg(ref->fast_messages == 0, "%s", what);
+	if (want_fast >= 0)
+		ck_assert_msg((fast->fast_messages > 0) == want_fast, "fast path %s: %s",
+			      want_fast ? "declined" : "taken", what);
+	assert_same(fast, ref);
+	ck_assert_int_eq(isnan(fast->created_ms), isnan(ref->created_ms));
+	sessioninfo_free(fast);
+	sessioninfo_free(ref);
+	unlink(path);
+	free(path);
+}
+
+START_TEST(test_fast_path)
+{
+	struct buf all = BUF_INIT;
+	ck_assert_int_eq(buf_puts(&all, HEADER), 0);
+	for (size_t i = 0; i < sizeof fast_cases / sizeof *fast_cases; i++) {
+		struct buf b = BUF_INIT;
+		ck_assert_int_eq(buf_printf(&b, HEADER "%s\n", fast_cases[i].line), 0);
+		assert_fast_same(b.data, b.len, fast_cases[i].fast, fast_cases[i].line);
+		/* CRLF: the line ends before the \r. */
+		b.len = 0;
+		ck_assert_int_eq(buf_printf(&b, HEADER "%s\r\n%s\r\n", fast_cases[i].line, fast_cases[i].line), 0);
+		assert_fast_same(b.data, b.len, fast_cases[i].fast, fast_cases[i].line);
+		buf_free(&b);
+		ck_assert_int_eq(buf_printf(&all, "%s\n", fast_cases[i].line), 0);
+	}
+	/* All in one file: the joins, firstMessage and the latest time. */
+	assert_fast_same(all.data, all.len, -1, "all cases");
+	buf_free(&all);
+}
+END_TEST
+
+START_TEST(test_fast_path_huge_line)
+{
+	/* A 6 MB line: text with escapes and a multi-byte character across
+	 * every boundary of the reader's 1 MiB chunks, and a tool call as big. */
+	struct buf b = BUF_INIT;
+	ck_assert_int_eq(buf_puts(&b, HEADER "{\"type\":\"message\",\"message\":{\"role\":\"assistant\",\"content\":["
+				      "{\"type\":\"toolCall\",\"arguments\":{\"x\":\""), 0);
+	for (int i = 0; i < 300000; i++)
+		ck_assert_int_eq(buf_puts(&b, "\\\"}]{[\\n"), 0);
+	ck_assert_int_eq(buf_puts(&b, "\"}},{\"type\":\"text\",\"text\":\""), 0);
+	for (int i = 0; i < 300000; i++)
+		ck_assert_int_eq(buf_puts(&b, i % 3 ? "Ab\xce\xa3\\u00C9\\n" : "\\ud83d\\ude00Z"), 0);
+	ck_assert_int_eq(buf_puts(&b, "\"}]}}\n"), 0);
+	assert_fast_same(b.data, b.len, 1, "huge line");
+	buf_free(&b);
+}
+END_TEST
+
 START_TEST(test_sort_stable)
 {
 	struct sessioninfo a = { .modified_ms = 5 }, b = { .modified_ms = 9 }, c = { .modified_ms = 5 }, d = { .modified_ms = 7 };
@@ -203,6 +306,8 @@ Suite *sessioninfo_suite(void)
 	tcase_add_test(tc, test_line_ends);
 	tcase_add_test(tc, test_incremental);
 	tcase_add_test(tc, test_sort_stable);
+	tcase_add_test(tc, test_fast_path);
+	tcase_add_test(tc, test_fast_path_huge_line);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -1,0 +1,162 @@
+/* libFuzzer harness: sessioninfo's fast path against its jansson path.
+ *
+ * sessioninfo_load() reads user and assistant messages from the scanner's
+ * spans (sessioninfo.c) and leaves what it is not sure of to jansson;
+ * sessioninfo_load_jansson() reads every one with jansson, as before the
+ * fast path.  Both must give the same info, field by field (text and its
+ * lowercase byte for byte, times bit for bit).  Also read incrementally:
+ * the fast info of a prefix, refreshed after the rest is appended, must
+ * equal the reference of the whole.  Prints at exit how many messages the
+ * fast path took, so a change that makes it decline everything shows.
+ *
+ * Input: 2 control bytes + a session file.  Byte 0 bit 0 prepends a valid
+ * header line; byte 1 is where the file is split for the incremental read
+ * (byte/255 of it).  The file is in /dev/shm (sessioninfo opens a path). */
+#include <errno.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <jansson.h>
+#include "fuzz_common.h"
+#include "sessioninfo.h"
+
+int LLVMFuzzerInitialize(int *argc, char ***argv);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static char path[256];
+static int fd = -1;
+static unsigned long runs, fast_messages;
+
+static void report(void)
+{
+	fprintf(stderr, "fuzz_sessioninfo: %lu inputs, %lu messages read by the fast path\n", runs, fast_messages);
+	if (fd >= 0)
+		unlink(path);
+}
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	(void)argc, (void)argv;
+	const char *dir = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
+	snprintf(path, sizeof path, "%s/psfuzz-sessioninfo-%d-XXXXXX", dir, (int)getpid());
+	fd = mkstemp(path);
+	if (fd < 0) {
+		perror("mkstemp");
+		exit(1);
+	}
+	atexit(report);
+	return 0;
+}
+
+static void put(const char *buf, size_t len, size_t off)
+{
+	while (len) {
+		ssize_t n = pwrite(fd, buf, len, (off_t)off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			fz_fail("pwrite: %s", strerror(errno));
+		buf += n;
+		len -= (size_t)n;
+		off += (size_t)n;
+	}
+}
+
+static int same_double(double a, double b)
+{
+	return (isnan(a) && isnan(b)) || !memcmp(&a, &b, sizeof a);
+}
+
+static int same_str(const char *a, const char *b)
+{
+	return (!a && !b) || (a && b && !strcmp(a, b));
+}
+
+static int same_buf(const struct buf *a, const struct buf *b)
+{
+	return a->len == b->len && (!a->len || !memcmp(a->data, b->data, a->len));
+}
+
+static void compare(const char *what, const struct sessioninfo *f, const struct sessioninfo *j)
+{
+	size_t fl, jl;
+	const char *ff = sessioninfo_first_message(f, &fl), *jf = sessioninfo_first_message(j, &jl);
+	FZ_CHECK(f->is_session == j->is_session, "%s: is_session %d, jansson %d", what, f->is_session, j->is_session);
+	FZ_CHECK(!strcmp(f->id, j->id) && !strcmp(f->cwd, j->cwd), "%s: id or cwd differs", what);
+	FZ_CHECK(same_str(f->name, j->name), "%s: name differs", what);
+	FZ_CHECK(same_double(f->created_ms, j->created_ms), "%s: created %.17g, jansson %.17g", what,
+		 f->created_ms, j->created_ms);
+	FZ_CHECK(same_double(f->modified_ms, j->modified_ms), "%s: modified %.17g, jansson %.17g", what,
+		 f->modified_ms, j->modified_ms);
+	FZ_CHECK(f->message_count == j->message_count, "%s: messageCount %llu, jansson %llu", what,
+		 (unsigned long long)f->message_count, (unsigned long long)j->message_count);
+	FZ_CHECK(same_buf(&f->text, &j->text), "%s: allMessagesText differs:\n  fast    %.300s\n  jansson %.300s",
+		 what, f->text.data ? f->text.data : "", j->text.data ? j->text.data : "");
+	FZ_CHECK(same_buf(&f->lower, &j->lower), "%s: the lowercase text differs", what);
+	FZ_CHECK(fl == jl && !memcmp(ff, jf, fl), "%s: firstMessage differs", what);
+}
+
+static struct sessioninfo *load(int jansson)
+{
+	struct sessioninfo *info = NULL;
+	ps_err err = jansson ? sessioninfo_load_jansson(path, &info) : sessioninfo_load(path, &info);
+	if (err == PS_ERR_NOMEM)
+		return NULL; /* an input too big for the limits: nothing to compare */
+	FZ_CHECK(err == PS_OK, "sessioninfo_load%s: %s", jansson ? "_jansson" : "", ps_strerror(err));
+	return info;
+}
+
+static const char HEADER[] = "{\"type\":\"session\",\"version\":3,\"id\":\"fz\",\"timestamp\":"
+			     "\"2026-01-01T00:00:00.000Z\",\"cwd\":\"/fz\"}\n";
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	if (size < 2)
+		return 0;
+	int header = data[0] & 1;
+	size_t body_len = size - 2, hlen = header ? sizeof HEADER - 1 : 0, len = hlen + body_len;
+	char *file = malloc(len + 1);
+	if (!file)
+		return 0;
+	memcpy(file, HEADER, hlen);
+	memcpy(file + hlen, data + 2, body_len);
+	size_t cut = len * data[1] / 255;
+
+	if (ftruncate(fd, 0) < 0)
+		fz_fail("ftruncate: %s", strerror(errno));
+	put(file, len, 0);
+	struct sessioninfo *fast = load(0), *ref = load(1);
+	if (fast && ref) {
+		compare("whole", fast, ref);
+		fast_messages += fast->fast_messages;
+	}
+	sessioninfo_free(fast);
+	fast = NULL;
+
+	/* The prefix, then the rest appended: a refresh reads only that. */
+	if (ftruncate(fd, 0) < 0)
+		fz_fail("ftruncate: %s", strerror(errno));
+	put(file, cut, 0);
+	if (ref && (fast = load(0))) {
+		put(file + cut, len - cut, cut);
+		ps_err err = sessioninfo_refresh(fast, NULL);
+		FZ_CHECK(err == PS_OK || err == PS_ERR_NOMEM, "sessioninfo_refresh: %s", ps_strerror(err));
+		/* The reference was read before the append: its mtime may differ,
+		 * and with it a modified time that falls back on it. */
+		if (err == PS_OK) {
+			if (fast->mtime_ns != ref->mtime_ns) {
+				sessioninfo_free(ref);
+				ref = load(1);
+			}
+			if (ref)
+				compare("appended", fast, ref);
+		}
+	}
+	sessioninfo_free(fast);
+	sessioninfo_free(ref);
+	free(file);
+	runs++;
+	return 0;
+}
