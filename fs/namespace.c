@@ -9,11 +9,16 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "commit.h"
 #include "journal.h"
 #include "ops_internal.h"
+#include "catalog.h"
 #include "content.h"
+#include "jstext.h"
 #include "searchdir.h"
+#include "sessionnew.h"
+#include "watch.h"
 
 /* Where a new name may be made: a tree directory of a session, a pending
  * branch, or labels/.  Returns the kind of directory, or -errno. */
@@ -325,6 +330,81 @@ int psfs_unlink(const char *path)
 	return res;
 }
 
+/* The cwd a new session of project gets: that of its most recently
+ * active session, else the folder's name read back as pi makes it
+ * (--home-u-proj-- from /home/u/proj: every '-' read as '/', which a
+ * path with dashes of its own does not survive; docs/layout.md).  New
+ * string, NULL without memory. */
+static char *psfs_new_session_cwd(struct psfs *fs, const char *project)
+{
+	char *cwd = catalog_project_cwd(fs->catalog, project);
+	size_t n = strlen(project);
+	if (cwd || !*project)
+		return cwd ? cwd : strdup("/");
+	if (n > 4 && strncmp(project, "--", 2) == 0 && strcmp(project + n - 2, "--") == 0) {
+		if (asprintf(&cwd, "/%.*s", (int)(n - 4), project + 2) < 0)
+			return NULL;
+		for (char *p = cwd; *p; p++)
+			if (*p == '-')
+				*p = '/';
+		return cwd;
+	}
+	return strdup("/");
+}
+
+/* mkdir PROJECT/NAME: a new session, as pi's /new starts one, named NAME
+ * (its session_info), which resolves as typed from then on (psfs_split).
+ * At the root, the same in a flat store. */
+static int psfs_mkdir_session(const char *path, const struct psfs_path *parent, const char *name, mode_t mode)
+{
+	struct psfs *fs = psfs_self();
+	struct fuse_context *ctx = fuse_get_context();
+	struct store_ref ref;
+	char *stem = NULL, *cwd = NULL;
+	int fd = -1, res;
+	ps_err err;
+
+	if (!jstext_utf8_valid(name, strlen(name))) {
+		journal_log("refused mkdir %s: a session's name is UTF-8 text", path);
+		return -EINVAL;
+	}
+	if ((err = store_open_project(fs->store, parent->project, &fd)))
+		return -psfs_errno(err);
+	if (!(cwd = psfs_new_session_cwd(fs, parent->project))) {
+		res = -ENOMEM;
+		goto out;
+	}
+	err = sessionnew_create(fd, cwd, mode | 0600, ctx->uid, ctx->gid, &stem);
+	if (err) {
+		journal_log("refused mkdir %s: the session file could not be made: %s", path, ps_strerror(err));
+		res = -psfs_errno(err);
+		goto out;
+	}
+	/* The name as `echo NAME > name` gives it: pi's appendSessionInfo. */
+	if ((err = store_acquire(fs->store, parent->project, stem, &ref))) {
+		res = -psfs_errno(err);
+		goto out;
+	}
+	char *name_path = NULL;
+	if (asprintf(&name_path, "/%s%s%s/name", parent->project, *parent->project ? "/" : "", stem) < 0)
+		name_path = NULL;
+	res = name_path ? commit_name(&ref, name_path, name, strlen(name)) : -ENOMEM;
+	store_release(fs->store, &ref);
+	free(name_path);
+	if (!res)
+		catalog_add(fs->catalog, parent->project, stem);
+	journal_log("mkdir %s: started the session %s%s%s (cwd %s)%s", path, parent->project,
+		    *parent->project ? "/" : "", stem, cwd, res ? ", but naming it failed" : "");
+	if (!res)
+		psfs_watch_queue(path);
+out:
+	if (fd >= 0)
+		close(fd);
+	free(stem);
+	free(cwd);
+	return res;
+}
+
 int psfs_mkdir(const char *path, mode_t mode)
 {
 	struct psfs_path p;
@@ -341,6 +421,11 @@ int psfs_mkdir(const char *path, mode_t mode)
 	if (psfs_in_search(dir, path)) {
 		free(dir);
 		return -EPERM;
+	}
+	/* In a project folder, or at the root of a flat store: a session. */
+	if (!psfs_split(dir, &p) && (p.depth == 1 || (p.depth == 0 && psfs_store_is_flat()))) {
+		free(dir);
+		return psfs_mkdir_session(path, &p, name, mode);
 	}
 	res = psfs_locate(dir, &p, &ref, &dirnode);
 	free(dir);

@@ -14,6 +14,7 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 #include "buf.h"
+#include "catalog.h"
 #include "commit.h"
 #include "escape.h"
 #include "journal.h"
@@ -48,6 +49,22 @@ int psfs_root_name_free(const char *name)
 	if (strcmp(name, JOURNAL_NAME) == 0 || overview_is_name(name) || strcmp(name, SEARCH_NAME) == 0)
 		return 0;
 	return store_stat_project(psfs_self()->store, name, &st) != PS_OK;
+}
+
+static int psfs_flat_any(void *ctx, const char *name, const struct stat *st)
+{
+	(void)name, (void)st;
+	*(int *)ctx = 1;
+	return 1;
+}
+
+int psfs_store_is_flat(void)
+{
+	int sessions = 0, projects = 0;
+	store_list_session_names(psfs_self()->store, "", psfs_flat_any, &sessions);
+	if (!sessions)
+		store_list_project_names(psfs_self()->store, psfs_flat_any, &projects);
+	return sessions || !projects;
 }
 
 static int psfs_is_root_session(const char *name)
@@ -85,7 +102,11 @@ int psfs_split(const char *path, struct psfs_path *out)
 	memcpy(out->project, p, n);
 	out->depth = 1;
 	p += n;
-	if (psfs_is_root_session(out->project)) {
+	char stem[NAME_MAX + 1];
+	if (psfs_is_root_session(out->project) ||
+	    /* A flat store's session started with `mkdir NAME`, by NAME. */
+	    (psfs_root_name_free(out->project) &&
+	     catalog_name_to_stem(psfs_self()->catalog, "", out->project, stem) && memcpy(out->project, stem, sizeof stem))) {
 		memcpy(out->session, out->project, sizeof out->session);
 		out->project[0] = '\0';
 		psfs_split_rest(p, out);
@@ -100,6 +121,10 @@ int psfs_split(const char *path, struct psfs_path *out)
 		return -ENAMETOOLONG;
 	memcpy(out->session, p, n);
 	psfs_split_rest(p + n, out);
+	/* A session started with `mkdir PROJECT/NAME` answers to NAME too. */
+	if (!overview_is_name(out->session) && strcmp(out->session, SEARCH_NAME) != 0 &&
+	    catalog_name_to_stem(psfs_self()->catalog, out->project, out->session, stem))
+		memcpy(out->session, stem, sizeof stem);
 	return 0;
 }
 
@@ -287,13 +312,16 @@ int psfs_getattr(const char *path, struct stat *st, struct fuse_file_info *fi)
 		return search_getattr(fs, path, &p, &file, st);
 	switch (p.depth) {
 	case 0:
-		psfs_dir_stat(st, &file, 0555);
+		/* As the store's own modes: `mkdir NAME` starts a session
+		 * where the store lets its user make a file. */
+		/* (The store gone: read-only, for the journal.) */
+		psfs_dir_stat(st, &file, S_ISDIR(file.st_mode) ? file.st_mode & 0777 : 0555);
 		return 0;
 	case 1:
 		err = store_stat_project(fs->store, p.project, &file);
 		if (err)
 			return -psfs_errno(err);
-		psfs_dir_stat(st, &file, 0555);
+		psfs_dir_stat(st, &file, file.st_mode & 0777);
 		return 0;
 	case 2:
 		/* No indexing: `ls -l` of a project with thousands of sessions

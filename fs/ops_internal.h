@@ -77,6 +77,9 @@ int psfs_locate(const char *path, struct psfs_path *p, struct store_ref *ref, st
 char *psfs_dirname(const char *path, const char **name);
 /* Whether path is one libfuse gives a file removed while open. */
 int psfs_is_fuse_hidden(const char *path);
+/* Whether the store is flat (docs/layout.md): it holds session files
+ * itself, or no project folder; then `mkdir NAME` at the root starts one. */
+int psfs_store_is_flat(void);
 /* Whether a name at the mount root may be a session of a flat store. */
 int psfs_root_name_free(const char *name);
 

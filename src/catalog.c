@@ -330,3 +330,82 @@ ps_err catalog_snapshot(struct ps_catalog *cat, struct catalog_session **out, si
 	*n = count;
 	return PS_OK;
 }
+
+/* Under the lock: the newest session of project with that name, or NULL. */
+static const struct catalog_session *catalog_named(const struct ps_catalog *cat, const char *project, const char *name)
+{
+	const struct catalog_session *best = NULL;
+	for (size_t i = 0; i < cat->n; i++) {
+		const struct catalog_session *c = &cat->items[i];
+		if (c->name && strcmp(c->name, name) == 0 && strcmp(c->project, project) == 0 &&
+		    (!best || c->mtime_ns > best->mtime_ns))
+			best = c;
+	}
+	return best;
+}
+
+int catalog_name_to_stem(struct ps_catalog *cat, const char *project, const char *name, char stem[256])
+{
+	struct stat st;
+	int found = 0;
+	/* The hot path (every call of the mount under a project): a session
+	 * file's own name, known to the table or to the directory, costs a
+	 * hash lookup or a stat, never a scan. */
+	pthread_mutex_lock(&cat->lock);
+	int known = catalog_find(cat, project, name) != NULL;
+	pthread_mutex_unlock(&cat->lock);
+	/* Dot names (.git, .hg, .DS_Store: what shells, prompts and file
+	 * managers probe in every directory) are never a session's name
+	 * here: they must not cost a scan. */
+	if (known || name[0] == '.' || store_stat_session(cat->store, project, name, &st) == PS_OK)
+		return 0;
+	pthread_mutex_lock(&cat->lock);
+	const struct catalog_session *c = catalog_named(cat, project, name);
+	int64_t now = catalog_now_ns();
+	if (!c && (!cat->scanned_ns || now - cat->scanned_ns > 1000000000)) {
+		catalog_scan(cat);
+		cat->scanned_ns = now;
+		c = catalog_named(cat, project, name);
+	}
+	if (c && strlen(c->stem) < 256) {
+		memcpy(stem, c->stem, strlen(c->stem) + 1);
+		found = 1;
+	}
+	pthread_mutex_unlock(&cat->lock);
+	return found;
+}
+
+ps_err catalog_add(struct ps_catalog *cat, const char *project, const char *stem)
+{
+	struct stat st;
+	ps_err err = store_stat_session(cat->store, project, stem, &st);
+	if (err)
+		return err;
+	struct catalog_walk w = { cat, project, PS_OK, FILESET_INIT, 0 };
+	pthread_mutex_lock(&cat->lock);
+	catalog_on_session(&w, stem, &st);
+	pthread_mutex_unlock(&cat->lock);
+	fileset_free(&w.files);
+	return w.err;
+}
+
+char *catalog_project_cwd(struct ps_catalog *cat, const char *project)
+{
+	char *cwd = NULL;
+	pthread_mutex_lock(&cat->lock);
+	int64_t now = catalog_now_ns();
+	if (!cat->scanned_ns || now - cat->scanned_ns > 1000000000) {
+		catalog_scan(cat);
+		cat->scanned_ns = now;
+	}
+	const struct catalog_session *best = NULL;
+	for (size_t i = 0; i < cat->n; i++) {
+		const struct catalog_session *c = &cat->items[i];
+		if (c->cwd && *c->cwd && strcmp(c->project, project) == 0 && (!best || c->mtime_ns > best->mtime_ns))
+			best = c;
+	}
+	if (best)
+		cwd = strdup(best->cwd);
+	pthread_mutex_unlock(&cat->lock);
+	return cwd;
+}

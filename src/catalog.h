@@ -40,6 +40,21 @@ void catalog_free(struct ps_catalog *cat);
  * name descending, as pi's SessionManager.listAll() orders them. */
 ps_err catalog_snapshot(struct ps_catalog *cat, struct catalog_session **out, size_t *n);
 void catalog_snapshot_free(struct catalog_session *items, size_t n);
+
+/* The session of project named name (its display name), when no session
+ * file of project is called name: its file's name (stem) into stem, 1; 0
+ * when name is a file's or no session's name (the newest such session
+ * wins).  So `mkdir PROJECT/NAME` keeps resolving as typed.  Scans only
+ * when the table is over a second old and name is neither. */
+int catalog_name_to_stem(struct ps_catalog *cat, const char *project, const char *name, char stem[256]);
+
+/* The cwd of project's most recently active session that has one (new
+ * string), or NULL (none, or out of memory). */
+char *catalog_project_cwd(struct ps_catalog *cat, const char *project);
+
+/* Takes the session file project/stem into the table now (made by the
+ * mount: the next lookup must know it without waiting for a scan). */
+ps_err catalog_add(struct ps_catalog *cat, const char *project, const char *stem);
 /* Frees one item's strings (one a caller drops from its copy) and zeroes it. */
 void catalog_session_clear(struct catalog_session *c);
 

@@ -447,3 +447,15 @@ ps_err store_each_session(struct ps_store *store, const char *project, store_eac
 	fileset_free(&w.met);
 	return err ? err : w.err;
 }
+
+ps_err store_open_project(struct ps_store *st, const char *project, int *fd)
+{
+	struct stat sb;
+	if (*project) {
+		ps_err err = store_stat_project(st, project, &sb);
+		if (err)
+			return err;
+	}
+	*fd = openat(st->root_fd, *project ? project : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	return *fd < 0 ? store_errno(errno) : PS_OK;
+}

@@ -55,6 +55,10 @@ ps_err store_each_session(struct ps_store *store, const char *project, store_eac
 ps_err store_list_project_names(struct ps_store *store, store_fill_fn fill, void *ctx);
 ps_err store_list_session_names(struct ps_store *store, const char *project, store_fill_fn fill, void *ctx);
 
+/* A descriptor of a project directory ("" the store itself), for making a
+ * session file in it: PS_OK with *fd (the caller closes it), or the error. */
+ps_err store_open_project(struct ps_store *store, const char *project, int *fd);
+
 /* lstat of a project directory or a session file, with the same filters. */
 ps_err store_stat_project(struct ps_store *store, const char *project, struct stat *st);
 ps_err store_stat_session(struct ps_store *store, const char *project, const char *session, struct stat *st);

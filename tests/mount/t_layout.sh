@@ -195,8 +195,9 @@ done
 
 # --- stat of directories --------------------------------------------------------
 # Tree directories and labels/ take the session file's write bit (the
-# session file is 644 here); the store's levels and entries/ are read-only.
-declare -A dmode=(["$MNT"]=555 ["$MNT/$PROJ"]=555 ["$S"]=755 ["$B"]=755 ["$S/entries"]=555 ["$S/labels"]=755)
+# session file is 644 here); the store's levels have the store directories'
+# own modes (755 here: mkdir there starts a session), entries/ is read-only.
+declare -A dmode=(["$MNT"]=$(stat -c %a "$STORE") ["$MNT/$PROJ"]=$(stat -c %a "$STORE/$PROJ") ["$S"]=755 ["$B"]=755 ["$S/entries"]=555 ["$S/labels"]=755)
 for d in "$MNT" "$MNT/$PROJ" "$S" "$B" "$S/entries" "$S/labels"; do
 	fsx_out stat -c '%F %a %h' "$d"
 	assert_eq "stat of ${d#"$MNT"}/" "directory ${dmode[$d]}" "$(cut -d' ' -f1,2 <<<"${OUT%$'\n'}")"
