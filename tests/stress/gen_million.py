@@ -162,8 +162,9 @@ def main():
         "entries": n,
         "run_dir": "%04d~bigrun" % run_depth,
         "run_first_depth": run_depth,
-        # entry files of the run, its side branches, context.json, transcript.md
-        "run_listing": run_len + side + 2,
+        # entry files of the run, its side branches, context.json (a fork's
+        # transcript.md answers by name only)
+        "run_listing": run_len + side + 1,
         "run_entries": run_len,
         "side_branches": side,
         "labels": ["bigrun"] + ["mark-%d" % i for i in range(1, labels + 1)],
