@@ -148,7 +148,8 @@ static ps_err overview_build_md(struct psfs *fs, const char *project, struct buf
 	struct overview_md md = { fs, project != NULL, NULL, 0, 0 };
 	ps_err err = overview_each(fs, project, overview_md_session, &md);
 	if (!err) {
-		qsort(md.rows, md.n, sizeof *md.rows, overview_md_newest_first);
+		if (md.n > 1) /* (rows is NULL when there are none) */
+			qsort(md.rows, md.n, sizeof *md.rows, overview_md_newest_first);
 		err = sessionsmd_header(out, md.n);
 	}
 	for (size_t i = 0; i < md.n; i++) {

@@ -255,7 +255,7 @@ static int search_run(struct psfs *fs, const char *scope, const char *query, str
 	err = store_each_session(fs->store, *scope ? scope : NULL, search_candidate_add, &cs);
 	if (!err && cs.failed)
 		err = PS_ERR_NOMEM;
-	if (!err)
+	if (!err && cs.n > 1) /* (c is NULL when there are none) */
 		qsort(cs.c, cs.n, sizeof *cs.c, *scope ? search_by_name : search_by_mtime);
 	size_t n = cs.n;
 	struct search_result *r = calloc(1, sizeof *r);

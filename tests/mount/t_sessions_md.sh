@@ -14,6 +14,7 @@ mkdir -p "$STORE/--w-odd--"
 	# Active in 2027: the newest of the store.
 	user_msg u1 null "a | pipe and a \\\\ backslash" | sed 's/"timestamp":1767225601000/"timestamp":1798761601000/'
 } >"$STORE/--w-odd--/2027-01-01T00-00-00-000Z_odd one.jsonl"
+mkdir -p "$STORE/--w-empty--"
 mount_fs "$STORE" "$MNT"
 
 fsx_out cat "$MNT/sessions.md"
@@ -45,6 +46,9 @@ check_links "$MNT/sessions.md" "$MNT"
 check_links "$MNT/$P/sessions.md" "$MNT/$P"
 assert_eq "a project's file lists its own sessions" 1 "$(fsx cat "$MNT/$P/sessions.md" | grep -c '^| List files demo')"
 assert_eq "and no other" "1 session" "$(fsx cat "$MNT/$P/sessions.md" | grep -o '^[0-9]* sessions\?')"
+
+assert_contains "a folder without sessions: none" "0 sessions, last active first" "$(fsx cat "$MNT/--w-empty--/sessions.md")"
+assert_eq "and an empty search there" "" "$(fsx ls "$MNT/--w-empty--/search/anything")"
 
 # Its size is what a read returns, and follows the sessions.
 assert_eq "st_size equals the bytes read" "$(fsx cat "$MNT/sessions.md" | wc -c)" "$(fsx stat -c %s "$MNT/sessions.md")"
