@@ -15,8 +15,8 @@
 #include <jansson.h>
 #include "fileio.h"
 #include "jscase.h"
-#include "jskip.h"
 #include "jsonline.h"
+#include "msgtext.h"
 #include "jstext.h"
 #include "scan.h"
 #include "sessioninfo.h"
@@ -246,245 +246,6 @@ static int field_is(const struct scan_field *f, const char *s)
 	return f->kind == SCAN_STRING && !f->escaped && f->len == strlen(s) && !memcmp(f->ptr, s, f->len);
 }
 
-/* ---- The fast path for user and assistant messages ----------------------
- * They are most of what pi's info reads, and building a jansson tree of
- * each (thinking, tool calls and usage included) was half the time.  What
- * the info needs is a few values, found in the spans scan_line() reports
- * (the line is valid JSON then) and decoded here as jsonline_load() would
- * decode them.  Anything else -- an escaped key that might spell a wanted
- * one, text that is no string, content pi's code throws on, invalid UTF-8,
- * a line jansson may refuse (maybe_unreadable) -- is declined, and the
- * jansson path decides as it always did.  The helpers return 0 (done),
- * 1 (declined) or -1 (out of memory). */
-
-static const char *fast_ws(const char *p, const char *end)
-{
-	while (p < end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'))
-		p++;
-	return p;
-}
-
-/* Past the string whose opening quote is at p. */
-static const char *fast_skip_string(const char *p, const char *end)
-{
-	for (p++; (p = jskip_plain(p, end)) < end;) {
-		if (*p == '"')
-			return p + 1;
-		p += *p == '\\' ? 2 : 1; /* raw control bytes: not in a valid line */
-	}
-	return end;
-}
-
-/* Past the value at p (valid JSON: brackets balance outside strings). */
-static const char *fast_skip_value(const char *p, const char *end)
-{
-	if (p < end && *p == '"')
-		return fast_skip_string(p, end);
-	size_t depth = 0;
-	while (p < end) {
-		char c = *p;
-		if (c == '"') {
-			p = fast_skip_string(p, end);
-			continue;
-		}
-		if (c == '{' || c == '[') {
-			depth++;
-		} else if (c == '}' || c == ']') {
-			if (depth == 0)
-				return p; /* the end of a scalar member */
-			if (--depth == 0)
-				return p + 1;
-		} else if (depth == 0 && (c == ',' || c == ' ' || c == '\t' || c == '\n' || c == '\r')) {
-			return p;
-		}
-		p++;
-	}
-	return end;
-}
-
-static int fast_hex4(const char *p, unsigned *out)
-{
-	unsigned v = 0;
-	for (int i = 0; i < 4; i++) {
-		unsigned char c = (unsigned char)p[i];
-		unsigned d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10
-			   : c >= 'A' && c <= 'F' ? c - 'A' + 10 : 16;
-		if (d > 15)
-			return 0;
-		v = v << 4 | d;
-	}
-	*out = v;
-	return 1;
-}
-
-static size_t fast_utf8(uint32_t cp, char *o)
-{
-	if (cp < 0x80) {
-		o[0] = (char)cp;
-		return 1;
-	}
-	if (cp < 0x800) {
-		o[0] = (char)(0xC0 | cp >> 6);
-		o[1] = (char)(0x80 | (cp & 0x3F));
-		return 2;
-	}
-	if (cp < 0x10000) {
-		o[0] = (char)(0xE0 | cp >> 12);
-		o[1] = (char)(0x80 | (cp >> 6 & 0x3F));
-		o[2] = (char)(0x80 | (cp & 0x3F));
-		return 3;
-	}
-	o[0] = (char)(0xF0 | cp >> 18);
-	o[1] = (char)(0x80 | (cp >> 12 & 0x3F));
-	o[2] = (char)(0x80 | (cp >> 6 & 0x3F));
-	o[3] = (char)(0x80 | (cp & 0x3F));
-	return 4;
-}
-
-/* Appends the string raw[0..len) (between its quotes) decoded: escapes as
- * JSON.parse reads them, a lone surrogate as its stand-in (jstext.h), as
- * jsonline_load() gives them.  Invalid UTF-8 is declined (jsonline_load
- * replaces it; rare enough to leave to it).  On 1 out is unchanged. */
-static int fast_put_string(struct buf *out, const char *raw, size_t len)
-{
-	/* Every escape decodes to fewer bytes than it is written with. */
-	if (buf_reserve(out, len) < 0)
-		return -1;
-	char *start = out->data + out->len, *o = start;
-	const char *p = raw, *end = raw + len;
-	while (p < end) {
-		const char *q = memchr(p, '\\', (size_t)(end - p));
-		size_t run = (size_t)((q ? q : end) - p);
-		memcpy(o, p, run);
-		o += run;
-		if (!q)
-			break;
-		p = q + 2;
-		if (p > end)
-			return 1;
-		switch (q[1]) {
-		case 'b': *o++ = '\b'; break;
-		case 'f': *o++ = '\f'; break;
-		case 'n': *o++ = '\n'; break;
-		case 'r': *o++ = '\r'; break;
-		case 't': *o++ = '\t'; break;
-		case '"': case '\\': case '/': *o++ = q[1]; break;
-		case 'u': {
-			unsigned cp, lo;
-			if (end - p < 4 || !fast_hex4(p, &cp))
-				return 1;
-			p += 4;
-			if (cp >= 0xD800 && cp <= 0xDBFF && end - p >= 6 && p[0] == '\\' && p[1] == 'u' &&
-			    fast_hex4(p + 2, &lo) && lo >= 0xDC00 && lo <= 0xDFFF) {
-				cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
-				p += 6;
-			} else if (cp >= 0xD800 && cp <= 0xDFFF) {
-				cp = JSTEXT_SURROGATE_BASE + (cp - 0xD800);
-			}
-			o += fast_utf8(cp, o);
-			break;
-		}
-		default:
-			return 1;
-		}
-	}
-	/* Escapes decode to whole, valid sequences that no raw byte can
-	 * continue, so checking the result checks the raw runs. */
-	size_t n = (size_t)(o - start);
-	if (!jstext_utf8_valid(start, n))
-		return 1;
-	out->len += n;
-	return 0;
-}
-
-/* extractTextContent of a content array (the '[' at p, valid JSON). */
-static int fast_blocks(struct buf *out, const char *p, const char *end)
-{
-	int any = 0;
-	for (p++;;) {
-		p = fast_ws(p, end);
-		if (p >= end)
-			return 1;
-		if (*p == ']')
-			return 0;
-		if (*p == ',') {
-			p++;
-			continue;
-		}
-		if (*p == 'n')
-			return 1; /* null: pi's code throws */
-		if (*p != '{') {
-			p = fast_skip_value(p, end); /* no type: filtered out */
-			continue;
-		}
-		const char *type = NULL, *text = NULL;
-		size_t type_len = 0, text_len = 0;
-		for (p++;;) {
-			p = fast_ws(p, end);
-			if (p >= end)
-				return 1;
-			if (*p == '}') {
-				p++;
-				break;
-			}
-			if (*p == ',') {
-				p++;
-				continue;
-			}
-			if (*p != '"')
-				return 1;
-			const char *key = p + 1;
-			p = fast_skip_string(p, end);
-			size_t key_len = (size_t)(p - 1 - key);
-			if (memchr(key, '\\', key_len))
-				return 1; /* might spell "type" or "text" */
-			p = fast_ws(p, end);
-			if (p >= end || *p != ':')
-				return 1;
-			p = fast_ws(p + 1, end);
-			const char *v = p;
-			p = fast_skip_value(p, end);
-			/* A repeated key: the last one counts, as in JSON.parse. */
-			if (key_len == 4 && !memcmp(key, "type", 4)) {
-				type = v;
-				type_len = (size_t)(p - v);
-			} else if (key_len == 4 && !memcmp(key, "text", 4)) {
-				text = v;
-				text_len = (size_t)(p - v);
-			}
-		}
-		if (!type || type[0] != '"')
-			continue;
-		if (memchr(type, '\\', type_len))
-			return 1; /* might decode to "text" */
-		if (type_len != 6 || memcmp(type, "\"text\"", 6))
-			continue;
-		if (any++ && buf_putc(out, ' ') < 0)
-			return -1;
-		if (!text || (text_len == 4 && !memcmp(text, "null", 4)))
-			continue; /* joined as "" */
-		if (text[0] != '"' || text_len < 2)
-			return 1; /* JavaScript's string of a number, array...: info_put_js_string */
-		int r = fast_put_string(out, text + 1, text_len - 2);
-		if (r)
-			return r;
-	}
-}
-
-/* A number or an unescaped ASCII string of up to 63 bytes, NUL-terminated
- * into tmp; 0 when it is neither. */
-static int fast_small(const struct scan_field *f, char tmp[64])
-{
-	if (f->len >= 64)
-		return 0;
-	for (size_t i = 0; i < f->len; i++)
-		if ((unsigned char)f->ptr[i] >= 0x80)
-			return 0;
-	memcpy(tmp, f->ptr, f->len);
-	tmp[f->len] = '\0';
-	return 1;
-}
-
 /* info_message for a user (user 1) or assistant message whose line
  * scan_line() read as r: 1 when the jansson path must decide. */
 static int info_fast_message(struct sessioninfo *info, const struct scan_result *r, int user)
@@ -505,7 +266,7 @@ static int info_fast_message(struct sessioninfo *info, const struct scan_result 
 			v = v * 10 + (uint64_t)(d[i++] - '0');
 		if (i == nd && nd <= 15)
 			t = d == mt->ptr ? (double)v : -(double)v + 0.0; /* jansson's -0 integer is 0 */
-		else if (fast_small(mt, tmp))
+		else if (msgtext_small(mt, tmp))
 			t = strtod(tmp, NULL) + 0.0;
 		else
 			return 1;
@@ -513,7 +274,7 @@ static int info_fast_message(struct sessioninfo *info, const struct scan_result 
 		t = NAN;
 	} else if (et->kind == SCAN_NULL) {
 		t = 0;
-	} else if (et->kind == SCAN_STRING && !et->escaped && fast_small(et, tmp)) {
+	} else if (et->kind == SCAN_STRING && !et->escaped && msgtext_small(et, tmp)) {
 		int ok;
 		double ms = jstext_iso_to_ms(tmp, &ok);
 		t = ok ? ms : NAN;
@@ -528,9 +289,9 @@ static int info_fast_message(struct sessioninfo *info, const struct scan_result 
 	size_t off = text->len;
 	int rc;
 	if (c->kind == SCAN_STRING)
-		rc = fast_put_string(text, c->ptr, c->len);
+		rc = msgtext_string(text, c->ptr, c->len);
 	else if (c->kind == SCAN_OTHER && c->ptr[0] == '[')
-		rc = fast_blocks(text, c->ptr, c->ptr + c->len);
+		rc = msgtext_blocks(text, c->ptr, c->ptr + c->len);
 	else
 		rc = 1; /* content.filter is not a function: pi throws */
 	if (rc) {
