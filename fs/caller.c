@@ -55,15 +55,30 @@ static int psfs_caller_in_group(const struct psfs_caller *c, gid_t gid)
 	return 0;
 }
 
-int psfs_caller_may_read(const struct psfs_caller *c, uid_t uid, gid_t gid, mode_t mode)
+/* The class of mode bits that apply to c (as the owner bits: S_IRWXU),
+ * or all of them for root. */
+static mode_t psfs_caller_bits(const struct psfs_caller *c, uid_t uid, gid_t gid, mode_t mode)
 {
 	if (c->uid == 0)
-		return 1;
+		return S_IRWXU;
 	if (c->uid == uid)
-		return (mode & S_IRUSR) != 0;
+		return mode & S_IRWXU;
 	if (psfs_caller_in_group(c, gid))
-		return (mode & S_IRGRP) != 0;
-	return (mode & S_IROTH) != 0;
+		return (mode & S_IRWXG) << 3;
+	return (mode & S_IRWXO) << 6;
+}
+
+int psfs_caller_may_read(const struct psfs_caller *c, uid_t uid, gid_t gid, mode_t mode)
+{
+	return (psfs_caller_bits(c, uid, gid, mode) & S_IRUSR) != 0;
+}
+
+int psfs_caller_may_remove(const struct psfs_caller *c, const struct stat *dir, const struct stat *file)
+{
+	if ((psfs_caller_bits(c, dir->st_uid, dir->st_gid, dir->st_mode) & (S_IWUSR | S_IXUSR)) != (S_IWUSR | S_IXUSR))
+		return 0;
+	/* The sticky bit (/tmp): only the file's or the directory's owner. */
+	return !(dir->st_mode & S_ISVTX) || c->uid == 0 || c->uid == file->st_uid || c->uid == dir->st_uid;
 }
 
 int psfs_caller_is(const struct psfs_caller *c, uid_t owner)

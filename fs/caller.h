@@ -8,6 +8,7 @@
 #ifndef PSFS_CALLER_H
 #define PSFS_CALLER_H
 
+#include <sys/stat.h>
 #include <sys/types.h>
 
 /* Supplementary groups kept of a caller; more are not looked at, so a
@@ -37,6 +38,11 @@ void psfs_caller_act_for_done(void);
  * default_permissions decides: root always; the owner by the owner bits;
  * a member of the group by the group bits; anyone else by the others'. */
 int psfs_caller_may_read(const struct psfs_caller *c, uid_t uid, gid_t gid, mode_t mode);
+
+/* Whether c may remove a file from a directory, as the kernel decides
+ * it: write and search permission on dir, and, where dir is sticky, c
+ * owns the file or dir (or is root). */
+int psfs_caller_may_remove(const struct psfs_caller *c, const struct stat *dir, const struct stat *file);
 
 /* Whether c may see what belongs to owner (a log line, a rejected text):
  * root and the owner himself. */

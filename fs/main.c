@@ -18,6 +18,7 @@
 #include "journal.h"
 #include "overlay.h"
 #include "pisessionfs.h"
+#include "trash.h"
 #include "sizer.h"
 #include "watch.h"
 #include "infocache.h"
@@ -454,6 +455,9 @@ int main(int argc, char *argv[])
 	if (!jscase_has_locale())
 		fprintf(stderr, "pisessionfs: the C.UTF-8 locale could not be loaded: search/ compares letters beyond "
 				"ASCII as they are, where pi lowers them\n");
+	/* Where `rm -r SESSION` puts the file: the user's own trash, as
+	 * pi's `trash` command would (docs/layout.md "Deleting a session"). */
+	fs.trash_home = trash_home_dir(getenv("XDG_DATA_HOME"), psfs_home());
 	err = store_open(fs.cfg.store, fs.cfg.cache_sessions, &fs.store);
 	if (!err)
 		err = catalog_new(fs.store, &fs.catalog);
@@ -523,6 +527,7 @@ out:
 	infocache_free(fs.infos);
 	overlay_destroy();
 	free(fs.mountpoint);
+	free(fs.trash_home);
 	free(fs.cfg.store);
 	for (int i = 0; i < 2; i++)
 		free(fs.cfg.positional[i]);

@@ -7,8 +7,11 @@
  * internals: ops_internal.h. */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include "commit.h"
 #include "journal.h"
@@ -18,6 +21,8 @@
 #include "jstext.h"
 #include "searchdir.h"
 #include "sessionnew.h"
+#include "trash.h"
+#include "caller.h"
 #include "watch.h"
 
 /* Where a new name may be made: a tree directory of a session, a pending
@@ -33,6 +38,19 @@ static int psfs_in_search(const char *dir, const char *path)
 		return 0;
 	journal_log("refused making %s: search directories show what a query finds and take nothing", path);
 	return 1;
+}
+
+/* psfs_locate for a change: a session in the trash (store_bury) takes
+ * none, it is ENOENT. */
+static int psfs_locate_live(const char *path, struct psfs_path *p, struct store_ref *ref, struct layout_node *node)
+{
+	int res = psfs_locate(path, p, ref, node);
+	if (!res && ref->buried) {
+		store_release(psfs_self()->store, ref);
+		journal_log("refused changing %s: the session was moved to the trash", path);
+		res = -ENOENT;
+	}
+	return res;
 }
 
 static int psfs_parent_kind(const char *path, enum psfs_dir *kind)
@@ -59,7 +77,7 @@ static int psfs_parent_kind(const char *path, enum psfs_dir *kind)
 		free(dir);
 		return -EPERM;
 	}
-	res = psfs_locate(dir, &p, &ref, &node);
+	res = psfs_locate_live(dir, &p, &ref, &node);
 	free(dir);
 	if (res)
 		return res == -EINVAL ? -EPERM : res;
@@ -264,7 +282,7 @@ int psfs_symlink(const char *target, const char *path)
 	dir = psfs_dirname(path, &name);
 	if (!dir)
 		return -ENOMEM;
-	res = psfs_locate(dir, &p, &ref, &node);
+	res = psfs_locate_live(dir, &p, &ref, &node);
 	free(dir);
 	if (res)
 		return res;
@@ -291,6 +309,88 @@ int psfs_symlink(const char *target, const char *path)
 	free(label);
 	store_release(psfs_self()->store, &ref);
 	return res;
+}
+
+/* A refused `rm -r SESSION` goes on to remove what the directory lists,
+ * and a label's rm is an append (it clears the label): the process whose
+ * deletion of a session was refused has its label removals there refused
+ * too, for PSFS_REFUSED_RM_SECONDS.  A few at a time are remembered. */
+#define PSFS_REFUSED_RM_SECONDS 30
+static struct {
+	pid_t pid;
+	char session[2 * NAME_MAX + 2];
+	time_t at;
+} psfs_refused_rm[8];
+static pthread_mutex_t psfs_refused_rm_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void psfs_refused_rm_note(const struct psfs_path *p)
+{
+	static unsigned next;
+	pthread_mutex_lock(&psfs_refused_rm_lock);
+	unsigned i = next++ % (sizeof psfs_refused_rm / sizeof psfs_refused_rm[0]);
+	psfs_refused_rm[i].pid = fuse_get_context()->pid;
+	snprintf(psfs_refused_rm[i].session, sizeof psfs_refused_rm[i].session, "%s/%s", p->project, p->session);
+	psfs_refused_rm[i].at = time(NULL);
+	pthread_mutex_unlock(&psfs_refused_rm_lock);
+}
+
+static int psfs_refused_rm_of(const struct psfs_path *p)
+{
+	char session[2 * NAME_MAX + 2];
+	pid_t pid = fuse_get_context()->pid;
+	time_t now = time(NULL);
+	int found = 0;
+	snprintf(session, sizeof session, "%s/%s", p->project, p->session);
+	pthread_mutex_lock(&psfs_refused_rm_lock);
+	for (size_t i = 0; i < sizeof psfs_refused_rm / sizeof psfs_refused_rm[0]; i++)
+		if (psfs_refused_rm[i].pid == pid && now - psfs_refused_rm[i].at < PSFS_REFUSED_RM_SECONDS &&
+		    strcmp(psfs_refused_rm[i].session, session) == 0)
+			found = 1;
+	pthread_mutex_unlock(&psfs_refused_rm_lock);
+	return found;
+}
+
+/* rm SESSION/session.jsonl, which `rm -r SESSION` asks first: the
+ * session file moves to the trash (trash.h), as pi's /resume deletes one
+ * with the `trash` command; the store keeps showing the session as it was
+ * (store_bury) for the rest of the removal.  The caller must be one who
+ * may remove the file from its store directory. */
+static int psfs_trash_session(const char *path, const struct psfs_path *p, struct store_ref *ref)
+{
+	struct psfs *fs = psfs_self();
+	struct psfs_caller c;
+	struct stat dir, file;
+	char *trashed = NULL;
+	ps_err err = *p->project ? store_stat_project(fs->store, p->project, &dir)
+				 : (stat(store_root(fs->store), &dir) == 0 ? PS_OK : PS_ERR_IO);
+	if (!err)
+		err = store_stat_session(fs->store, p->project, p->session, &file);
+	if (err)
+		return -psfs_errno(err);
+	psfs_caller_get(&c);
+	if (!psfs_caller_may_remove(&c, &dir, &file)) {
+		journal_log("refused removing %s: the session file's directory in the store is not the caller's to "
+			    "change", path);
+		return -EACCES;
+	}
+	err = trash_put(ref->session->path, fs->trash_home, geteuid(), time(NULL), &trashed);
+	if (err) {
+		journal_log("refused removing %s: the session file could not be moved to the trash (%s): %s", path,
+			    fs->trash_home ? fs->trash_home : "no home trash: neither $XDG_DATA_HOME nor $HOME is set",
+			    ps_strerror(err));
+		return err == PS_ERR_STORE_READONLY ? -EACCES : -psfs_errno(err);
+	}
+	store_bury(fs->store, ref, &file);
+	journal_log("rm %s: the session moved to the trash as %s (trash-restore brings it back)", path, trashed);
+	free(trashed);
+	const char *name;
+	char *session_dir = psfs_dirname(path, &name);
+	char *dirpath = session_dir ? psfs_dirname(session_dir, &name) : NULL;
+	if (dirpath)
+		psfs_watch_queue(dirpath);
+	free(dirpath);
+	free(session_dir);
+	return 0;
 }
 
 int psfs_unlink(const char *path)
@@ -320,7 +420,16 @@ int psfs_unlink(const char *path)
 		return res;
 	if ((res = psfs_locate(path, &p, &ref, &node)))
 		return res == -EINVAL ? -EPERM : res;
-	if (node.kind == LAYOUT_LABEL) {
+	if (ref.buried) {
+		/* The rest of `rm -r`: all of it is in the trash already. */
+		res = 0;
+	} else if (node.kind == LAYOUT_RAW && strcmp(p.rest, "session.jsonl") == 0) {
+		if ((res = psfs_trash_session(path, &p, &ref)))
+			psfs_refused_rm_note(&p);
+	} else if (node.kind == LAYOUT_LABEL && psfs_refused_rm_of(&p)) {
+		journal_log("refused removing %s: the same process's removal of the session was refused", path);
+		res = -EPERM;
+	} else if (node.kind == LAYOUT_LABEL) {
 		res = commit_label(&ref, path, node.entry, NULL, PS_NIL);
 	} else {
 		journal_log("refused removing %s: history is append-only", path);
@@ -427,7 +536,7 @@ int psfs_mkdir(const char *path, mode_t mode)
 		free(dir);
 		return psfs_mkdir_session(path, &p, name, mode);
 	}
-	res = psfs_locate(dir, &p, &ref, &dirnode);
+	res = psfs_locate_live(dir, &p, &ref, &dirnode);
 	free(dir);
 	if (res) {
 		journal_log("refused mkdir %s: branches are made inside a session (NNNN~name)", path);
@@ -519,6 +628,20 @@ int psfs_rmdir(const char *path)
 	overlay_unlock();
 	if (res <= 0)
 		return res;
+	/* The end of `rm -r` of a session already in the trash: its
+	 * directories go as asked, the last one ends the burial. */
+	struct psfs_path p;
+	struct store_ref ref;
+	if (!psfs_split(path, &p) && p.depth >= 2 &&
+	    store_acquire_cached(psfs_self()->store, p.project, p.session, &ref) == PS_OK) {
+		int buried = ref.buried;
+		store_release(psfs_self()->store, &ref);
+		if (buried) {
+			if (!*p.rest)
+				store_unbury(psfs_self()->store, p.project, p.session);
+			return 0;
+		}
+	}
 	struct stat st;
 	res = psfs_getattr(path, &st, NULL);
 	if (res)
@@ -538,7 +661,7 @@ static int psfs_rename_label(const char *from, const char *to, unsigned int flag
 
 	if (!dir)
 		return -ENOMEM;
-	res = psfs_locate(from, &p, &ref, &src);
+	res = psfs_locate_live(from, &p, &ref, &src);
 	if (res) {
 		free(dir);
 		return res;
@@ -738,7 +861,7 @@ int psfs_rename(const char *from, const char *to, unsigned int flags)
 		return psfs_rename_new(from, serial, to, flags);
 	}
 
-	if ((res = psfs_locate(from, &pf, &ref, &src)))
+	if ((res = psfs_locate_live(from, &pf, &ref, &src)))
 		return res;
 	if (psfs_is_fuse_hidden(to) && !layout_is_dir(src.kind)) {
 		/* libfuse hides an open file that is being replaced or removed:

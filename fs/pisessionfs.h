@@ -33,6 +33,7 @@ struct psfs {
 	struct psfs_config cfg;
 	struct fuse *fuse;
 	char *mountpoint;     /* absolute, for symlink targets given as absolute paths */
+	char *trash_home;     /* the home trash (trash.h), NULL when $HOME and $XDG_DATA_HOME say none */
 };
 
 extern const struct fuse_operations psfs_ops;

@@ -564,13 +564,17 @@ static const struct {
 	const char *name;
 	enum layout_kind kind;
 } layout_specials[] = {
+	/* First: `rm -r` removes what a directory lists in its order, and
+	 * removing this file moves the whole session to the trash (fs/
+	 * namespace.c psfs_unlink), so nothing after it is asked to go one
+	 * by one (docs/layout.md "Deleting a session"). */
+	{ "session.jsonl", LAYOUT_RAW },
 	{ "context.json", LAYOUT_CONTEXT },
 	{ "leaf", LAYOUT_LEAF },
 	{ "labels", LAYOUT_LABELS_DIR },
 	{ "name", LAYOUT_NAME },
 	{ "header.json", LAYOUT_HEADER },
 	{ "entries", LAYOUT_ENTRIES_DIR },
-	{ "session.jsonl", LAYOUT_RAW },
 	{ "problems", LAYOUT_PROBLEMS },
 	{ "transcript.md", LAYOUT_TRANSCRIPT },
 	{ "usage.json", LAYOUT_USAGE },

@@ -26,6 +26,9 @@ test_packages=(
 	# saves by rename in the editor and tool tests (t_write_editors,
 	# t_write_tools): rsync, nvim, and gio (libglib2.0-bin)
 	rsync neovim libglib2.0-bin
+	# trash-list and trash-restore: rm -r of a session comes back whole
+	# (t_session_trash)
+	trash-cli
 )
 
 case ${1:-} in

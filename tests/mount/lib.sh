@@ -59,6 +59,8 @@ T_DIR=$(mktemp -d "${TMPDIR:-/tmp}/psfs-$TEST_NAME.XXXXXX")
 STORE=$T_DIR/store
 MNT=$T_DIR/mnt
 mkdir -p "$STORE" "$MNT"
+# The daemons' trash (rm -r of a session): the test's, not the user's.
+export XDG_DATA_HOME=$T_DIR/xdg
 
 CHECKS=0
 FAILS=0

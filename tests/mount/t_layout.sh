@@ -246,7 +246,6 @@ refused() {
 	refused "Operation not permitted" truncate -s 0 "$S/session.jsonl"
 	refused "Invalid argument" bash -c 'printf "not json\n" | tee -a "$1" >/dev/null' _ "$S/session.jsonl"
 	refused "Operation not permitted" rm -f "$S/0004-user.7bfd5a82.md"
-	refused "Operation not permitted" rm -f "$S/session.jsonl"
 	# onto another entry (to any other name, an entry is put aside:
 	# docs/layout.md, "Editors' side files")
 	refused "Operation not permitted" mv "$S/0004-user.7bfd5a82.md" "$S/0005-assistant.8a6d4fb1.md"

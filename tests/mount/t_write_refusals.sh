@@ -213,7 +213,7 @@ refuse "renaming an entry over another" rename:EPERM "$U1" - rename "$S/$U1" "$S
 refuse "truncate(2) of session.jsonl" truncate:EPERM session.jsonl - truncate "$S/session.jsonl" 0
 refuse "open(O_TRUNC) of session.jsonl" open:EPERM session.jsonl - openw "$S/session.jsonl" trunc
 refuse "writing inside session.jsonl" pwrite:EPERM session.jsonl - pwrite "$S/session.jsonl" 0 '{'
-refuse "rm of session.jsonl" unlink:EPERM session.jsonl - unlink "$S/session.jsonl"
+# (rm of session.jsonl moves the session to the trash: t_session_trash)
 printf '{}\n' >"$T_DIR/obj.json"
 refuse "writing context.json" open:EPERM context.json - write "$S/context.json" "$T_DIR/obj.json"
 refuse "writing a branch's context.json" open:EPERM 0002~bbbb0002/context.json - write "$S/0002~bbbb0002/context.json" "$T_DIR/obj.json"

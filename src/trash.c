@@ -1,0 +1,277 @@
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "buf.h"
+#include "trash.h"
+
+/* What a failed rename or write means to the caller.  EXDEV is told
+ * apart by trash_into: the next trash may still be reachable. */
+static ps_err trash_errno(int e)
+{
+	switch (e) {
+	case ENOENT: return PS_ERR_NOENT;
+	case ENOMEM: return PS_ERR_NOMEM;
+	case ENOSPC: case EDQUOT: return PS_ERR_NOSPACE;
+	case EACCES: case EPERM: case EROFS: return PS_ERR_STORE_READONLY;
+	default: return PS_ERR_IO;
+	}
+}
+
+char *trash_home_dir(const char *xdg_data_home, const char *home)
+{
+	char *dir = NULL;
+	if (xdg_data_home && xdg_data_home[0] == '/') {
+		if (asprintf(&dir, "%s/Trash", xdg_data_home) < 0)
+			return NULL;
+	} else if (home && home[0] == '/') {
+		if (asprintf(&dir, "%s/.local/share/Trash", home) < 0)
+			return NULL;
+	}
+	return dir;
+}
+
+/* mkdir -p of an absolute path, the missing directories 0700 (the
+ * specification's advice for a trash nobody else should read). */
+static int trash_mkdirs(const char *dir)
+{
+	char path[PATH_MAX];
+	if (snprintf(path, sizeof path, "%s", dir) >= (int)sizeof path) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	for (char *p = path + 1;; p++) {
+		if (*p != '/' && *p)
+			continue;
+		char c = *p;
+		*p = '\0';
+		if (mkdir(path, 0700) != 0 && errno != EEXIST)
+			return -1;
+		*p = c;
+		if (!c)
+			return 0;
+	}
+}
+
+/* The specification's Path: bytes other than unreserved characters and
+ * '/' percent-encoded (RFC 2396), as trash-cli and GLib write it. */
+static int trash_encode(struct buf *out, const char *path)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	for (const unsigned char *p = (const unsigned char *)path; *p; p++) {
+		int plain = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+			    strchr("-_.~/", *p);
+		char esc[3] = { '%', hex[*p >> 4], hex[*p & 15] };
+		if (plain ? buf_putc(out, (char)*p) : buf_put(out, esc, 3))
+			return -1;
+	}
+	return 0;
+}
+
+/* The n-th name tried for base: base itself, then stem_n.ext (".jsonl"
+ * kept last, so that the trashed file still reads as a session). */
+static int trash_name(const char *base, unsigned n, char *out, size_t size)
+{
+	if (n == 1)
+		return snprintf(out, size, "%s", base) < (int)size ? 0 : -1;
+	const char *dot = strrchr(base, '.');
+	size_t stem = dot && dot != base ? (size_t)(dot - base) : strlen(base);
+	return snprintf(out, size, "%.*s_%u%s", (int)stem, base, n, base + stem) < (int)size ? 0 : -1;
+}
+
+/* Writes the info file of name in info_fd (made with O_EXCL): 0 when
+ * made, 1 when the name is taken, -1 with errno. */
+static int trash_write_info(int info_fd, const char *name, const char *text, size_t len)
+{
+	char file[NAME_MAX + 16];
+	if (snprintf(file, sizeof file, "%s.trashinfo", name) >= (int)sizeof file) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	int fd = openat(info_fd, file, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0)
+		return errno == EEXIST ? 1 : -1;
+	ssize_t w = write(fd, text, len);
+	int e = errno;
+	int synced = w == (ssize_t)len && fsync(fd) == 0;
+	if (!synced && w == (ssize_t)len)
+		e = errno;
+	if (close(fd) != 0 && synced) {
+		synced = 0;
+		e = errno;
+	}
+	if (!synced) {
+		unlinkat(info_fd, file, 0);
+		errno = w >= 0 && w < (ssize_t)len ? ENOSPC : e;
+		return -1;
+	}
+	return 0;
+}
+
+static void trash_drop_info(int info_fd, const char *name)
+{
+	char file[NAME_MAX + 16];
+	snprintf(file, sizeof file, "%s.trashinfo", name);
+	unlinkat(info_fd, file, 0);
+}
+
+/* Renames path to files/NAME of the trash directory dir, its info file
+ * naming orig (the Path to restore to).  Returns PS_OK, or the error
+ * with *cross set when the trash is on another file system. */
+static ps_err trash_into(const char *dir, const char *path, const char *orig, time_t now, char **trashed,
+			 int *cross)
+{
+	char files[PATH_MAX], info[PATH_MAX], name[NAME_MAX + 1], date[32];
+	struct buf text = BUF_INIT;
+	struct tm tm;
+	int files_fd = -1, info_fd = -1;
+	ps_err err = PS_OK;
+	const char *base = strrchr(path, '/') + 1;
+
+	*cross = 0;
+	if (snprintf(files, sizeof files, "%s/files", dir) >= (int)sizeof files ||
+	    snprintf(info, sizeof info, "%s/info", dir) >= (int)sizeof info)
+		return PS_ERR_INVALID;
+	if (trash_mkdirs(files) != 0 || trash_mkdirs(info) != 0)
+		return trash_errno(errno);
+	if ((files_fd = open(files, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW)) < 0 ||
+	    (info_fd = open(info, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW)) < 0) {
+		err = trash_errno(errno);
+		goto out;
+	}
+	localtime_r(&now, &tm);
+	strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%S", &tm);
+	if (buf_puts(&text, "[Trash Info]\nPath=") || trash_encode(&text, orig) ||
+	    buf_printf(&text, "\nDeletionDate=%s\n", date)) {
+		err = PS_ERR_NOMEM;
+		goto out;
+	}
+	err = PS_ERR_IO;
+	for (unsigned n = 1; n <= 10000; n++) {
+		struct stat st;
+		if (trash_name(base, n, name, sizeof name) != 0) {
+			err = PS_ERR_INVALID;
+			break;
+		}
+		int made = trash_write_info(info_fd, name, text.data, text.len);
+		if (made < 0) {
+			err = trash_errno(errno);
+			break;
+		}
+		if (made > 0)
+			continue;
+		if (fstatat(files_fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+			trash_drop_info(info_fd, name);
+			continue;
+		}
+		int r = renameat2(AT_FDCWD, path, files_fd, name, RENAME_NOREPLACE);
+		/* File systems without RENAME_NOREPLACE (sshfs): the name was
+		 * free a moment ago, and its info file holds it. */
+		if (r != 0 && errno == EINVAL)
+			r = renameat(AT_FDCWD, path, files_fd, name);
+		if (r != 0) {
+			int e = errno;
+			trash_drop_info(info_fd, name);
+			if (e == EEXIST)
+				continue;
+			*cross = e == EXDEV;
+			err = trash_errno(e);
+			break;
+		}
+		fsync(files_fd);
+		err = asprintf(trashed, "%s/%s", files, name) < 0 ? (*trashed = NULL, PS_ERR_NOMEM) : PS_OK;
+		break;
+	}
+out:
+	if (files_fd >= 0)
+		close(files_fd);
+	if (info_fd >= 0)
+		close(info_fd);
+	buf_free(&text);
+	return err;
+}
+
+/* The mount point of the file system that holds dir: the last directory
+ * on the way up with dir's device.  New string, or NULL. */
+static char *trash_topdir(const char *dir)
+{
+	char *top = strdup(dir);
+	struct stat st, up;
+	if (!top || stat(top, &st) != 0) {
+		free(top);
+		return NULL;
+	}
+	for (;;) {
+		char *slash = strrchr(top, '/');
+		if (!slash || slash == top) {
+			if (stat("/", &up) == 0 && up.st_dev == st.st_dev)
+				strcpy(top, "/");
+			return top;
+		}
+		*slash = '\0';
+		if (stat(top, &up) != 0 || up.st_dev != st.st_dev) {
+			*slash = '/';
+			return top;
+		}
+	}
+}
+
+/* The trash of a file system's top directory, per the specification:
+ * $topdir/.Trash/$uid when .Trash is a directory (no symlink) with the
+ * sticky bit, else $topdir/.Trash-$uid.  New string, or NULL. */
+static char *trash_volume_dir(const char *top, uid_t uid)
+{
+	char *dir = NULL;
+	struct stat st;
+	const char *sep = strcmp(top, "/") == 0 ? "" : "/";
+	if (asprintf(&dir, "%s%s.Trash", top, sep) < 0)
+		return NULL;
+	if (lstat(dir, &st) == 0 && S_ISDIR(st.st_mode) && (st.st_mode & S_ISVTX)) {
+		char *own = NULL;
+		int r = asprintf(&own, "%s/%u", dir, (unsigned)uid);
+		free(dir);
+		return r < 0 ? NULL : own;
+	}
+	free(dir);
+	if (asprintf(&dir, "%s%s.Trash-%u", top, sep, (unsigned)uid) < 0)
+		return NULL;
+	return dir;
+}
+
+ps_err trash_put(const char *path, const char *home_trash, uid_t uid, time_t now, char **trashed)
+{
+	struct stat st, home;
+	int cross = 1;
+	ps_err err = PS_ERR_IO;
+
+	*trashed = NULL;
+	if (!path || path[0] != '/' || !strrchr(path, '/')[1])
+		return PS_ERR_INVALID;
+	if (lstat(path, &st) != 0)
+		return trash_errno(errno);
+	/* The home trash takes what a rename reaches (the same file system);
+	 * a trash that does not exist yet is made and tried. */
+	if (home_trash && (stat(home_trash, &home) != 0 || home.st_dev == st.st_dev))
+		err = trash_into(home_trash, path, path, now, trashed, &cross);
+	if (!cross)
+		return err;
+	char *dir = strndup(path, (size_t)(strrchr(path, '/') - path));
+	char *top = dir ? trash_topdir(*dir ? dir : "/") : NULL;
+	char *volume = top ? trash_volume_dir(top, uid) : NULL;
+	if (volume) {
+		/* Relative to the top directory, as the specification
+		 * recommends there (the volume may be mounted elsewhere). */
+		size_t n = strcmp(top, "/") == 0 ? 1 : strlen(top) + 1;
+		err = trash_into(volume, path, path + n, now, trashed, &cross);
+	} else {
+		err = PS_ERR_NOMEM;
+	}
+	free(volume);
+	free(top);
+	free(dir);
+	return err;
+}
