@@ -98,6 +98,21 @@ assert_true "rmdir ends it" rmdir "$S"
 assert_missing "$S"
 assert_same_bytes "$TRASH/files/$C.jsonl" "$T_DIR/orig.jsonl"
 
+# Other tools that remove trees remove in listing order too.
+D=2026-01-04T00-00-00-000Z_dddd
+E=2026-01-05T00-00-00-000Z_eeee
+cp "$FIX" "$STORE/$P/$D.jsonl"
+cp "$FIX" "$STORE/$P/$E.jsonl"
+assert_poll "two more sessions show" 5 test -d "$MNT/$P/$E"
+fsx_out find "$MNT/$P/$D" -delete
+assert_eq "find -delete exits 0" "0 " "$RC $ERR"
+assert_same_bytes "$TRASH/files/$D.jsonl" "$T_DIR/orig.jsonl"
+fsx_out python3 -c 'import shutil, sys; shutil.rmtree(sys.argv[1])' "$MNT/$P/$E"
+assert_eq "Python's shutil.rmtree exits 0" "0 " "$RC $ERR"
+assert_same_bytes "$TRASH/files/$E.jsonl" "$T_DIR/orig.jsonl"
+assert_missing "$MNT/$P/$D"
+assert_missing "$MNT/$P/$E"
+
 # A caller who may not change the store's folder: refused, nothing moves.
 chmod 0666 "$TRASH/files/${B}_2.jsonl"
 (cd "$T_DIR" && echo 0 | trash-restore "$STORE/$P/$B.jsonl" >/dev/null 2>&1)
