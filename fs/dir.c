@@ -65,7 +65,7 @@ static int psfs_fill_layout(void *ctx, const char *name, const struct layout_nod
 		return f->filler(f->buf, name, &st, 0, FUSE_FILL_DIR_PLUS);
 	}
 	st.st_mode = layout_is_dir(node->kind) ? S_IFDIR
-		: (node->kind == LAYOUT_LEAF || node->kind == LAYOUT_LABEL) ? S_IFLNK : S_IFREG;
+		: layout_is_symlink(node->kind) ? S_IFLNK : S_IFREG;
 	return f->filler(f->buf, name, &st, 0, 0);
 }
 

@@ -205,7 +205,7 @@ void psfs_node_fill(const struct ps_session *s, const struct layout_node *node, 
 		st->st_mtim.tv_nsec = (ms % 1000) * 1000000;
 		st->st_ctim = st->st_mtim;
 	}
-	if (node->kind == LAYOUT_LEAF || node->kind == LAYOUT_LABEL)
+	if (layout_is_symlink(node->kind))
 		st->st_mode = S_IFLNK | 0777;
 }
 
@@ -373,7 +373,7 @@ static int psfs_readlink(const char *path, char *buf, size_t size)
 	overlay_unlock();
 	if ((res = psfs_locate(path, &p, &ref, &node)))
 		return res;
-	if (node.kind == LAYOUT_LEAF || node.kind == LAYOUT_LABEL) {
+	if (layout_is_symlink(node.kind)) {
 		target = layout_symlink_target(ref.session, &node);
 		res = target ? 0 : -ENOMEM;
 		if (target)

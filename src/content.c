@@ -354,6 +354,7 @@ static ps_err content_generate(struct ps_session *s, const struct layout_node *n
 		return content_context(s, content_tip(s, node), buf, len, 1);
 	case LAYOUT_LEAF:
 	case LAYOUT_LABEL:
+	case LAYOUT_PARENT:
 		*buf = layout_symlink_target(s, node);
 		*len = *buf ? strlen(*buf) : 0;
 		return *buf ? PS_OK : PS_ERR_NOMEM;

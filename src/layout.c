@@ -7,11 +7,17 @@
 #include "escape.h"
 #include "images.h"
 #include "layout.h"
+#include "sessionparent.h"
 
 int layout_is_dir(enum layout_kind kind)
 {
 	return kind == LAYOUT_TREE_DIR || kind == LAYOUT_LABELS_DIR || kind == LAYOUT_ENTRIES_DIR ||
 	       kind == LAYOUT_IMAGES_DIR;
+}
+
+int layout_is_symlink(enum layout_kind kind)
+{
+	return kind == LAYOUT_LEAF || kind == LAYOUT_LABEL || kind == LAYOUT_PARENT;
 }
 
 /* How many images an entry has (0 for most: only lines that mention
@@ -297,6 +303,8 @@ static void layout_label_names_free(const struct ps_session *s, char **names)
 
 char *layout_symlink_target(const struct ps_session *s, const struct layout_node *node)
 {
+	if (node->kind == LAYOUT_PARENT)
+		return sessionparent_target(s);
 	char *path = layout_entry_path(s, node->entry);
 	char *out = NULL;
 	if (!path || node->kind != LAYOUT_LABEL)
@@ -571,6 +579,7 @@ static const struct {
 	{ "session.jsonl", LAYOUT_RAW },
 	{ "context.json", LAYOUT_CONTEXT },
 	{ "leaf", LAYOUT_LEAF },
+	{ "parent", LAYOUT_PARENT },
 	{ "labels", LAYOUT_LABELS_DIR },
 	{ "name", LAYOUT_NAME },
 	{ "header.json", LAYOUT_HEADER },
@@ -592,6 +601,11 @@ static int layout_special_shown(const struct ps_session *s, enum layout_kind kin
 		return kind == LAYOUT_CONTEXT || kind == LAYOUT_TRANSCRIPT;
 	if (kind == LAYOUT_LEAF)
 		return s->n_entries > 0;
+	if (kind == LAYOUT_PARENT) {
+		char *target = sessionparent_target(s);
+		free(target);
+		return target != NULL;
+	}
 	return 1;
 }
 

@@ -31,6 +31,7 @@ enum layout_kind {
 	LAYOUT_USAGE,       /* usage.json of the session */
 	LAYOUT_IMAGES_DIR,  /* NNNN-kind.id.images/ beside an entry with images: entry */
 	LAYOUT_IMAGE,       /* N.ext in it: entry, index */
+	LAYOUT_PARENT,      /* parent symlink: a fork's source session (header's parentSession) */
 };
 
 struct layout_node {
@@ -42,6 +43,9 @@ struct layout_node {
 };
 
 int layout_is_dir(enum layout_kind kind);
+/* leaf, labels/NAME and parent. */
+int layout_is_symlink(enum layout_kind kind);
+
 
 /* Resolves rel, a path inside the session directory without a leading '/'
  * ("" is the session directory itself). */
@@ -68,7 +72,7 @@ char *layout_branch_id_name(const struct ps_session *s, uint32_t branch);
  * that name ("%41": the label "A" is named "A"), with *err PS_ERR_NOMEM
  * when memory runs out. */
 char *layout_typed_label(const char *name, ps_err *err);
-/* Target of a symlink node (leaf, label), relative to the symlink. */
+/* Target of a symlink node (leaf, label, parent), relative to the symlink. */
 char *layout_symlink_target(const struct ps_session *s, const struct layout_node *node);
 
 #endif

@@ -330,6 +330,9 @@ static ps_err session_read_header_line(struct ps_session *s, const char *line, s
 	err = strpool_add(&s->pool, id, strlen(id), &s->session_id);
 	if (err)
 		goto out;
+	const char *parent = json_string_value(json_object_get(h, "parentSession"));
+	if (parent && *parent && (err = strpool_add(&s->pool, parent, strlen(parent), &s->parent_session)))
+		goto out;
 	s->have_header = 1;
 	s->not_session = NULL;
 	s->header_off = off;
@@ -504,6 +507,7 @@ static void session_reset(struct ps_session *s)
 	s->version = 0;
 	s->name = PS_NIL;
 	s->session_id = PS_NIL;
+	s->parent_session = PS_NIL;
 	s->not_session = "the file is empty";
 }
 

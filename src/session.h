@@ -85,6 +85,8 @@ struct ps_session {
 	uint64_t header_off;
 	uint32_t header_len;
 	uint32_t session_id;   /* pool offset */
+	uint32_t parent_session; /* pool offset of the header's parentSession (a fork's source), PS_NIL if none */
+	const char *store_root; /* borrowed: the store the file lies in (store.c sets it), or NULL */
 
 	struct ps_entry *entries;
 	uint32_t n_entries, cap_entries;

@@ -472,6 +472,8 @@ static ps_err store_get(struct ps_store *st, const char *project, const char *se
 		err = store_stat_session(st, project, session, &sb);
 		if (!err)
 			err = session_open(path, &sl->session);
+		if (!err)
+			sl->session->store_root = st->root;
 		/* The kernel may hold names shown from an index this slot
 		 * replaced (evicted meanwhile): the first change re-announces
 		 * every branch (entries 0), but a first index is no rebuild. */

@@ -57,7 +57,7 @@ static int tree_print(void *ctx, const char *name, const struct layout_node *nod
 {
 	struct tree_walk *w = ctx;
 	size_t plen = strlen(w->prefix);
-	if (node->kind == LAYOUT_LEAF || node->kind == LAYOUT_LABEL) {
+	if (layout_is_symlink(node->kind)) {
 		char *target = layout_symlink_target(w->s, node);
 		if (!target) {
 			w->err = PS_ERR_NOMEM;
