@@ -23,5 +23,6 @@ Suite *catalog_suite(void);
 Suite *sessioninfo_suite(void);
 Suite *search_suite(void);
 Suite *overview_suite(void);
+Suite *sessionfork_suite(void);
 
 #endif
