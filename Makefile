@@ -80,7 +80,7 @@ UNIT     := $(BUILD)/unit-tests
 # inotify events for changes made underneath (tests/mount/t_nonotify.sh).
 HELPER   := $(BUILD)/tests/passthrough-store
 
-.PHONY: all check check-unit check-includes check-golden check-alloc check-runner check-mount check-diff check-diff-search check-interop clean install uninstall bench
+.PHONY: all check check-unit check-includes check-golden check-alloc check-runner check-mount check-diff check-diff-search check-diff-fork check-interop clean install uninstall bench
 
 all: $(DAEMON) $(TOOL)
 
@@ -155,6 +155,10 @@ check-diff: $(DAEMON)
 
 check-diff-search: $(TOOL) $(DAEMON)
 	tests/diff/search/run.sh $(TOOL) $(DAEMON)
+
+# pisession fork against pi's /fork (createBranchedSession), no mount.
+check-diff-fork: $(TOOL)
+	tests/diff/fork/run.sh $(TOOL)
 
 check-interop: $(DAEMON)
 	tests/interop/run.sh $(DAEMON)

@@ -1,4 +1,5 @@
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -130,29 +131,93 @@ static int jsonout_indent(struct buf *b, int indent, int depth)
 	return 0;
 }
 
+/* An array index as JavaScript defines one: the canonical decimal form of
+ * an integer 0 .. 2^32 - 2.  Objects list such keys first, in numeric
+ * order, whatever order they were made in (OrdinaryOwnPropertyKeys), and
+ * JSON.stringify follows that order. */
+static int jsonout_index_key(const char *key, uint32_t *out)
+{
+	uint64_t n = 0;
+	if (!key[0] || (key[0] == '0' && key[1]))
+		return 0;
+	for (const char *p = key; *p; p++) {
+		if (*p < '0' || *p > '9' || p - key >= 10)
+			return 0;
+		n = n * 10 + (uint64_t)(*p - '0');
+	}
+	if (n > 4294967294u)
+		return 0;
+	*out = (uint32_t)n;
+	return 1;
+}
+
+struct jsonout_indexed {
+	uint32_t index;
+	const char *key;
+	json_t *member;
+};
+
+static int jsonout_by_index(const void *a, const void *b)
+{
+	uint32_t x = ((const struct jsonout_indexed *)a)->index, y = ((const struct jsonout_indexed *)b)->index;
+	return x < y ? -1 : x > y;
+}
+
+static int jsonout_value(struct buf *b, const json_t *v, int indent, int depth);
+
+static int jsonout_member(struct buf *b, const char *key, const json_t *member, int indent, int depth, int *first)
+{
+	if ((!*first && buf_putc(b, ',')) || jsonout_indent(b, indent, depth + 1) ||
+	    jsonout_string(b, key, strlen(key)) || buf_puts(b, indent ? ": " : ":") ||
+	    jsonout_value(b, member, indent, depth + 1))
+		return -1;
+	*first = 0;
+	return 0;
+}
+
+static int jsonout_object(struct buf *b, const json_t *v, int indent, int depth)
+{
+	const char *key;
+	json_t *member;
+	struct jsonout_indexed *idx = NULL;
+	size_t n_idx = 0;
+	uint32_t k;
+	int first = 1, rc = -1;
+	json_object_foreach((json_t *)v, key, member)
+		n_idx += jsonout_index_key(key, &k);
+	if (n_idx) {
+		if (!(idx = malloc(n_idx * sizeof *idx)))
+			return -1;
+		n_idx = 0;
+		json_object_foreach((json_t *)v, key, member)
+			if (jsonout_index_key(key, &k))
+				idx[n_idx++] = (struct jsonout_indexed){ k, key, member };
+		qsort(idx, n_idx, sizeof *idx, jsonout_by_index);
+	}
+	if (buf_putc(b, '{'))
+		goto out;
+	for (size_t i = 0; i < n_idx; i++)
+		if (jsonout_member(b, idx[i].key, idx[i].member, indent, depth, &first))
+			goto out;
+	json_object_foreach((json_t *)v, key, member)
+		if (!jsonout_index_key(key, &k) && jsonout_member(b, key, member, indent, depth, &first))
+			goto out;
+	if (!first && jsonout_indent(b, indent, depth))
+		goto out;
+	rc = buf_putc(b, '}');
+out:
+	free(idx);
+	return rc;
+}
+
 /* Recursion is bounded: values come from jansson, which caps nesting at
  * 2048 levels when parsing. */
 static int jsonout_value(struct buf *b, const json_t *v, int indent, int depth)
 {
 	char num[40];
 	switch (json_typeof(v)) {
-	case JSON_OBJECT: {
-		const char *key;
-		json_t *member;
-		int first = 1;
-		if (buf_putc(b, '{'))
-			return -1;
-		json_object_foreach((json_t *)v, key, member) {
-			if ((!first && buf_putc(b, ',')) || jsonout_indent(b, indent, depth + 1) ||
-			    jsonout_string(b, key, strlen(key)) || buf_puts(b, indent ? ": " : ":") ||
-			    jsonout_value(b, member, indent, depth + 1))
-				return -1;
-			first = 0;
-		}
-		if (!first && jsonout_indent(b, indent, depth))
-			return -1;
-		return buf_putc(b, '}');
-	}
+	case JSON_OBJECT:
+		return jsonout_object(b, v, indent, depth);
 	case JSON_ARRAY: {
 		size_t i;
 		json_t *item;

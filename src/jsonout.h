@@ -1,8 +1,10 @@
 /* Serialises JSON the way JavaScript's JSON.stringify(value, null, 2) does,
  * so context.json is byte for byte what pi computes: numbers in their
  * shortest round-trip form (0.1, not 0.10000000000000001; 3, not 3.0;
- * 1e+21), object keys in insertion order, only '"', '\\' and control
- * characters escaped.  jansson's own dumper differs in all three. */
+ * 1e+21), object keys in insertion order (but array-index keys such as
+ * "2" first, in numeric order, as JavaScript orders an object's keys),
+ * only '"', '\\' and control characters escaped.  jansson's own dumper
+ * differs in all three. */
 #ifndef PS_JSONOUT_H
 #define PS_JSONOUT_H
 

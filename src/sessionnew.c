@@ -28,65 +28,113 @@ static ps_err sessionnew_errno(int e)
 	       : e == EACCES || e == EPERM || e == EROFS ? PS_ERR_STORE_READONLY : PS_ERR_IO;
 }
 
-ps_err sessionnew_create(int dirfd, const char *cwd, mode_t mode, uid_t uid, gid_t gid, char **stem)
+void sessionnew_stamp(struct sessionnew_stamp *st)
 {
 	struct timespec ts;
 	struct tm tm;
-	char iso[32], id[37], name[96];
 	clock_gettime(CLOCK_REALTIME, &ts);
 	int64_t ms = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 	gmtime_r(&ts.tv_sec, &tm);
-	size_t n = strftime(iso, sizeof iso, "%Y-%m-%dT%H:%M:%S", &tm);
-	snprintf(iso + n, sizeof iso - n, ".%03dZ", (int)(ms % 1000));
-	sessionnew_uuid7(ms, id);
+	size_t n = strftime(st->iso, sizeof st->iso, "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(st->iso + n, sizeof st->iso - n, ".%03dZ", (int)(ms % 1000));
+	sessionnew_uuid7(ms, st->id);
 	/* pi's file name: the timestamp with ':' and '.' as '-'. */
-	snprintf(name, sizeof name, "%s_%s", iso, id);
-	for (char *p = name; *p && *p != '_'; p++)
+	snprintf(st->stem, sizeof st->stem, "%s_%s", st->iso, st->id);
+	for (char *p = st->stem; *p && *p != '_'; p++)
 		if (*p == ':' || *p == '.')
 			*p = '-';
+}
 
+static int sessionnew_set_text(json_t *h, const char *key, const char *text, ps_err *err)
+{
+	json_t *v = json_string(text);
+	if (!v) {
+		*err = PS_ERR_INVALID;
+		return -1;
+	}
+	if (json_object_set_new(h, key, v)) {
+		*err = PS_ERR_NOMEM;
+		return -1;
+	}
+	return 0;
+}
+
+ps_err sessionnew_header(const struct sessionnew_stamp *st, const char *cwd, const char *parent, char **line,
+			 size_t *len)
+{
+	ps_err err = PS_ERR_NOMEM;
+	char *text = NULL;
+	size_t n = 0;
 	json_t *h = json_object();
 	if (!h || json_object_set_new(h, "type", json_string("session")) ||
-	    json_object_set_new(h, "version", json_integer(3)) || json_object_set_new(h, "id", json_string(id)) ||
-	    json_object_set_new(h, "timestamp", json_string(iso))) {
-		json_decref(h);
-		return PS_ERR_NOMEM;
-	}
-	json_t *c = json_string(cwd);
-	if (!c || json_object_set_new(h, "cwd", c)) {
-		json_decref(h);
-		return c ? PS_ERR_NOMEM : PS_ERR_INVALID;
-	}
-	char *line = NULL;
-	size_t len = 0;
-	ps_err err = jsonout_compact(h, &line, &len);
-	json_decref(h);
-	char *file = NULL, *text = NULL;
-	if (!err && (asprintf(&file, "%s.jsonl", name) < 0 || asprintf(&text, "%s\n", line) < 0))
-		err = PS_ERR_NOMEM;
-	free(line);
+	    json_object_set_new(h, "version", json_integer(3)) || json_object_set_new(h, "id", json_string(st->id)) ||
+	    json_object_set_new(h, "timestamp", json_string(st->iso)))
+		goto out;
+	if (sessionnew_set_text(h, "cwd", cwd, &err) || (parent && sessionnew_set_text(h, "parentSession", parent, &err)))
+		goto out;
+	err = jsonout_compact(h, &text, &n);
 	if (err)
 		goto out;
+	char *nl = realloc(text, n + 2);
+	if (!nl) {
+		err = PS_ERR_NOMEM;
+		goto out;
+	}
+	nl[n] = '\n';
+	nl[n + 1] = '\0';
+	*line = nl;
+	*len = n + 1;
+	text = NULL;
+out:
+	free(text);
+	json_decref(h);
+	return err;
+}
+
+ps_err sessionnew_write(int dirfd, const char *stem, const char *text, size_t len, mode_t mode, uid_t uid,
+			gid_t gid)
+{
+	char *file = NULL;
+	ps_err err = PS_OK;
+	if (asprintf(&file, "%s.jsonl", stem) < 0)
+		return PS_ERR_NOMEM;
 	int fd = openat(dirfd, file, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode & 0666);
 	if (fd < 0) {
 		err = sessionnew_errno(errno);
-		goto out;
+		free(file);
+		return err;
 	}
 	if (uid != (uid_t)-1 && geteuid() == 0 && fchown(fd, uid, gid) != 0)
 		err = sessionnew_errno(errno);
-	size_t want = strlen(text);
-	if (!err && (write(fd, text, want) != (ssize_t)want || fsync(fd) != 0))
-		err = sessionnew_errno(errno ? errno : EIO);
+	if (!err) {
+		ssize_t w;
+		errno = 0;
+		do
+			w = write(fd, text, len);
+		while (w < 0 && errno == EINTR);
+		/* One write: a short one (a full disk) is an error, not a retry. */
+		if (w != (ssize_t)len || fsync(fd) != 0)
+			err = sessionnew_errno(errno ? errno : EIO);
+	}
 	if (close(fd) != 0 && !err)
 		err = sessionnew_errno(errno);
-	if (err) {
+	if (err)
 		unlinkat(dirfd, file, 0); /* nothing half made is left */
-		goto out;
-	}
-	if (!(*stem = strdup(name)))
-		err = PS_ERR_NOMEM;
-out:
 	free(file);
+	return err;
+}
+
+ps_err sessionnew_create(int dirfd, const char *cwd, mode_t mode, uid_t uid, gid_t gid, char **stem)
+{
+	struct sessionnew_stamp st;
+	char *text = NULL;
+	size_t len = 0;
+	sessionnew_stamp(&st);
+	ps_err err = sessionnew_header(&st, cwd, NULL, &text, &len);
+	if (!err)
+		err = sessionnew_write(dirfd, st.stem, text, len, mode, uid, gid);
 	free(text);
+	if (!err && !(*stem = strdup(st.stem)))
+		err = PS_ERR_NOMEM;
 	return err;
 }

@@ -1,10 +1,12 @@
 /* Starting a session file the way pi's SessionManager.newSession starts
  * one (pi 1.6.0, dist/core/session-manager.js): <timestamp>_<uuid v7>.jsonl
  * holding the version 3 header.  For `mkdir PROJECT/NAME` (docs/layout.md
- * "Starting a session"). */
+ * "Starting a session"); its parts (the stamp, the header line, the
+ * O_EXCL write) are shared with forking (sessionfork.h). */
 #ifndef PS_SESSIONNEW_H
 #define PS_SESSIONNEW_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 #include "ps_error.h"
@@ -12,6 +14,36 @@
 /* A UUID v7 (RFC 9562: 48 bits of Unix milliseconds, the version, random
  * bits), as pi's session ids are: lower-case, 36 characters and a NUL. */
 void sessionnew_uuid7(int64_t ms, char out[37]);
+
+/* What names a new session, all of one clock reading: the header's
+ * timestamp as new Date().toISOString() writes it, the session id (a
+ * UUID v7 of that millisecond) and the file's stem, pi's
+ * `${timestamp.replace(/[:.]/g, "-")}_${id}`. */
+struct sessionnew_stamp {
+	char iso[32];
+	char id[37];
+	char stem[96];
+};
+
+/* Fills st from the current time. */
+void sessionnew_stamp(struct sessionnew_stamp *st);
+
+/* The header line JSON.stringify writes for pi's header object:
+ * {"type":"session","version":3,"id":ID,"timestamp":ISO,"cwd":CWD} and,
+ * when parent is not NULL, "parentSession":PARENT before the closing
+ * brace; then a newline.  cwd and parent are borrowed; *line is new
+ * (*len without the NUL).  PS_ERR_INVALID when cwd or parent is not UTF-8
+ * text, PS_ERR_NOMEM. */
+ps_err sessionnew_header(const struct sessionnew_stamp *st, const char *cwd, const char *parent, char **line,
+			 size_t *len);
+
+/* Creates <stem>.jsonl in the directory dirfd holding text[0..len): with
+ * O_EXCL and mode & 0666, owned by uid/gid when the daemon may give it
+ * away (-1: as it is), written in one write() and fsynced.  stem and text
+ * are borrowed.  On an error (the file system's, as a ps_err) nothing is
+ * left behind. */
+ps_err sessionnew_write(int dirfd, const char *stem, const char *text, size_t len, mode_t mode, uid_t uid,
+			gid_t gid);
 
 /* Makes the file in the directory dirfd: the header
  * {"type":"session","version":3,"id":ID,"timestamp":ISO,"cwd":CWD} and a

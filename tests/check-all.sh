@@ -55,6 +55,7 @@ stage runner make -s check-runner
 stage mount make -s check-mount
 stage differential make -s check-diff
 stage search-differential make -s check-diff-search
+stage fork-differential make -s check-diff-fork
 stage interop make -s check-interop
 
 if [ "${#failed_stages[@]}" -gt 0 ]; then

@@ -3,6 +3,7 @@
  * tests compare. */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,7 +18,9 @@
 #include "context.h"
 #include "search.h"
 #include "session.h"
+#include "sessionfork.h"
 #include "sessioninfo.h"
+#include <unistd.h>
 
 static void usage(FILE *out)
 {
@@ -35,7 +38,11 @@ static void usage(FILE *out)
 		"       pisession search [--json [--text]] [-f QUERYFILE | QUERY] FILE|DIR...\n"
 		"                                           the sessions pi's /resume search lists for\n"
 		"                                           QUERY, in its \"recent\" order: id and path\n"
-		"                                           (docs/search.md)\n");
+		"                                           (docs/search.md)\n"
+		"       pisession fork SESSION.jsonl ID [--name NAME] [--dir DIR]\n"
+		"                                           a new session holding the path to ID, as\n"
+		"                                           pi's /fork makes it (beside SESSION, or in\n"
+		"                                           DIR); prints its path\n");
 }
 
 struct tree_walk {
@@ -431,6 +438,78 @@ static int cmd_search(int argc, char **argv)
 	return rc;
 }
 
+/* pisession fork FILE ID [--name NAME] [--dir DIR] (docs/layout.md
+ * "Forking a session"). */
+static int cmd_fork(int argc, char **argv)
+{
+	const char *pos[2] = { NULL, NULL }, *name = NULL, *dir = NULL;
+	int npos = 0, rc = 1;
+	for (int i = 2; i < argc; i++) {
+		if (!strcmp(argv[i], "--name") && i + 1 < argc) {
+			name = argv[++i];
+		} else if (!strcmp(argv[i], "--dir") && i + 1 < argc) {
+			dir = argv[++i];
+		} else if (npos < 2 && (argv[i][0] != '-' || !argv[i][1])) {
+			pos[npos++] = argv[i];
+		} else {
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (npos != 2) {
+		usage(stderr);
+		return 2;
+	}
+	char cwd[4096];
+	if (!getcwd(cwd, sizeof cwd)) {
+		fprintf(stderr, "pisession: cannot tell the working directory: %s\n", strerror(errno));
+		return 1;
+	}
+	/* pi names the parent by path.resolve(file) and writes beside it. */
+	char *parent = sessionfork_resolve(cwd, pos[0]);
+	char *where = parent ? (dir ? sessionfork_resolve(cwd, dir) : sessionfork_resolve(parent, "..")) : NULL;
+	struct ps_session *s = NULL;
+	char *stem = NULL;
+	int dfd = -1;
+	ps_err err = PS_ERR_NOMEM;
+	if (!parent || !where)
+		goto out;
+	if ((err = session_open(pos[0], &s))) {
+		fprintf(stderr, "pisession: %s: %s\n", pos[0], ps_strerror(err));
+		err = PS_OK;
+		goto out;
+	}
+	if (!s->have_header) {
+		fprintf(stderr, "pisession: %s: not a session: %s\n", pos[0], s->not_session);
+		goto out;
+	}
+	uint32_t idx = session_find(s, pos[1], strlen(pos[1]));
+	if (idx == PS_NIL) {
+		fprintf(stderr, "pisession: no entry %s\n", pos[1]);
+		goto out;
+	}
+	if ((dfd = open(where, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
+		fprintf(stderr, "pisession: %s: %s\n", where, strerror(errno));
+		goto out;
+	}
+	err = sessionfork_create(s, idx, dfd, parent, name, 0666, (uid_t)-1, (gid_t)-1, &stem);
+	if (!err) {
+		printf("%s%s%s.jsonl\n", where, strcmp(where, "/") ? "/" : "", stem);
+		rc = 0;
+	}
+out:
+	if (err)
+		fprintf(stderr, "pisession: fork: %s\n", ps_strerror(err));
+	if (dfd >= 0)
+		close(dfd);
+	free(stem);
+	free(parent);
+	free(where);
+	session_free(s);
+	entrycache_clear();
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	struct ps_session *s = NULL;
@@ -450,6 +529,8 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "search"))
 		return cmd_search(argc, argv);
+	if (!strcmp(argv[1], "fork"))
+		return cmd_fork(argc, argv);
 	if (!strcmp(argv[1], "render-json") && argc <= 4)
 		return cmd_render_json(argv[2], argc == 4 ? argv[3] : NULL);
 	if (!strcmp(argv[1], "parse-md") && argc <= 5)

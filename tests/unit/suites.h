@@ -24,5 +24,6 @@ Suite *sessioninfo_suite(void);
 Suite *search_suite(void);
 Suite *overview_suite(void);
 Suite *trash_suite(void);
+Suite *sessionfork_suite(void);
 
 #endif
