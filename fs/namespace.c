@@ -20,6 +20,7 @@
 #include "content.h"
 #include "jstext.h"
 #include "searchdir.h"
+#include "sessionfork.h"
 #include "sessionnew.h"
 #include "trash.h"
 #include "caller.h"
@@ -252,12 +253,118 @@ static uint32_t psfs_label_target(struct ps_session *s, const struct psfs_path *
 	return PS_NIL;
 }
 
+/* The mount path (from its root, "/...") a symlink made in dir points
+ * to, resolved as the kernel would follow it, or NULL when it leads out
+ * of the mount (or without memory).  New string. */
+static char *psfs_link_target_path(const char *dir, const char *target)
+{
+	const char *mnt = psfs_self()->mountpoint;
+	size_t n = mnt ? strlen(mnt) : 0;
+	if (target[0] != '/')
+		return sessionfork_resolve(dir, target);
+	char *abs = sessionfork_resolve("/", target);
+	char *out = NULL;
+	if (abs && n && strncmp(abs, mnt, n) == 0 && (abs[n] == '/' || !abs[n]))
+		out = strdup(abs[n] ? abs + n : "/");
+	free(abs);
+	return out;
+}
+
+/* ln -s SESSION/ENTRY PROJECT/NAME: a fork, as pi's /fork makes one
+ * (sessionfork.h): a new session file in PROJECT holding the path from
+ * the root to that entry (a directory: to its tip, as its context.json
+ * has it), the source as its parentSession, named NAME, which from then
+ * on is a symlink to the new session directory (psfs_split).  The caller
+ * must be one who may read the source. */
+static int psfs_symlink_fork(const char *target, const char *path, const struct psfs_path *parent, const char *name)
+{
+	struct psfs *fs = psfs_self();
+	struct fuse_context *ctx = fuse_get_context();
+	struct psfs_path p;
+	struct store_ref ref;
+	struct layout_node node;
+	struct psfs_caller c;
+	struct stat file;
+	char *dir = NULL, *source = NULL, *stem = NULL;
+	int fd = -1, res;
+	uint32_t leaf = PS_NIL;
+	ps_err err;
+
+	if (name[0] == '.' || !jstext_utf8_valid(name, strlen(name))) {
+		journal_log("refused ln -s %s %s: a fork's name is UTF-8 text, not starting with '.'", target, path);
+		return -EINVAL;
+	}
+	const char *base;
+	if (!(dir = psfs_dirname(path, &base)))
+		return -ENOMEM;
+	source = psfs_link_target_path(dir, target);
+	free(dir);
+	if (!source || psfs_locate(source, &p, &ref, &node) != 0) {
+		journal_log("refused ln -s %s %s: a link made in a project folder forks the session at the entry it "
+			    "names, and %s is no entry on this mount", target, path, target);
+		free(source);
+		return -EINVAL;
+	}
+	struct ps_session *s = ref.session;
+	if (node.kind == LAYOUT_ENTRY || node.kind == LAYOUT_ENTRY_JSON || node.kind == LAYOUT_LEAF ||
+	    node.kind == LAYOUT_LABEL)
+		leaf = node.entry;
+	else if (node.kind == LAYOUT_TREE_DIR && s->n_entries)
+		leaf = node.session_root ? session_leaf(s) : s->branches[node.branch].tip;
+	if (leaf == PS_NIL || ref.buried) {
+		journal_log("refused ln -s %s %s: %s is no entry to fork at", target, path, target);
+		res = -EINVAL;
+		goto out;
+	}
+	psfs_caller_get(&c);
+	if (store_stat_session(fs->store, p.project, p.session, &file) != PS_OK ||
+	    !psfs_caller_may_read(&c, file.st_uid, file.st_gid, file.st_mode)) {
+		journal_log("refused ln -s %s %s: the caller may not read the session it forks", target, path);
+		res = -EACCES;
+		goto out;
+	}
+	if ((err = store_open_project(fs->store, parent->project, &fd))) {
+		res = -psfs_errno(err);
+		goto out;
+	}
+	err = sessionfork_create(s, leaf, fd, s->path, name, file.st_mode & 0666, ctx->uid, ctx->gid, &stem);
+	if (err) {
+		journal_log("refused ln -s %s %s: the fork could not be written: %s", target, path, ps_strerror(err));
+		res = -psfs_errno(err);
+		goto out;
+	}
+	catalog_add(fs->catalog, parent->project, stem);
+	journal_log("ln -s %s %s: forked %s/%s at entry %s as the session %s%s%s", target, path, p.project, p.session,
+		    session_str(s, s->entries[leaf].id), parent->project, *parent->project ? "/" : "", stem);
+	psfs_watch_queue(path);
+	res = 0;
+out:
+	if (fd >= 0)
+		close(fd);
+	store_release(fs->store, &ref);
+	free(stem);
+	free(source);
+	return res;
+}
+
 int psfs_symlink(const char *target, const char *path)
 {
 	enum psfs_dir kind;
-	int res = psfs_parent_kind(path, &kind);
+	int res;
 	const char *name;
 	char *dir;
+	struct psfs_path at;
+
+	/* In a project folder, or at the root of a flat store: a fork. */
+	if (!(dir = psfs_dirname(path, &name)))
+		return -ENOMEM;
+	if (!psfs_in_search(dir, path) && !psfs_split(dir, &at) &&
+	    (at.depth == 1 || (at.depth == 0 && psfs_store_is_flat()))) {
+		free(dir);
+		return psfs_symlink_fork(target, path, &at, name);
+	}
+	free(dir);
+	res = psfs_parent_kind(path, &kind);
 
 	if (res) {
 		journal_log("refused symlink %s: only labels/ and tree directories take symlinks", path);
@@ -418,6 +525,11 @@ int psfs_unlink(const char *path)
 	overlay_unlock();
 	if (res <= 0)
 		return res;
+	if (!psfs_split(path, &p) && p.depth == 2 && p.link_to[0]) {
+		journal_log("refused removing %s: a fork's name is its session's name (write another to its name "
+			    "file; rm -r %s deletes the session)", path, p.link_to);
+		return -EPERM;
+	}
 	if ((res = psfs_locate(path, &p, &ref, &node)))
 		return res == -EINVAL ? -EPERM : res;
 	if (ref.buried) {

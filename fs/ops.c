@@ -21,6 +21,7 @@
 #include "layout.h"
 #include "overlay.h"
 #include "ops_internal.h"
+#include "caller.h"
 #include "pisessionfs.h"
 #include "sizer.h"
 #include "watch.h"
@@ -85,6 +86,19 @@ static void psfs_split_rest(const char *p, struct psfs_path *out)
 	}
 }
 
+/* A session's typed name (catalog_name_to_stem said named, stem): the
+ * directory itself for a session started with mkdir; a symlink to it for
+ * a fork (ln -s ENTRY PROJECT/NAME made a symlink, and the name stays
+ * one: docs/layout.md "Forking a session"), unless the path goes on
+ * inside it. */
+static void psfs_split_named(struct psfs_path *out, int named, const char *stem)
+{
+	if (named == 2 && out->depth == 2)
+		memcpy(out->link_to, stem, sizeof out->link_to);
+	else if (named)
+		memcpy(out->session, stem, sizeof out->session);
+}
+
 /* Splits a path into project, session and the rest.  A session at the
  * store root (psfs_is_root_session) has the project "". */
 int psfs_split(const char *path, struct psfs_path *out)
@@ -103,13 +117,15 @@ int psfs_split(const char *path, struct psfs_path *out)
 	out->depth = 1;
 	p += n;
 	char stem[NAME_MAX + 1];
+	int named = 0;
 	if (psfs_is_root_session(out->project) ||
 	    /* A flat store's session started with `mkdir NAME`, by NAME. */
 	    (psfs_root_name_free(out->project) &&
-	     catalog_name_to_stem(psfs_self()->catalog, "", out->project, stem) && memcpy(out->project, stem, sizeof stem))) {
+	     (named = catalog_name_to_stem(psfs_self()->catalog, "", out->project, stem)))) {
 		memcpy(out->session, out->project, sizeof out->session);
 		out->project[0] = '\0';
 		psfs_split_rest(p, out);
+		psfs_split_named(out, named, stem);
 		return 0;
 	}
 	while (*p == '/')
@@ -122,9 +138,9 @@ int psfs_split(const char *path, struct psfs_path *out)
 	memcpy(out->session, p, n);
 	psfs_split_rest(p + n, out);
 	/* A session started with `mkdir PROJECT/NAME` answers to NAME too. */
-	if (!overview_is_name(out->session) && strcmp(out->session, SEARCH_NAME) != 0 &&
-	    catalog_name_to_stem(psfs_self()->catalog, out->project, out->session, stem))
-		memcpy(out->session, stem, sizeof stem);
+	if (!overview_is_name(out->session) && strcmp(out->session, SEARCH_NAME) != 0)
+		psfs_split_named(out, catalog_name_to_stem(psfs_self()->catalog, out->project, out->session, stem),
+				 stem);
 	return 0;
 }
 
@@ -242,6 +258,25 @@ static int psfs_overlay_stat(const char *path, struct stat *st)
 	return res;
 }
 
+/* A fork's typed name: a symlink to its session directory, shown to
+ * whoever may read the session file (the name comes from its content). */
+static int psfs_fork_name_stat(struct psfs *fs, const struct psfs_path *p, struct stat *st)
+{
+	struct stat file;
+	struct psfs_caller c;
+	ps_err err = store_stat_session(fs->store, p->project, p->link_to, &file);
+	if (err)
+		return -psfs_errno(err);
+	psfs_caller_get(&c);
+	if (!psfs_caller_may_read(&c, file.st_uid, file.st_gid, file.st_mode))
+		return -ENOENT;
+	psfs_dir_stat(st, &file, 0777);
+	st->st_mode = S_IFLNK | 0777;
+	st->st_nlink = 1;
+	st->st_size = (off_t)strlen(p->link_to);
+	return 0;
+}
+
 int psfs_getattr(const char *path, struct stat *st, struct fuse_file_info *fi)
 {
 	struct psfs *fs = psfs_self();
@@ -324,6 +359,8 @@ int psfs_getattr(const char *path, struct stat *st, struct fuse_file_info *fi)
 		psfs_dir_stat(st, &file, file.st_mode & 0777);
 		return 0;
 	case 2:
+		if (p.link_to[0])
+			return psfs_fork_name_stat(fs, &p, st);
 		/* No indexing: `ls -l` of a project with thousands of sessions
 		 * must not parse them. */
 		err = store_stat_session(fs->store, p.project, p.session, &file);
@@ -371,6 +408,13 @@ static int psfs_readlink(const char *path, char *buf, size_t size)
 		return 0;
 	}
 	overlay_unlock();
+	if (!psfs_split(path, &p) && p.depth == 2 && p.link_to[0]) {
+		struct stat st;
+		if ((res = psfs_fork_name_stat(psfs_self(), &p, &st)))
+			return res;
+		snprintf(buf, size, "%s", p.link_to);
+		return 0;
+	}
 	if ((res = psfs_locate(path, &p, &ref, &node)))
 		return res;
 	if (layout_is_symlink(node.kind)) {

@@ -45,6 +45,9 @@ struct psfs_path {
 	char session[NAME_MAX + 1];
 	const char *rest;   /* inside the session directory, "" for itself */
 	int depth;          /* 0 root, 1 project, 2 session, 3 inside */
+	/* A fork's typed name (depth 2): a symlink to this session directory
+	 * (session is the name as typed), else "". */
+	char link_to[NAME_MAX + 1];
 };
 
 /* Kernel cache timeouts when -o timeout is not given (seconds): long while

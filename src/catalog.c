@@ -128,6 +128,7 @@ static void catalog_read(struct ps_catalog *cat, struct catalog_session *c)
 	free(c->name);
 	free(c->title);
 	c->id = c->cwd = c->name = c->title = NULL;
+	c->fork = 0;
 	if (store_acquire(cat->store, c->project, c->stem, &ref) == PS_OK) {
 		struct ps_session *s = ref.session;
 		char *line = NULL;
@@ -142,6 +143,7 @@ static void catalog_read(struct ps_catalog *cat, struct catalog_session *c)
 				free(line);
 			}
 			c->name = strdup(s->name == PS_NIL ? "" : session_str(s, s->name));
+			c->fork = s->parent_session != PS_NIL;
 			c->title = catalog_title(s, c->name);
 		}
 		store_release(cat->store, &ref);
@@ -312,7 +314,7 @@ ps_err catalog_snapshot(struct ps_catalog *cat, struct catalog_session **out, si
 		copy[i] = (struct catalog_session){
 			strdup(c->project), strdup(c->stem), strdup(c->id ? c->id : ""), strdup(c->cwd ? c->cwd : ""),
 			strdup(c->name ? c->name : ""), strdup(c->title ? c->title : ""), c->mtime_ns, c->size,
-			c->mode, c->uid, c->gid, 1,
+			c->mode, c->uid, c->gid, 1, c->fork,
 		};
 		if (!copy[i].project || !copy[i].stem || !copy[i].id || !copy[i].cwd || !copy[i].name ||
 		    !copy[i].title)
@@ -369,7 +371,7 @@ int catalog_name_to_stem(struct ps_catalog *cat, const char *project, const char
 	}
 	if (c && strlen(c->stem) < 256) {
 		memcpy(stem, c->stem, strlen(c->stem) + 1);
-		found = 1;
+		found = c->fork ? 2 : 1;
 	}
 	pthread_mutex_unlock(&cat->lock);
 	return found;

@@ -27,6 +27,7 @@ struct catalog_session {
 	 * callers who may read its file (docs/security.md). */
 	uint32_t mode, uid, gid;
 	int seen;        /* private: found by the current scan */
+	int fork;        /* the header names a parentSession (pi's /fork made it) */
 };
 
 struct ps_catalog;
@@ -42,9 +43,11 @@ ps_err catalog_snapshot(struct ps_catalog *cat, struct catalog_session **out, si
 void catalog_snapshot_free(struct catalog_session *items, size_t n);
 
 /* The session of project named name (its display name), when no session
- * file of project is called name: its file's name (stem) into stem, 1; 0
- * when name is a file's or no session's name (the newest such session
- * wins).  So `mkdir PROJECT/NAME` keeps resolving as typed.  Scans only
+ * file of project is called name: its file's name (stem) into stem, and
+ * 1, or 2 when that session is a fork (its header names a parentSession);
+ * 0 when name is a file's or no session's name (the newest such session
+ * wins).  So `mkdir PROJECT/NAME` and `ln -s ENTRY PROJECT/NAME` keep
+ * resolving as typed.  Scans only
  * when the table is over a second old and name is neither. */
 int catalog_name_to_stem(struct ps_catalog *cat, const char *project, const char *name, char stem[256]);
 
