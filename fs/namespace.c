@@ -3,27 +3,22 @@
  * editors' saves (side files, entries moved aside and written back,
  * saved names).  History is append-only: what would change or remove
  * an entry is refused and logged (journal_log), what adds one is
- * committed through file.c (psfs_commit_file) or commit.c.  Shared
- * internals: ops_internal.h. */
+ * committed through file.c (psfs_commit_file) or commit.c.  What acts
+ * on sessions as wholes (mkdir, rm -r, ln -s in a project folder) is in
+ * sessionops.c.  Shared internals: ops_internal.h. */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 #include "commit.h"
 #include "journal.h"
 #include "ops_internal.h"
-#include "catalog.h"
 #include "content.h"
-#include "jstext.h"
 #include "searchdir.h"
-#include "sessionfork.h"
-#include "sessionnew.h"
-#include "trash.h"
-#include "caller.h"
+#include "sessionops.h"
 #include "watch.h"
 
 /* Where a new name may be made: a tree directory of a session, a pending
@@ -253,100 +248,6 @@ static uint32_t psfs_label_target(struct ps_session *s, const struct psfs_path *
 	return PS_NIL;
 }
 
-/* The mount path (from its root, "/...") a symlink made in dir points
- * to, resolved as the kernel would follow it, or NULL when it leads out
- * of the mount (or without memory).  New string. */
-static char *psfs_link_target_path(const char *dir, const char *target)
-{
-	const char *mnt = psfs_self()->mountpoint;
-	size_t n = mnt ? strlen(mnt) : 0;
-	if (target[0] != '/')
-		return sessionfork_resolve(dir, target);
-	char *abs = sessionfork_resolve("/", target);
-	char *out = NULL;
-	if (abs && n && strncmp(abs, mnt, n) == 0 && (abs[n] == '/' || !abs[n]))
-		out = strdup(abs[n] ? abs + n : "/");
-	free(abs);
-	return out;
-}
-
-/* ln -s SESSION/ENTRY PROJECT/NAME: a fork, as pi's /fork makes one
- * (sessionfork.h): a new session file in PROJECT holding the path from
- * the root to that entry (a directory: to its tip, as its context.json
- * has it), the source as its parentSession, named NAME, which from then
- * on is a symlink to the new session directory (psfs_split).  The caller
- * must be one who may read the source. */
-static int psfs_symlink_fork(const char *target, const char *path, const struct psfs_path *parent, const char *name)
-{
-	struct psfs *fs = psfs_self();
-	struct fuse_context *ctx = fuse_get_context();
-	struct psfs_path p;
-	struct store_ref ref;
-	struct layout_node node;
-	struct psfs_caller c;
-	struct stat file;
-	char *dir = NULL, *source = NULL, *stem = NULL;
-	int fd = -1, res;
-	uint32_t leaf = PS_NIL;
-	ps_err err;
-
-	if (name[0] == '.' || !jstext_utf8_valid(name, strlen(name))) {
-		journal_log("refused ln -s %s %s: a fork's name is UTF-8 text, not starting with '.'", target, path);
-		return -EINVAL;
-	}
-	const char *base;
-	if (!(dir = psfs_dirname(path, &base)))
-		return -ENOMEM;
-	source = psfs_link_target_path(dir, target);
-	free(dir);
-	if (!source || psfs_locate(source, &p, &ref, &node) != 0) {
-		journal_log("refused ln -s %s %s: a link made in a project folder forks the session at the entry it "
-			    "names, and %s is no entry on this mount", target, path, target);
-		free(source);
-		return -EINVAL;
-	}
-	struct ps_session *s = ref.session;
-	if (node.kind == LAYOUT_ENTRY || node.kind == LAYOUT_ENTRY_JSON || node.kind == LAYOUT_LEAF ||
-	    node.kind == LAYOUT_LABEL)
-		leaf = node.entry;
-	else if (node.kind == LAYOUT_TREE_DIR && s->n_entries)
-		leaf = node.session_root ? session_leaf(s) : s->branches[node.branch].tip;
-	if (leaf == PS_NIL || ref.buried) {
-		journal_log("refused ln -s %s %s: %s is no entry to fork at", target, path, target);
-		res = -EINVAL;
-		goto out;
-	}
-	psfs_caller_get(&c);
-	if (store_stat_session(fs->store, p.project, p.session, &file) != PS_OK ||
-	    !psfs_caller_may_read(&c, file.st_uid, file.st_gid, file.st_mode)) {
-		journal_log("refused ln -s %s %s: the caller may not read the session it forks", target, path);
-		res = -EACCES;
-		goto out;
-	}
-	if ((err = store_open_project(fs->store, parent->project, &fd))) {
-		res = -psfs_errno(err);
-		goto out;
-	}
-	err = sessionfork_create(s, leaf, fd, s->path, name, file.st_mode & 0666, ctx->uid, ctx->gid, &stem);
-	if (err) {
-		journal_log("refused ln -s %s %s: the fork could not be written: %s", target, path, ps_strerror(err));
-		res = -psfs_errno(err);
-		goto out;
-	}
-	catalog_add(fs->catalog, parent->project, stem);
-	journal_log("ln -s %s %s: forked %s/%s at entry %s as the session %s%s%s", target, path, p.project, p.session,
-		    session_str(s, s->entries[leaf].id), parent->project, *parent->project ? "/" : "", stem);
-	psfs_watch_queue(path);
-	res = 0;
-out:
-	if (fd >= 0)
-		close(fd);
-	store_release(fs->store, &ref);
-	free(stem);
-	free(source);
-	return res;
-}
-
 int psfs_symlink(const char *target, const char *path)
 {
 	enum psfs_dir kind;
@@ -361,7 +262,7 @@ int psfs_symlink(const char *target, const char *path)
 	if (!psfs_in_search(dir, path) && !psfs_split(dir, &at) &&
 	    (at.depth == 1 || (at.depth == 0 && psfs_store_is_flat()))) {
 		free(dir);
-		return psfs_symlink_fork(target, path, &at, name);
+		return psfs_session_fork(target, path, &at, name);
 	}
 	free(dir);
 	res = psfs_parent_kind(path, &kind);
@@ -418,88 +319,6 @@ int psfs_symlink(const char *target, const char *path)
 	return res;
 }
 
-/* A refused `rm -r SESSION` goes on to remove what the directory lists,
- * and a label's rm is an append (it clears the label): the process whose
- * deletion of a session was refused has its label removals there refused
- * too, for PSFS_REFUSED_RM_SECONDS.  A few at a time are remembered. */
-#define PSFS_REFUSED_RM_SECONDS 30
-static struct {
-	pid_t pid;
-	char session[2 * NAME_MAX + 2];
-	time_t at;
-} psfs_refused_rm[8];
-static pthread_mutex_t psfs_refused_rm_lock = PTHREAD_MUTEX_INITIALIZER;
-
-static void psfs_refused_rm_note(const struct psfs_path *p)
-{
-	static unsigned next;
-	pthread_mutex_lock(&psfs_refused_rm_lock);
-	unsigned i = next++ % (sizeof psfs_refused_rm / sizeof psfs_refused_rm[0]);
-	psfs_refused_rm[i].pid = fuse_get_context()->pid;
-	snprintf(psfs_refused_rm[i].session, sizeof psfs_refused_rm[i].session, "%s/%s", p->project, p->session);
-	psfs_refused_rm[i].at = time(NULL);
-	pthread_mutex_unlock(&psfs_refused_rm_lock);
-}
-
-static int psfs_refused_rm_of(const struct psfs_path *p)
-{
-	char session[2 * NAME_MAX + 2];
-	pid_t pid = fuse_get_context()->pid;
-	time_t now = time(NULL);
-	int found = 0;
-	snprintf(session, sizeof session, "%s/%s", p->project, p->session);
-	pthread_mutex_lock(&psfs_refused_rm_lock);
-	for (size_t i = 0; i < sizeof psfs_refused_rm / sizeof psfs_refused_rm[0]; i++)
-		if (psfs_refused_rm[i].pid == pid && now - psfs_refused_rm[i].at < PSFS_REFUSED_RM_SECONDS &&
-		    strcmp(psfs_refused_rm[i].session, session) == 0)
-			found = 1;
-	pthread_mutex_unlock(&psfs_refused_rm_lock);
-	return found;
-}
-
-/* rm SESSION/session.jsonl, which `rm -r SESSION` asks first: the
- * session file moves to the trash (trash.h), as pi's /resume deletes one
- * with the `trash` command; the store keeps showing the session as it was
- * (store_bury) for the rest of the removal.  The caller must be one who
- * may remove the file from its store directory. */
-static int psfs_trash_session(const char *path, const struct psfs_path *p, struct store_ref *ref)
-{
-	struct psfs *fs = psfs_self();
-	struct psfs_caller c;
-	struct stat dir, file;
-	char *trashed = NULL;
-	ps_err err = *p->project ? store_stat_project(fs->store, p->project, &dir)
-				 : (stat(store_root(fs->store), &dir) == 0 ? PS_OK : PS_ERR_IO);
-	if (!err)
-		err = store_stat_session(fs->store, p->project, p->session, &file);
-	if (err)
-		return -psfs_errno(err);
-	psfs_caller_get(&c);
-	if (!psfs_caller_may_remove(&c, &dir, &file)) {
-		journal_log("refused removing %s: the session file's directory in the store is not the caller's to "
-			    "change", path);
-		return -EACCES;
-	}
-	err = trash_put(ref->session->path, fs->trash_home, geteuid(), time(NULL), &trashed);
-	if (err) {
-		journal_log("refused removing %s: the session file could not be moved to the trash (%s): %s", path,
-			    fs->trash_home ? fs->trash_home : "no home trash: neither $XDG_DATA_HOME nor $HOME is set",
-			    ps_strerror(err));
-		return err == PS_ERR_STORE_READONLY ? -EACCES : -psfs_errno(err);
-	}
-	store_bury(fs->store, ref, &file);
-	journal_log("rm %s: the session moved to the trash as %s (trash-restore brings it back)", path, trashed);
-	free(trashed);
-	const char *name;
-	char *session_dir = psfs_dirname(path, &name);
-	char *dirpath = session_dir ? psfs_dirname(session_dir, &name) : NULL;
-	if (dirpath)
-		psfs_watch_queue(dirpath);
-	free(dirpath);
-	free(session_dir);
-	return 0;
-}
-
 int psfs_unlink(const char *path)
 {
 	struct psfs_path p;
@@ -536,9 +355,8 @@ int psfs_unlink(const char *path)
 		/* The rest of `rm -r`: all of it is in the trash already. */
 		res = 0;
 	} else if (node.kind == LAYOUT_RAW && strcmp(p.rest, "session.jsonl") == 0) {
-		if ((res = psfs_trash_session(path, &p, &ref)))
-			psfs_refused_rm_note(&p);
-	} else if (node.kind == LAYOUT_LABEL && psfs_refused_rm_of(&p)) {
+		res = psfs_session_trash(path, &p, &ref);
+	} else if (node.kind == LAYOUT_LABEL && psfs_session_rm_refused(&p)) {
 		journal_log("refused removing %s: the same process's removal of the session was refused", path);
 		res = -EPERM;
 	} else if (node.kind == LAYOUT_LABEL) {
@@ -548,81 +366,6 @@ int psfs_unlink(const char *path)
 		res = layout_is_dir(node.kind) ? -EISDIR : -EPERM;
 	}
 	store_release(psfs_self()->store, &ref);
-	return res;
-}
-
-/* The cwd a new session of project gets: that of its most recently
- * active session, else the folder's name read back as pi makes it
- * (--home-u-proj-- from /home/u/proj: every '-' read as '/', which a
- * path with dashes of its own does not survive; docs/layout.md).  New
- * string, NULL without memory. */
-static char *psfs_new_session_cwd(struct psfs *fs, const char *project)
-{
-	char *cwd = catalog_project_cwd(fs->catalog, project);
-	size_t n = strlen(project);
-	if (cwd || !*project)
-		return cwd ? cwd : strdup("/");
-	if (n > 4 && strncmp(project, "--", 2) == 0 && strcmp(project + n - 2, "--") == 0) {
-		if (asprintf(&cwd, "/%.*s", (int)(n - 4), project + 2) < 0)
-			return NULL;
-		for (char *p = cwd; *p; p++)
-			if (*p == '-')
-				*p = '/';
-		return cwd;
-	}
-	return strdup("/");
-}
-
-/* mkdir PROJECT/NAME: a new session, as pi's /new starts one, named NAME
- * (its session_info), which resolves as typed from then on (psfs_split).
- * At the root, the same in a flat store. */
-static int psfs_mkdir_session(const char *path, const struct psfs_path *parent, const char *name, mode_t mode)
-{
-	struct psfs *fs = psfs_self();
-	struct fuse_context *ctx = fuse_get_context();
-	struct store_ref ref;
-	char *stem = NULL, *cwd = NULL;
-	int fd = -1, res;
-	ps_err err;
-
-	if (!jstext_utf8_valid(name, strlen(name))) {
-		journal_log("refused mkdir %s: a session's name is UTF-8 text", path);
-		return -EINVAL;
-	}
-	if ((err = store_open_project(fs->store, parent->project, &fd)))
-		return -psfs_errno(err);
-	if (!(cwd = psfs_new_session_cwd(fs, parent->project))) {
-		res = -ENOMEM;
-		goto out;
-	}
-	err = sessionnew_create(fd, cwd, mode | 0600, ctx->uid, ctx->gid, &stem);
-	if (err) {
-		journal_log("refused mkdir %s: the session file could not be made: %s", path, ps_strerror(err));
-		res = -psfs_errno(err);
-		goto out;
-	}
-	/* The name as `echo NAME > name` gives it: pi's appendSessionInfo. */
-	if ((err = store_acquire(fs->store, parent->project, stem, &ref))) {
-		res = -psfs_errno(err);
-		goto out;
-	}
-	char *name_path = NULL;
-	if (asprintf(&name_path, "/%s%s%s/name", parent->project, *parent->project ? "/" : "", stem) < 0)
-		name_path = NULL;
-	res = name_path ? commit_name(&ref, name_path, name, strlen(name)) : -ENOMEM;
-	store_release(fs->store, &ref);
-	free(name_path);
-	if (!res)
-		catalog_add(fs->catalog, parent->project, stem);
-	journal_log("mkdir %s: started the session %s%s%s (cwd %s)%s", path, parent->project,
-		    *parent->project ? "/" : "", stem, cwd, res ? ", but naming it failed" : "");
-	if (!res)
-		psfs_watch_queue(path);
-out:
-	if (fd >= 0)
-		close(fd);
-	free(stem);
-	free(cwd);
 	return res;
 }
 
@@ -646,7 +389,7 @@ int psfs_mkdir(const char *path, mode_t mode)
 	/* In a project folder, or at the root of a flat store: a session. */
 	if (!psfs_split(dir, &p) && (p.depth == 1 || (p.depth == 0 && psfs_store_is_flat()))) {
 		free(dir);
-		return psfs_mkdir_session(path, &p, name, mode);
+		return psfs_session_start(path, &p, name, mode);
 	}
 	res = psfs_locate_live(dir, &p, &ref, &dirnode);
 	free(dir);
@@ -740,20 +483,8 @@ int psfs_rmdir(const char *path)
 	overlay_unlock();
 	if (res <= 0)
 		return res;
-	/* The end of `rm -r` of a session already in the trash: its
-	 * directories go as asked, the last one ends the burial. */
-	struct psfs_path p;
-	struct store_ref ref;
-	if (!psfs_split(path, &p) && p.depth >= 2 &&
-	    store_acquire_cached(psfs_self()->store, p.project, p.session, &ref) == PS_OK) {
-		int buried = ref.buried;
-		store_release(psfs_self()->store, &ref);
-		if (buried) {
-			if (!*p.rest)
-				store_unbury(psfs_self()->store, p.project, p.session);
-			return 0;
-		}
-	}
+	if (psfs_session_rmdir_buried(path))
+		return 0;
 	struct stat st;
 	res = psfs_getattr(path, &st, NULL);
 	if (res)
