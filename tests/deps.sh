@@ -26,6 +26,9 @@ test_packages=(
 	# saves by rename in the editor and tool tests (t_write_editors,
 	# t_write_tools): rsync, nvim, and gio (libglib2.0-bin)
 	rsync neovim libglib2.0-bin
+	# a real network store for tests/stress/t_sshfs.sh: two sshfs mounts
+	# of one directory through a private sshd on 127.0.0.1
+	sshfs openssh-server
 )
 
 case ${1:-} in
