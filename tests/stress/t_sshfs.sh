@@ -15,9 +15,9 @@
 #   entries hang (unintended branches: a daemon that appended under a tip
 #   that had moved on) is counted and printed, not checked: two machines
 #   without a shared lock can always race (docs/shared-stores.md);
-# * then, one at a time: an entry appended on the server, one through B,
-#   one through A right after A read the session (its caches warm): each
-#   must hang under the one before it (the daemon re-reads the real end of
+# * then, one at a time: an entry appended on the server (under the main
+#   line's tip), one through B, one through A right after A read the
+#   session (its caches warm): each must hang under the one before it (the daemon re-reads the real end of
 #   the file through sshfs's caches before it appends);
 # * an entry larger than 32 KiB (sshfs sends at most 32 KiB per SFTP
 #   write; larger writes reach the server in pieces another machine's
@@ -223,6 +223,9 @@ else:
 
 	# --- one at a time: each entry hangs under the one before -----------------
 	local r bad=0 first_bad= sid bid aid
+	# The file's last line may be pi's or R's, off the main line; an .md
+	# file through A goes under the main line's tip and ends the file.
+	write_md "$SA/seq-start.md" "$name seq start" || fail "[$variant] writing seq-start.md through A failed"
 	for ((r = 1; r <= SEQ_ROUNDS; r++)); do
 		# A reads the session (its sshfs caches now hold the file's size).
 		fsx cat "$SA/context.json" >/dev/null || fail "[$variant] reading $SA/context.json failed"
