@@ -221,7 +221,7 @@ check-valgrind: $(UNIT) $(TOOL) $(DAEMON) $(HELPER)
 .PHONY: stress stress-quick
 stress: $(DAEMON)
 	tests/stress/run.sh $(DAEMON)
-# Both run all six; t_kill9 --quick is 10 rounds, 3 of them with the kill
+# Both run all seven (t_sshfs: two sshfs mounts of one store); t_kill9 --quick is 10 rounds, 3 of them with the kill
 # aimed inside the daemon's write() of a 32 MiB entry, 2 inside a migration;
 # t_million --quick is a 100,000-entry session.
 stress-quick: $(DAEMON)

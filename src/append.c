@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <time.h>
 #include <unistd.h>
 #include <uuid/uuid.h>
@@ -384,7 +385,71 @@ out:
 	return code;
 }
 
-static ps_err append_write(struct ps_session *s, const struct buf *lines, struct append_error *err)
+/* A store seen through FUSE (sshfs, or any network file system in user
+ * space) may be shared by other machines, and there an append is atomic
+ * only as far as the file system keeps it in one piece (docs/shared-stores.md):
+ *
+ * - the kernel ends a buffered FUSE write at the first page boundary when
+ *   that page is not cached, so even a short line that crosses a 4 KiB
+ *   boundary of the file would reach sshfs as two writes; written with
+ *   O_DIRECT it is one request;
+ * - sshfs sends at most 32 KiB per SFTP write (the size every SFTP server
+ *   accepts; sshfs's max_write), each appended on its own by the server,
+ *   so a longer line could be split by another machine's append: refused;
+ * - flock() on a FUSE file locks only this machine's mount, so a crash
+ *   record of a live daemon on another machine looks dead here, and
+ *   "taking back its unfinished line" would cut that daemon's append in
+ *   flight: no records and no take-back here (a dead writer's partial
+ *   line gets its newline, as on a store without records);
+ * - sshfs keeps attributes up to 20 s (its cache) and the kernel 1 s:
+ *   before the end of the file is read, an open (sshfs re-reads the
+ *   attributes) and a statx with AT_STATX_FORCE_SYNC (the kernel asks
+ *   sshfs) make the size the server's. */
+#define APPEND_FUSE_MAGIC 0x65735546
+#define APPEND_FUSE_MAX ((size_t)32768)
+
+static int append_on_fuse(int fd)
+{
+	struct statfs sf;
+	return fstatfs(fd, &sf) == 0 && (unsigned long)sf.f_type == APPEND_FUSE_MAGIC;
+}
+
+/* What the next stat of the file says is the server's size, not a cache's. */
+static int append_fresh_attrs(const char *path)
+{
+	struct statx stx;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+	if (fd < 0)
+		return -1;
+	int fuse = append_on_fuse(fd);
+	if (fuse)
+		statx(fd, "", AT_EMPTY_PATH | AT_STATX_FORCE_SYNC, STATX_SIZE | STATX_MTIME | STATX_INO, &stx);
+	close(fd);
+	return fuse;
+}
+
+/* The last byte of a file on FUSE as the server has it ('\n' for an empty
+ * file or when it cannot be read): through a new descriptor (sshfs
+ * re-reads the attributes at open), a forced statx (the kernel asks
+ * sshfs) and an O_DIRECT read (not a page the kernel kept from when the
+ * file was shorter). */
+static char append_last_byte(const char *path)
+{
+	struct statx stx;
+	char last = '\n';
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_DIRECT);
+	if (fd < 0)
+		fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+	if (fd < 0)
+		return last;
+	if (statx(fd, "", AT_EMPTY_PATH | AT_STATX_FORCE_SYNC, STATX_SIZE, &stx) == 0 && stx.stx_size > 0 &&
+	    pread(fd, &last, 1, (off_t)stx.stx_size - 1) != 1)
+		last = '\n';
+	close(fd);
+	return last;
+}
+
+static ps_err append_write(struct ps_session *s, const struct buf *lines, int fuse, struct append_error *err)
 {
 	struct stat st;
 	struct buf out = BUF_INIT;
@@ -392,7 +457,10 @@ static ps_err append_write(struct ps_session *s, const struct buf *lines, struct
 	char last = '\n';
 	int keep_intent = 0;
 	ps_err code = PS_OK;
-	int fd = open(s->path, O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW);
+	/* On FUSE, O_DIRECT: one request for the whole line (see above). */
+	int fd = open(s->path, O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW | (fuse ? O_DIRECT : 0));
+	if (fd < 0 && fuse && errno == EINVAL)
+		fd = open(s->path, O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0)
 		return append_fail(err, errno == ENOENT ? PS_ERR_NOENT
 				   : errno == EROFS || errno == EACCES || errno == EPERM ? PS_ERR_STORE_READONLY : PS_ERR_IO,
@@ -401,7 +469,9 @@ static ps_err append_write(struct ps_session *s, const struct buf *lines, struct
 		code = append_fail(err, PS_ERR_IO, "cannot stat the session file: %s", strerror(errno));
 		goto out;
 	}
-	if (st.st_size > 0 && pread(s->fd, &last, 1, st.st_size - 1) != 1)
+	if (fuse)
+		last = append_last_byte(s->path);
+	else if (st.st_size > 0 && pread(s->fd, &last, 1, st.st_size - 1) != 1)
 		last = '\n';
 	/* A last line without its newline may be another writer's write in
 	 * progress (a reader can see a write half done): give it a moment to
@@ -410,7 +480,9 @@ static ps_err append_write(struct ps_session *s, const struct buf *lines, struct
 	for (int wait = 0; last != '\n' && wait < 20; wait++) {
 		struct timespec pause = { 0, 10 * 1000 * 1000 };
 		nanosleep(&pause, NULL);
-		if (fstat(fd, &st) != 0 || (st.st_size > 0 && pread(s->fd, &last, 1, st.st_size - 1) != 1))
+		if (fuse)
+			last = append_last_byte(s->path);
+		else if (fstat(fd, &st) != 0 || (st.st_size > 0 && pread(s->fd, &last, 1, st.st_size - 1) != 1))
 			last = '\n';
 	}
 	/* A crashed writer's partial line (one that no record of ours
@@ -428,7 +500,7 @@ static ps_err append_write(struct ps_session *s, const struct buf *lines, struct
 		code = append_fail(err, PS_ERR_IO, "cannot stat the session file: %s", strerror(errno));
 		goto out;
 	}
-	if (recover_intent_begin(s->path, &st, (uint64_t)st.st_size, out.data, out.len, &intent) == PS_ERR_NOMEM) {
+	if (!fuse && recover_intent_begin(s->path, &st, (uint64_t)st.st_size, out.data, out.len, &intent) == PS_ERR_NOMEM) {
 		code = append_fail(err, PS_ERR_NOMEM, "out of memory");
 		goto out;
 	}
@@ -497,7 +569,8 @@ ps_err append_items(struct ps_session *s, uint64_t generation, struct append_ite
 	err->note[0] = '\0';
 	/* An unfinished line that a dead writer's record explains goes before
 	 * the file is read: the new entries must not hang under it. */
-	code = recover_session(s->path, append_note_recovery, err);
+	int fuse = append_fresh_attrs(s->path) == 1;
+	code = fuse ? PS_OK : recover_session(s->path, append_note_recovery, err);
 	if (code)
 		return append_fail(err, code, "out of memory");
 	code = session_refresh(s, NULL);
@@ -575,12 +648,21 @@ ps_err append_items(struct ps_session *s, uint64_t generation, struct append_ite
 		free(text);
 		text = NULL;
 	}
+	/* +1: a newline may go first, for a dead writer's partial line. */
+	if (fuse && lines.len + 1 > APPEND_FUSE_MAX) {
+		code = append_fail(err, PS_ERR_TOOBIG,
+				   "the store is on a FUSE file system (sshfs?), where %zu bytes would reach the server "
+				   "as several writes (SFTP: at most 32 KiB each) that another machine's append could "
+				   "come between; nothing was written (at most %zu bytes per append there)",
+				   lines.len, APPEND_FUSE_MAX - 1);
+		goto out;
+	}
 	if (s->version < 3) {
 		code = append_migrate(s, err);
 		if (code)
 			goto out;
 	}
-	code = append_write(s, &lines, err);
+	code = append_write(s, &lines, fuse, err);
 	if (!code) {
 		code = session_refresh(s, NULL);
 		if (code)

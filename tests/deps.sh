@@ -29,6 +29,9 @@ test_packages=(
 	# trash-list and trash-restore: rm -r of a session comes back whole
 	# (t_session_trash)
 	trash-cli
+	# a real network store for tests/stress/t_sshfs.sh: two sshfs mounts
+	# of one directory through a private sshd on 127.0.0.1
+	sshfs openssh-server
 )
 
 case ${1:-} in

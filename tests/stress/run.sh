@@ -7,8 +7,9 @@
 #   t_storegone    the store removed, truncated, replaced while mounted
 #   t_escape       no path in the mount leads outside the store
 #   t_million      a session of a million entries (--quick: 100,000)
+#   t_sshfs        one store, two machines over sshfs (a private sshd on 127.0.0.1)
 #
-# --quick: CI sizes (all six in under 2 minutes); without it, `make stress`
+# --quick: CI sizes (the first six in under 2 minutes, t_sshfs in about 30 s); without it, `make stress`
 # sizes (under 10 minutes).  They run through the one runner,
 # tests/run-suite.sh, judged as the mount tests are, and it ends with
 # exactly "N passed, M failed" (tests).  Each test prints one line per
@@ -31,5 +32,5 @@ for a in "$@"; do
 	esac
 done
 exec "$here/../run-suite.sh" "${opts[@]}" \
-	--default "t_kill9 t_concurrency t_diskfull t_storegone t_escape t_million" \
+	--default "t_kill9 t_concurrency t_diskfull t_storegone t_escape t_million t_sshfs" \
 	"$here" "$daemon" "${names[@]}"

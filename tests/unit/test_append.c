@@ -236,6 +236,33 @@ START_TEST(test_append_fresh_id_unused)
 }
 END_TEST
 
+START_TEST(test_append_big_line_off_fuse)
+{
+	/* The 32 KiB limit of a store on FUSE (sshfs: docs/shared-stores.md)
+	 * is not a limit of a store on a local file system: 100 KiB go in one
+	 * complete line. */
+	struct fixture f = fixture_open(HDR MSG("a1", "null", "user", "hi"));
+	struct ps_session *s = f.s;
+	size_t big = 100 * 1024;
+	char *text = malloc(big + 1);
+	ck_assert_ptr_nonnull(text);
+	memset(text, 'b', big);
+	text[big] = '\0';
+	json_t *e = user_message(text);
+	struct append_item item = { .entry = e, .parent = APPEND_PARENT_LEAF, .ref = 0 };
+	struct append_error err = { 0 };
+	ck_assert_msg(append_items(s, s->generation, &item, 1, &err) == PS_OK, "refused: %s", err.why);
+	json_t *line = last_line(f.path);
+	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(line, "message"), "content")), text);
+	ck_assert_str_eq(json_string_value(json_object_get(line, "parentId")), "a1");
+	ck_assert_uint_eq(s->n_entries, 2);
+	json_decref(line);
+	json_decref(e);
+	free(text);
+	fixture_close(&f);
+}
+END_TEST
+
 Suite *append_suite(void)
 {
 	Suite *s = suite_create("append");
@@ -246,6 +273,7 @@ Suite *append_suite(void)
 	tcase_add_test(tc, test_append_refusals_leave_file);
 	tcase_add_test(tc, test_append_stale_generation);
 	tcase_add_test(tc, test_append_fresh_id_unused);
+	tcase_add_test(tc, test_append_big_line_off_fuse);
 	suite_add_tcase(s, tc);
 	return s;
 }
