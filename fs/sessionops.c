@@ -281,15 +281,19 @@ int psfs_session_fork(const char *target, const char *path, const struct psfs_pa
 		res = -psfs_errno(err);
 		goto out;
 	}
-	catalog_add(fs->catalog, parent->project, stem);
 	journal_log("ln -s %s %s: forked %s/%s at entry %s as the session %s%s%s", target, path, p.project, p.session,
 		    session_str(s, s->entries[leaf].id), parent->project, *parent->project ? "/" : "", stem);
+	/* The catalog reads sessions under its own lock: the source's must
+	 * not be held when it is asked (the order is catalog, then session). */
+	store_release(fs->store, &ref);
+	catalog_add(fs->catalog, parent->project, stem);
 	psfs_watch_queue(path);
 	res = 0;
 out:
 	if (fd >= 0)
 		close(fd);
-	store_release(fs->store, &ref);
+	if (ref.slot)
+		store_release(fs->store, &ref);
 	free(stem);
 	free(source);
 	return res;
