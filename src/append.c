@@ -657,6 +657,15 @@ ps_err append_items(struct ps_session *s, uint64_t generation, struct append_ite
 				   lines.len, APPEND_FUSE_MAX - 1);
 		goto out;
 	}
+	/* A migration rewrites the file by rename: another machine's append
+	 * between its read and its rename would be lost. */
+	if (fuse && s->version < 3) {
+		code = append_fail(err, PS_ERR_PERM,
+				   "the session is a version %d file on a FUSE file system (sshfs?), possibly shared: "
+				   "bringing it to version 3 rewrites it, which could lose another machine's append; "
+				   "nothing was written (open it once with pi where the store is local)", s->version);
+		goto out;
+	}
 	if (s->version < 3) {
 		code = append_migrate(s, err);
 		if (code)

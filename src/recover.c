@@ -8,10 +8,14 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 #include "buf.h"
 #include "fileio.h"
 #include "recover.h"
+
+/* statfs(2)'s f_type of a FUSE file system. */
+#define RECOVER_FUSE_MAGIC 0x65735546
 
 #define RECOVER_MAGIC "PSFSINT1"
 #define RECOVER_VERSION 1
@@ -290,6 +294,17 @@ static void recover_tell(recover_report_fn report, void *ctx, enum recover_what 
 		report(ctx, &ev);
 }
 
+/* Whether a lock on fd can tell a live writer from a dead one.  On a
+ * FUSE file system (sshfs) flock() locks only this machine's mount: a
+ * record of a daemon alive on another machine sharing the store would
+ * look dead here, and "taking back its unfinished line" would cut its
+ * append in flight (docs/shared-stores.md).  Such records are left. */
+static int recover_lock_tells(int fd)
+{
+	struct statfs sf;
+	return fstatfs(fd, &sf) != 0 || (unsigned long)sf.f_type != RECOVER_FUSE_MAGIC;
+}
+
 /* One record in the directory `dfd` (at `dirpath`): acted on only if its
  * writer is dead (its lock can be taken), then removed unless the file it
  * is about could not be repaired. */
@@ -307,7 +322,7 @@ static void recover_one(int dfd, const char *dirpath, const char *entry, recover
 	fd = openat(dfd, entry, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
 	/* A lock held means a live writer; no lock at all (a file system
 	 * without locks) means nobody can tell: leave it. */
-	if (fd < 0 || flock(fd, LOCK_EX | LOCK_NB) != 0)
+	if (fd < 0 || !recover_lock_tells(fd) || flock(fd, LOCK_EX | LOCK_NB) != 0)
 		goto out;
 	if (fstat(fd, &st) != 0 || st.st_nlink == 0)
 		goto out; /* its append ended meanwhile */
@@ -377,7 +392,8 @@ static void recover_temp(int dfd, const char *dirpath, const char *entry, recove
 	if (fstatat(dfd, entry, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode))
 		goto out;
 	fd = openat(dfd, entry, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
-	if (fd < 0 || flock(fd, LOCK_EX | LOCK_NB) != 0 || fstat(fd, &st) != 0 || st.st_nlink == 0)
+	if (fd < 0 || !recover_lock_tells(fd) || flock(fd, LOCK_EX | LOCK_NB) != 0 || fstat(fd, &st) != 0 ||
+	    st.st_nlink == 0)
 		goto out;
 	/* The name must still be this file: a finished migration renamed it
 	 * over the session before letting go of the lock. */

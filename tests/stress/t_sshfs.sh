@@ -153,6 +153,7 @@ phase() {
 		asst_msg r2 r1 "ok"
 	} >"$F"
 	cp "$F" "$BASE"
+	cp "$ROOT_DIR/tests/data/fixtures/pi-v1-before-compaction.jsonl" "$STORE/$PROJ/$name-v1.jsonl"
 	mount_net "$NA" "${opts[@]}"
 	mount_net "$NB" "${opts[@]}"
 	mkdir -p "$PA" "$PB"
@@ -262,8 +263,22 @@ except OSError as e:
 		assert_true "[$variant] the refused ${kb} KiB text is kept in rejected/" \
 			bash -c 'grep -lq "^big $1 y" "$2"/.pisessionfs/rejected/*' _ "$kb" "$PA"
 	done
+	# --- a version 1 file is not migrated (rewritten) over the network -------
+	local V1=$STORE/$PROJ/$name-v1.jsonl
+	before=$(sha256sum <"$V1")
+	fsx_out python3 -c 'import errno, os, sys
+fd = os.open(sys.argv[1], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+os.write(fd, b"a question for an old session\n")
+try:
+    os.close(fd)
+    print("closed")
+except OSError as e:
+    print(errno.errorcode.get(e.errno, e.errno))' "$PA/$PROJ/$name-v1/new.md"
+	assert_eq "[$variant] a message into a version 1 session through A is refused at close()" "EPERM" "${OUT%$'\n'}"
+	assert_eq "[$variant] the version 1 file is byte-identical" "$before" "$(sha256sum <"$V1")"
 	fsx_out cat "$PA/.pisessionfs/log"
 	assert_contains "[$variant] the log says why a big entry was refused" "SFTP" "$OUT"
+	assert_contains "[$variant] the log says why the version 1 file was left" "rewrites it, which could lose another machine's append" "$OUT"
 	# The daemons logged their refusals (expected): they are not trouble.
 	umount_fs "$PA"
 	umount_fs "$PB"
