@@ -9,8 +9,8 @@
 #include <sys/vfs.h>
 #include <time.h>
 #include <unistd.h>
-#include <uuid/uuid.h>
 #include "append.h"
+#include "sessionnew.h"
 #include "buf.h"
 #include "jstext.h"
 #include "jsonout.h"
@@ -68,12 +68,7 @@ void append_now_iso(char *out)
 static void append_new_id(const struct ps_session *s, json_t *const *batch, size_t n, char out[9])
 {
 	for (;;) {
-		uuid_t u;
-		char text[37];
-		uuid_generate_random(u);
-		uuid_unparse_lower(u, text);
-		memcpy(out, text, 8);
-		out[8] = '\0';
+		sessionnew_short_id(out);
 		int clash = session_find(s, out, 8) != PS_NIL;
 		for (size_t i = 0; i < n && !clash; i++) {
 			const char *id = json_string_value(json_object_get(batch[i], "id"));

@@ -1,7 +1,6 @@
 /* pi's createBranchedSession, reimplemented over the index (sessionfork.h). */
 #include <stdlib.h>
 #include <string.h>
-#include <uuid/uuid.h>
 #include <jansson.h>
 #include "append.h"
 #include "buf.h"
@@ -102,14 +101,9 @@ static ps_err fork_ids_put(struct fork_ids *ids, const char *s, uint32_t val, ui
 /* pi's generateId: 8 hex digits of a random UUID, not taken yet. */
 static void fork_new_id(const struct fork_ids *taken, char out[9])
 {
-	do {
-		uuid_t u;
-		char text[37];
-		uuid_generate_random(u);
-		uuid_unparse_lower(u, text);
-		memcpy(out, text, 8);
-		out[8] = '\0';
-	} while (fork_ids_get(taken, out) != PS_NIL);
+	do
+		sessionnew_short_id(out);
+	while (fork_ids_get(taken, out) != PS_NIL);
 }
 
 /* pi's labelsById and labelTimestampsById: a Map from target id to the

@@ -22,6 +22,16 @@ void sessionnew_uuid7(int64_t ms, char out[37])
 	uuid_unparse_lower(u, out);
 }
 
+void sessionnew_short_id(char out[9])
+{
+	uuid_t u;
+	char text[37];
+	uuid_generate_random(u);
+	uuid_unparse_lower(u, text);
+	memcpy(out, text, 8);
+	out[8] = '\0';
+}
+
 static ps_err sessionnew_errno(int e)
 {
 	return e == ENOENT ? PS_ERR_NOENT : e == ENOSPC || e == EDQUOT ? PS_ERR_NOSPACE

@@ -15,6 +15,10 @@
  * bits), as pi's session ids are: lower-case, 36 characters and a NUL. */
 void sessionnew_uuid7(int64_t ms, char out[37]);
 
+/* A candidate entry id as pi's generateId draws one: the first 8 hex
+ * digits of a random UUID (the caller retries on a collision). */
+void sessionnew_short_id(char out[9]);
+
 /* What names a new session, all of one clock reading: the header's
  * timestamp as new Date().toISOString() writes it, the session id (a
  * UUID v7 of that millisecond) and the file's stem, pi's

@@ -108,6 +108,17 @@ show() {
 	printf '%q' "$v"
 }
 
+# let_others_reach DIR: gives others search permission on DIR and every
+# folder above it up to /tmp (the test's scratch folders are 0700), for a
+# test whose second user (setpriv) must reach the mount.
+let_others_reach() {
+	local d=$1
+	while [[ $d != / && $d != /tmp && $d != "${TMPDIR:-/tmp}/.." ]]; do
+		chmod o+x "$d"
+		d=$(dirname "$d")
+	done
+}
+
 # --- running things against the mount ---------------------------------------
 
 # fsx CMD...: runs CMD with a hard time limit (a hung daemon must not hang

@@ -25,11 +25,7 @@ before=$(sha256sum <"$STORE/$P/$A.jsonl")
 # Another user (below) may make links in $Q but not read a private source.
 chmod 0755 "$STORE"
 chmod 0777 "$STORE/$Q"
-d=$MNT
-while [[ $d != / && $d != /tmp && $d != "${TMPDIR:-/tmp}/.." ]]; do
-	chmod o+x "$d"
-	d=$(dirname "$d")
-done
+let_others_reach "$MNT"
 mount_fs "$STORE" "$MNT" -o allow_other
 
 # new_file: the newest session file of a folder.

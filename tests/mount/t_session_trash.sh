@@ -29,11 +29,7 @@ after_unmount() {
 # Another user (below) reaches the mount, and may change the session
 # file but not its folder in the store.
 chmod 0755 "$STORE" "$STORE/$P"
-d=$MNT
-while [[ $d != / && $d != /tmp && $d != "${TMPDIR:-/tmp}/.." ]]; do
-	chmod o+x "$d"
-	d=$(dirname "$d")
-done
+let_others_reach "$MNT"
 mount_fs "$STORE" "$MNT" -o allow_other
 S=$MNT/$P/$A
 

@@ -31,11 +31,7 @@ mk --home-bob-work-- 2026-01-02T00-00-00-000Z_bbbb0002 bbbb0002-0000-7000-8000-0
 mk --srv-shared-- 2026-01-03T00-00-00-000Z_cccc0003 cccc0003-0000-7000-8000-000000000003 /srv/shared "Shared notes" $ALICE 644
 chmod 755 "$STORE" "$STORE"/*
 # The users must reach the mountpoint through the test's scratch folders.
-d=$MNT
-while [[ $d != / && $d != /tmp && $d != "${TMPDIR:-/tmp}/.." ]]; do
-	chmod o+x "$d"
-	d=$(dirname "$d")
-done
+let_others_reach "$MNT"
 chmod 755 "$MNT"
 
 mount_fs "$STORE" "$MNT" -o allow_other
