@@ -216,6 +216,7 @@ static int catalog_on_session(void *ctx, const char *name, const struct stat *st
 			return 1;
 	}
 	c->seen = 1;
+	c->buried = 0;
 	/* chmod and chown change no size or mtime: taken at every scan. */
 	c->mode = st->st_mode;
 	c->uid = st->st_uid;
@@ -260,10 +261,16 @@ static ps_err catalog_scan(struct ps_catalog *cat)
 			err = w.err;
 	}
 	fileset_free(&w.files);
-	/* Sessions gone from the store go from the table. */
+	/* Sessions gone from the store go from the table, but for those in
+	 * the trash whose rm -r is under way (store_bury): their names must
+	 * resolve until its last rmdir, though no view lists them. */
 	size_t before = cat->n;
 	for (size_t i = 0; i < cat->n;) {
-		if (!cat->items[i].seen) {
+		struct stat st;
+		if (!cat->items[i].seen &&
+		    store_stat_session(cat->store, cat->items[i].project, cat->items[i].stem, &st) == PS_OK) {
+			cat->items[i++].buried = 1;
+		} else if (!cat->items[i].seen) {
 			catalog_session_clear(&cat->items[i]);
 			cat->items[i] = cat->items[--cat->n];
 		} else {
@@ -309,18 +316,20 @@ ps_err catalog_snapshot(struct ps_catalog *cat, struct catalog_session **out, si
 	struct catalog_session *copy = calloc(cat->n ? cat->n : 1, sizeof *copy);
 	if (!copy)
 		err = PS_ERR_NOMEM;
+	size_t count = 0;
 	for (size_t i = 0; copy && i < cat->n; i++) {
 		const struct catalog_session *c = &cat->items[i];
-		copy[i] = (struct catalog_session){
+		if (c->buried)
+			continue;
+		copy[count++] = (struct catalog_session){
 			strdup(c->project), strdup(c->stem), strdup(c->id ? c->id : ""), strdup(c->cwd ? c->cwd : ""),
 			strdup(c->name ? c->name : ""), strdup(c->title ? c->title : ""), c->mtime_ns, c->size,
-			c->mode, c->uid, c->gid, 1, c->fork,
+			c->mode, c->uid, c->gid, 1, c->fork, 0,
 		};
-		if (!copy[i].project || !copy[i].stem || !copy[i].id || !copy[i].cwd || !copy[i].name ||
-		    !copy[i].title)
+		const struct catalog_session *got = &copy[count - 1];
+		if (!got->project || !got->stem || !got->id || !got->cwd || !got->name || !got->title)
 			err = PS_ERR_NOMEM;
 	}
-	size_t count = cat->n;
 	pthread_mutex_unlock(&cat->lock);
 	if (err) {
 		if (copy)

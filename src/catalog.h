@@ -28,6 +28,7 @@ struct catalog_session {
 	uint32_t mode, uid, gid;
 	int seen;        /* private: found by the current scan */
 	int fork;        /* the header names a parentSession (pi's /fork made it) */
+	int buried;      /* private: in the trash, its rm -r under way (resolves, not listed) */
 };
 
 struct ps_catalog;

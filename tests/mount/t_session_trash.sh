@@ -94,6 +94,20 @@ assert_true "rmdir ends it" rmdir "$S"
 assert_missing "$S"
 assert_same_bytes "$TRASH/files/$C.jsonl" "$T_DIR/orig.jsonl"
 
+# A session started with mkdir, removed by the name typed, while the views
+# rescan the store: the name resolves until the last rmdir, no view lists
+# the session meanwhile.
+assert_true "mkdir a named session" mkdir "$MNT/$P/short lived"
+named=$(basename "$(ls -t "$STORE/$P"/*.jsonl | head -1)" .jsonl)
+assert_true "rm of its session.jsonl, by the typed name" rm "$MNT/$P/short lived/session.jsonl"
+sleep 1.2
+fsx_out ls "$MNT/by-id"
+assert_true "the views rescanned without it" bash -c "! grep -q '${named#*_}' <<<'$OUT'"
+assert_true "the typed name still resolves" test -f "$MNT/$P/short lived/name"
+assert_true "its rmdir, by the typed name, ends it" rmdir "$MNT/$P/short lived"
+assert_missing "$STORE/$P/$named.jsonl"
+assert_contains "the trash has it" "short lived" "$(cat "$TRASH/files/$named.jsonl")"
+
 # Other tools that remove trees remove in listing order too.
 D=2026-01-04T00-00-00-000Z_dddd
 E=2026-01-05T00-00-00-000Z_eeee
