@@ -430,18 +430,21 @@ static int append_fresh_attrs(const char *path)
  * file was shorter). */
 static char append_last_byte(const char *path)
 {
-	struct statx stx;
-	char last = '\n';
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_DIRECT);
-	if (fd < 0)
-		fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
-	if (fd < 0)
-		return last;
-	if (statx(fd, "", AT_EMPTY_PATH | AT_STATX_FORCE_SYNC, STATX_SIZE, &stx) == 0 && stx.stx_size > 0 &&
-	    pread(fd, &last, 1, (off_t)stx.stx_size - 1) != 1)
-		last = '\n';
-	close(fd);
-	return last;
+	/* A FUSE file system that hands O_DIRECT on to a local file (a
+	 * passthrough) refuses an unaligned read: then a plain one. */
+	for (int direct = 1; direct >= 0; direct--) {
+		struct statx stx;
+		char last = '\n';
+		int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | (direct ? O_DIRECT : 0));
+		if (fd < 0)
+			continue;
+		int sized = statx(fd, "", AT_EMPTY_PATH | AT_STATX_FORCE_SYNC, STATX_SIZE, &stx) == 0;
+		ssize_t r = sized && stx.stx_size > 0 ? pread(fd, &last, 1, (off_t)stx.stx_size - 1) : 1;
+		close(fd);
+		if (sized && r == 1)
+			return last;
+	}
+	return '\n';
 }
 
 static ps_err append_write(struct ps_session *s, const struct buf *lines, int fuse, struct append_error *err)
@@ -454,6 +457,7 @@ static ps_err append_write(struct ps_session *s, const struct buf *lines, int fu
 	ps_err code = PS_OK;
 	/* On FUSE, O_DIRECT: one request for the whole line (see above). */
 	int fd = open(s->path, O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW | (fuse ? O_DIRECT : 0));
+	int direct = fuse && fd >= 0;
 	if (fd < 0 && fuse && errno == EINVAL)
 		fd = open(s->path, O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0)
@@ -503,6 +507,19 @@ static ps_err append_write(struct ps_session *s, const struct buf *lines, int fu
 	do
 		w = write(fd, out.data, out.len);
 	while (w < 0 && errno == EINTR);
+	/* A FUSE file system that hands O_DIRECT on to a local file (a
+	 * passthrough) wants aligned buffers: nothing was written, so the
+	 * same bytes go again through a plain descriptor. */
+	if (w < 0 && errno == EINVAL && direct) {
+		int plain = open(s->path, O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW);
+		if (plain >= 0) {
+			close(fd);
+			fd = plain;
+			do
+				w = write(fd, out.data, out.len);
+			while (w < 0 && errno == EINTR);
+		}
+	}
 	if (w != (ssize_t)out.len) {
 		int e = w < 0 ? errno : ENOSPC;
 		/* Take a partial line back if nobody appended after it; if it
