@@ -119,6 +119,21 @@ let_others_reach() {
 	done
 }
 
+# write_close FILE TEXT: writes TEXT to FILE (created or truncated) in one
+# write(2) and closes it, under fsx_out: $OUT is "closed", or the name of
+# the errno close(2) failed with (the commit's answer; a shell's `>` never
+# reports it).
+write_close() {
+	fsx_out python3 -c 'import errno, os, sys
+fd = os.open(sys.argv[1], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+os.write(fd, sys.argv[2].encode())
+try:
+    os.close(fd)
+    print("closed")
+except OSError as e:
+    print(errno.errorcode.get(e.errno, e.errno))' "$1" "$2"
+}
+
 # --- running things against the mount ---------------------------------------
 
 # fsx CMD...: runs CMD with a hard time limit (a hung daemon must not hang

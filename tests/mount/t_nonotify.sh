@@ -246,14 +246,7 @@ assert_poll "write: the raw append shows" $LIMIT grep -q raw-append "$S/context.
 O=$MNT/$P/old
 prime
 cp "$BACK/$P/old.jsonl" "$T_DIR/old.before"
-fsx_out "$PY" -c 'import errno, os, sys
-fd = os.open(sys.argv[1], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-os.write(fd, b"v2-written\n")
-try:
-    os.close(fd)
-    print("closed")
-except OSError as e:
-    print(errno.errorcode.get(e.errno, e.errno))' "$O/new.md"
+write_close "$O/new.md" $'v2-written\n'
 assert_eq "migrate: the write into a version-2 session fails at close()" "EPERM" "${OUT%$'\n'}"
 assert_same_bytes "$BACK/$P/old.jsonl" "$T_DIR/old.before"
 assert_eq "migrate: no temporary file left" "" "$(find "$BACK/$P" -name '*pisessionfs-migrate*')"

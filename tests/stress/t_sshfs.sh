@@ -249,14 +249,7 @@ else:
 	local before after kb
 	for kb in 40 80; do
 		before=$(sha256sum <"$F")
-		fsx_out python3 -c 'import errno, os, sys
-fd = os.open(sys.argv[1], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-os.write(fd, ("big %s " % sys.argv[2] + "y" * (int(sys.argv[2]) * 1024) + "\n").encode())
-try:
-    os.close(fd)
-    print("closed")
-except OSError as e:
-    print(errno.errorcode.get(e.errno, e.errno))' "$SA/big-$kb.md" "$kb"
+		write_close "$SA/big-$kb.md" "big $kb $(head -c $((kb * 1024)) /dev/zero | tr '\0' y)"$'\n'
 		after=$(sha256sum <"$F")
 		assert_eq "[$variant] a ${kb} KiB entry through A is refused at close()" "EFBIG" "${OUT%$'\n'}"
 		assert_eq "[$variant] the refused ${kb} KiB entry left the session file byte-identical" "$before" "$after"
@@ -266,14 +259,7 @@ except OSError as e:
 	# --- a version 1 file is not migrated (rewritten) over the network -------
 	local V1=$STORE/$PROJ/$name-v1.jsonl
 	before=$(sha256sum <"$V1")
-	fsx_out python3 -c 'import errno, os, sys
-fd = os.open(sys.argv[1], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-os.write(fd, b"a question for an old session\n")
-try:
-    os.close(fd)
-    print("closed")
-except OSError as e:
-    print(errno.errorcode.get(e.errno, e.errno))' "$PA/$PROJ/$name-v1/new.md"
+	write_close "$PA/$PROJ/$name-v1/new.md" $'a question for an old session\n'
 	assert_eq "[$variant] a message into a version 1 session through A is refused at close()" "EPERM" "${OUT%$'\n'}"
 	assert_eq "[$variant] the version 1 file is byte-identical" "$before" "$(sha256sum <"$V1")"
 	fsx_out cat "$PA/.pisessionfs/log"
