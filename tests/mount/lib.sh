@@ -119,6 +119,29 @@ let_others_reach() {
 	done
 }
 
+# need_pi: pi 1.6.0 and its Node.js (tests/setup-pi.sh; PI_REF_DIR names
+# an installed copy) in PI_NODE and PI_SESSION_MANAGER.  Without them a
+# test cannot check what it promises: it fails, it does not skip.
+need_pi() {
+	local out root
+	root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+	out=$(PI_REF_DIR=${PI_REF_DIR:-} "$root/tests/setup-pi.sh" 2>"$T_DIR/.setup-pi") ||
+		die "tests/setup-pi.sh failed: $(tail -5 "$T_DIR/.setup-pi")"
+	eval "$out"
+	[[ -x ${PI_NODE:-} && -f ${PI_SESSION_MANAGER:-} ]] || die "pi is not usable after tests/setup-pi.sh"
+}
+
+# pi_open FILE: what pi's SessionManager.open reads of a copy of FILE
+# (tests/interop/pi_open.mjs: one JSON object, "ok", "name", "unchanged",
+# ...) into $OUT, under fsx_out; FILE itself is never given to pi, which
+# may rewrite what it opens.
+pi_open() {
+	local root
+	root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+	cp "$1" "$T_DIR/pi-open.jsonl"
+	fsx_out timeout -s KILL 60 "$PI_NODE" "$root/tests/interop/pi_open.mjs" "$PI_SESSION_MANAGER" "$T_DIR/pi-open.jsonl"
+}
+
 # write_close FILE TEXT: writes TEXT to FILE (created or truncated) in one
 # write(2) and closes it, under fsx_out: $OUT is "closed", or the name of
 # the errno close(2) failed with (the commit's answer; a shell's `>` never

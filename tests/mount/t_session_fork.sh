@@ -9,11 +9,7 @@
 command -v setpriv >/dev/null || die "setpriv (util-linux) is needed"
 
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-if ! pi_env=$(PI_REF_DIR=${PI_REF_DIR:-} "$ROOT/tests/setup-pi.sh" 2>"$T_DIR/setup-pi.err"); then
-	die "tests/setup-pi.sh failed: $(tail -5 "$T_DIR/setup-pi.err")"
-fi
-eval "$pi_env"
-[[ -x ${PI_NODE:-} && -f ${PI_SESSION_MANAGER:-} ]] || die "pi is not usable after tests/setup-pi.sh"
+need_pi
 
 FIX=$ROOT/tests/data/fixtures/pi-1.6.0-v3-branched.jsonl
 P=--home-u-proj--
@@ -60,9 +56,9 @@ assert_contains "ls -l of the project shows the fork" "$stem" "$(fsx ls "$MNT/$P
 
 # pi loads the fork as it is, and sees the source's conversation at the
 # entry (pi's own branch(7bfd5a82) of the source).
+pi_open "$fork"
 cp "$fork" "$T_DIR/fork.jsonl"
 cp "$STORE/$P/$A.jsonl" "$T_DIR/source.jsonl"
-fsx_out timeout -s KILL 60 "$PI_NODE" "$ROOT/tests/interop/pi_open.mjs" "$PI_SESSION_MANAGER" "$T_DIR/fork.jsonl"
 assert_contains "pi opens the fork" '"ok":true' "$OUT"
 assert_contains "pi leaves it as it is" '"unchanged":true' "$OUT"
 assert_contains "pi reads its name" '"name":"retry"' "$OUT"

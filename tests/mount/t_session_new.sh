@@ -6,12 +6,7 @@
 # from that cwd.  At the root, the same in a flat store.
 . "$(dirname "$0")/lib.sh" "$@"
 
-ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-if ! pi_env=$(PI_REF_DIR=${PI_REF_DIR:-} "$ROOT/tests/setup-pi.sh" 2>"$T_DIR/setup-pi.err"); then
-	die "tests/setup-pi.sh failed: $(tail -5 "$T_DIR/setup-pi.err")"
-fi
-eval "$pi_env"
-[[ -x ${PI_NODE:-} && -f ${PI_SESSION_MANAGER:-} ]] || die "pi is not usable after tests/setup-pi.sh"
+need_pi
 
 P=--home-u-proj--
 mkdir -p "$STORE/$P" "$STORE/--srv-empty-dir--"
@@ -50,8 +45,7 @@ assert_contains "lands in the new file" '"content":"what should we build?"' "$(t
 assert_eq "the other session is untouched" "$before" "$(sha256sum <"$STORE/$P/2026-01-01T00-00-00-000Z_old.jsonl")"
 
 # pi loads it, and `pi -c` from that cwd continues it.
-cp "$new" "$T_DIR/copy.jsonl"
-fsx_out timeout -s KILL 60 "$PI_NODE" "$ROOT/tests/interop/pi_open.mjs" "$PI_SESSION_MANAGER" "$T_DIR/copy.jsonl"
+pi_open "$new"
 assert_contains "pi opens it" '"ok":true' "$OUT"
 assert_contains "pi reads its name" '"name":"fresh idea"' "$OUT"
 assert_contains "pi leaves it as it is" '"unchanged":true' "$OUT"

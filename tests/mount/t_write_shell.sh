@@ -18,14 +18,7 @@
 PY=$(python3 -c 'import sys; print(sys.executable)')
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 
-# pi 1.6.0 and its Node.js (tests/setup-pi.sh; PI_REF_DIR names an
-# installed copy).  Without them the test cannot check what it promises:
-# it fails, it does not skip.
-if ! pi_env=$(PI_REF_DIR=${PI_REF_DIR:-} "$ROOT/tests/setup-pi.sh" 2>"$T_DIR/setup-pi.err"); then
-	die "tests/setup-pi.sh failed: $(tail -5 "$T_DIR/setup-pi.err")"
-fi
-eval "$pi_env"
-[[ -x ${PI_NODE:-} && -f ${PI_SESSION_MANAGER:-} ]] || die "pi is not usable after tests/setup-pi.sh"
+need_pi
 
 PROJ=--home-u-w--
 SN=s-shell

@@ -99,17 +99,6 @@ py_checks() {
 
 # --- pi 1.6.0 (tests/setup-pi.sh) ---------------------------------------------
 
-PI_NODE=
-PI_SESSION_MANAGER=
-# need_pi: installs (or finds) pi and node 22; fatal when impossible.
-need_pi() {
-	local out
-	out=$(PI_REF_DIR=${PI_REF_DIR:-} "$ROOT_DIR/tests/setup-pi.sh" 2>"$T_DIR/.setup-pi") ||
-		die "tests/setup-pi.sh failed: $(tail -5 "$T_DIR/.setup-pi")"
-	eval "$out"
-	[[ -x $PI_NODE && -f $PI_SESSION_MANAGER ]] || die "pi is not usable after tests/setup-pi.sh"
-}
-
 # pi_tool SUBCOMMAND ARGS...: tests/stress/pi_tool.mjs under a time limit.
 pi_tool() {
 	timeout -s KILL "${PI_TIMEOUT:-120}" "$PI_NODE" "$STRESS_DIR/pi_tool.mjs" "$PI_SESSION_MANAGER" "$@"

@@ -32,6 +32,7 @@ import { copyFileSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, w
 import { createHash } from "node:crypto";
 import { basename, join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
+import { mulberry32 } from "../mulberry32.mjs";
 
 const args = process.argv.slice(2);
 const opts = {};
@@ -46,14 +47,7 @@ const work = resolve(opts.work);
 const perFile = Number(opts["per-file"] ?? 40);
 const { SessionManager } = await import(pathToFileURL(resolve(opts.sm)).href);
 
-let state = Number(opts.seed ?? 20261201) >>> 0;
-function rand() {
-	state = (state + 0x6d2b79f5) >>> 0;
-	let t = state;
-	t = Math.imul(t ^ (t >>> 15), t | 1);
-	t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-	return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-}
+const rand = mulberry32(Number(opts.seed ?? 20261201));
 
 let passed = 0, failed = 0;
 const fail = (what) => {

@@ -20,6 +20,7 @@ import { spawnSync } from "node:child_process";
 import { mkdirSync, writeFileSync, rmSync, utimesSync, readdirSync, readlinkSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
+import { mulberry32 } from "../mulberry32.mjs";
 
 const args = process.argv.slice(2);
 const opt = (name, def) => {
@@ -42,15 +43,7 @@ const { SessionManager } = await import(pathToFileURL(smPath).href);
 const searchJs = join(dirname(smPath), "..", "modes", "interactive", "components", "session-selector-search.js");
 const { filterAndSortSessions, parseSearchQuery } = await import(pathToFileURL(searchJs).href);
 
-// mulberry32: the same stores and queries for the same seed.
-let state = seed >>> 0;
-function rand() {
-	state = (state + 0x6d2b79f5) >>> 0;
-	let t = state;
-	t = Math.imul(t ^ (t >>> 15), t | 1);
-	t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-	return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-}
+const rand = mulberry32(seed);
 const int = (n) => Math.floor(rand() * n);
 const pick = (a) => a[int(a.length)];
 const chance = (p) => rand() < p;
