@@ -32,6 +32,12 @@ test_packages=(
 	# a real network store for tests/stress/t_sshfs.sh: two sshfs mounts
 	# of one directory through a private sshd on 127.0.0.1
 	sshfs openssh-server
+	# real tools' write patterns (t_write_matrix): sponge, awk -i
+	# inplace, patch, zip archives of entries
+	moreutils gawk patch zip unzip
+	# a test that times out prints the daemon's thread stacks
+	# (tests/run-suite.sh)
+	gdb
 )
 
 case ${1:-} in
