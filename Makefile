@@ -24,12 +24,15 @@ LDFLAGS  ?=
 ifeq ($(SANITIZE),1)
 OPT      := -O1 -g -fno-omit-frame-pointer
 SANFLAGS := -fsanitize=address,undefined,leak -fno-sanitize-recover=undefined
+# fs/lockorder.h: the lock order is asserted where the bugs are hunted.
+DEBUGFLAGS := -DPSFS_LOCKORDER
 endif
 # SANITIZE=thread: ThreadSanitizer, for the daemon's threads (libfuse's
 # workers, the watcher, the sizers); run-tests.sh runs the mount tests so.
 ifeq ($(SANITIZE),thread)
 OPT      := -O1 -g -fno-omit-frame-pointer
 SANFLAGS := -fsanitize=thread
+DEBUGFLAGS := -DPSFS_LOCKORDER
 endif
 
 JANSSON_CFLAGS := $(shell pkg-config --cflags jansson)
@@ -61,7 +64,7 @@ DEPFLAGS := -MMD -MP
 NO_DEPFILE = $$(if $$(wildcard $$(basename $$@).d),,FORCE)
 .PHONY: FORCE
 CORE_CFLAGS := $(CSTD) $(WARN) $(OPT) $(SANFLAGS) $(DEPFLAGS) $(JANSSON_CFLAGS) $(UUID_CFLAGS) $(PCRE2_CFLAGS) -DPS_VERSION=\"$(VERSION)\" $(CFLAGS)
-FS_CFLAGS   := $(CORE_CFLAGS) $(FUSE_CFLAGS) -Isrc
+FS_CFLAGS   := $(CORE_CFLAGS) $(DEBUGFLAGS) $(FUSE_CFLAGS) -Isrc
 LIBS_CORE   := $(JANSSON_LIBS) $(UUID_LIBS) $(PCRE2_LIBS) -lpthread -lm
 
 # src/*.c only: src/cli/ is the pisession program, built on the library, not in it.

@@ -1,3 +1,5 @@
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -84,4 +86,26 @@ int psfs_caller_may_remove(const struct psfs_caller *c, const struct stat *dir, 
 int psfs_caller_is(const struct psfs_caller *c, uid_t owner)
 {
 	return c->uid == 0 || c->uid == owner;
+}
+
+pid_t psfs_caller_process(void)
+{
+	struct fuse_context *ctx = fuse_get_context();
+	char path[64], line[128];
+	pid_t tgid;
+	if (!ctx || !ctx->fuse || ctx->pid <= 0)
+		return 0;
+	tgid = ctx->pid;
+	snprintf(path, sizeof path, "/proc/%d/status", (int)ctx->pid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return tgid;
+	while (fgets(line, sizeof line, f)) {
+		if (strncmp(line, "Tgid:", 5) == 0) {
+			tgid = (pid_t)strtol(line + 5, NULL, 10);
+			break;
+		}
+	}
+	fclose(f);
+	return tgid;
 }

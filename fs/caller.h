@@ -34,6 +34,12 @@ void psfs_caller_get(struct psfs_caller *out);
 void psfs_caller_act_for(uid_t uid, gid_t gid);
 void psfs_caller_act_for_done(void);
 
+/* The thread group (process) of the thread the current request comes
+ * from: FUSE names the calling thread, and a close() from any thread of
+ * the process that opened a file is that process's close.  0 when there
+ * is no request, the pid itself when /proc does not say. */
+pid_t psfs_caller_process(void);
+
 /* Whether c may read a file of that owner and mode, as the kernel's
  * default_permissions decides: root always; the owner by the owner bits;
  * a member of the group by the group bits; anyone else by the others'. */

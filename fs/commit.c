@@ -73,9 +73,11 @@ static ps_err commit_parse(const char *path, const char *text, size_t len, const
 }
 
 static int commit_append(struct store_ref *ref, uint64_t generation, struct append_item *items, size_t n,
-			 const char *path, const char *text, size_t len)
+			 const char *path, const char *text, size_t len, char *id_out)
 {
 	struct append_error err;
+	if (id_out)
+		id_out[0] = '\0';
 	ps_err code = append_items(ref->session, generation, items, n, &err);
 	if (err.note[0])
 		journal_log("before writing %s: %s (in %s)", path, err.note, ref->session->path);
@@ -86,6 +88,8 @@ static int commit_append(struct store_ref *ref, uint64_t generation, struct appe
 			    json_string_value(json_object_get(items[i].entry, "type")),
 			    json_string_value(json_object_get(items[i].entry, "id")), ref->session->path, path);
 	}
+	if (id_out && n)
+		snprintf(id_out, COMMIT_ID_MAX, "%s", json_string_value(json_object_get(items[0].entry, "id")));
 	return 0;
 }
 
@@ -106,13 +110,15 @@ static int commit_unchanged(const json_t *original, const json_t *parsed)
 }
 
 int commit_edit(struct store_ref *ref, uint64_t generation, uint32_t entry, const char *path,
-		const char *text, size_t len)
+		const char *text, size_t len, char *id_out)
 {
 	struct ps_session *s = ref->session;
 	json_t *original = NULL, *parsed = NULL;
 	char why[512], *name = NULL;
 	int res;
 
+	if (id_out)
+		id_out[0] = '\0';
 	if (s->generation != generation || entry >= s->n_entries)
 		return commit_refuse(path, text, len, PS_ERR_IO, "the session file was replaced while the entry was open");
 	ps_err code = session_load_entry(s, entry, &original);
@@ -137,7 +143,7 @@ int commit_edit(struct store_ref *ref, uint64_t generation, uint32_t entry, cons
 	if (json_is_object(msg))
 		json_object_set_new(msg, "timestamp", json_integer(commit_now_ms()));
 	struct append_item item = { parsed, APPEND_PARENT_SIBLING, entry, NULL, 0 };
-	res = commit_append(ref, generation, &item, 1, path, text, len);
+	res = commit_append(ref, generation, &item, 1, path, text, len, id_out);
 out:
 	free(name);
 	json_decref(original);
@@ -162,25 +168,39 @@ int commit_check_text(struct store_ref *ref, uint64_t generation, uint32_t entry
 	return res;
 }
 
+/* A message of a new .md file is new activity: it gets the time of its
+ * commit, whatever front matter it was copied with (cp ENTRY.md new.md),
+ * as an edit does.  A .json entry keeps what it says. */
+static void commit_stamp_md(const char *path, json_t *parsed)
+{
+	size_t n = strlen(path);
+	json_t *msg = json_object_get(parsed, "message");
+	if (n > 3 && strcmp(path + n - 3, ".md") == 0 && json_is_object(msg))
+		json_object_set_new(msg, "timestamp", json_integer(commit_now_ms()));
+}
+
 int commit_new(struct store_ref *ref, uint64_t generation, uint32_t branch, const char *path,
-	       const char *text, size_t len)
+	       const char *text, size_t len, char *id_out)
 {
 	json_t *parsed = NULL;
 	char why[512];
+	if (id_out)
+		id_out[0] = '\0';
 	ps_err code = commit_parse(path, text, len, NULL, NULL, &parsed, why, sizeof why);
 	if (code)
 		return commit_refuse(path, text, len, code, why);
+	commit_stamp_md(path, parsed);
 	/* A .json entry that names its parent hangs there; otherwise under
 	 * the directory's tip. */
 	enum append_parent how = json_object_get(parsed, "parentId") ? APPEND_PARENT_GIVEN : APPEND_PARENT_BRANCH;
 	struct append_item item = { parsed, how, branch, NULL, 0 };
-	int res = commit_append(ref, generation, &item, 1, path, text, len);
+	int res = commit_append(ref, generation, &item, 1, path, text, len, id_out);
 	json_decref(parsed);
 	return res;
 }
 
 int commit_branch(struct store_ref *ref, const char *fork_id, const char *label, const char *path,
-		  const char *text, size_t len)
+		  const char *text, size_t len, char *id_out)
 {
 	struct ps_session *s = ref->session;
 	json_t *parsed = NULL, *mark = NULL;
@@ -188,11 +208,14 @@ int commit_branch(struct store_ref *ref, const char *fork_id, const char *label,
 	int res;
 	uint32_t fork = PS_NIL;
 
+	if (id_out)
+		id_out[0] = '\0';
 	if (*fork_id && (fork = session_find(s, fork_id, strlen(fork_id))) == PS_NIL)
 		return commit_refuse(path, text, len, PS_ERR_NOENT, "the entry this branch starts after is gone");
 	ps_err code = commit_parse(path, text, len, NULL, NULL, &parsed, why, sizeof why);
 	if (code)
 		return commit_refuse(path, text, len, code, why);
+	commit_stamp_md(path, parsed);
 	append_fresh_id(s, id);
 	json_object_set_new(parsed, "id", json_string(id));
 	json_object_del(parsed, "parentId");
@@ -205,7 +228,7 @@ int commit_branch(struct store_ref *ref, const char *fork_id, const char *label,
 		{ parsed, APPEND_PARENT_UNDER, fork, NULL, 0 },
 		{ mark, APPEND_PARENT_LEAF, PS_NIL, NULL, 0 },
 	};
-	res = commit_append(ref, s->generation, items, 2, path, text, len);
+	res = commit_append(ref, s->generation, items, 2, path, text, len, id_out);
 out:
 	json_decref(parsed);
 	json_decref(mark);
@@ -242,7 +265,7 @@ int commit_name(struct store_ref *ref, const char *path, const char *text, size_
 		goto out;
 	}
 	struct append_item item = { info, APPEND_PARENT_LEAF, PS_NIL, NULL, 0 };
-	res = commit_append(ref, s->generation, &item, 1, path, text, len);
+	res = commit_append(ref, s->generation, &item, 1, path, text, len, NULL);
 	json_decref(info);
 out:
 	free(name);
@@ -284,7 +307,7 @@ int commit_raw(struct store_ref *ref, const char *path, const char *text, size_t
 		items[n++] = (struct append_item){ entry, APPEND_PARENT_GIVEN, PS_NIL, line, ll };
 	}
 	if (n)
-		res = commit_append(ref, s->generation, items, n, path, text, len);
+		res = commit_append(ref, s->generation, items, n, path, text, len, NULL);
 out:
 	for (size_t i = 0; i < n; i++)
 		json_decref(items[i].entry);
@@ -314,7 +337,7 @@ int commit_label(struct store_ref *ref, const char *path, uint32_t target, const
 					    "the label is not valid UTF-8 text");
 			goto out;
 		}
-	res = commit_append(ref, s->generation, items, n, path, label ? label : "", label ? strlen(label) : 0);
+	res = commit_append(ref, s->generation, items, n, path, label ? label : "", label ? strlen(label) : 0, NULL);
 out:
 	for (size_t i = 0; i < n; i++)
 		json_decref(items[i].entry);

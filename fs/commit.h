@@ -10,9 +10,13 @@
 #include <stdint.h>
 #include "store.h"
 
+/* Room for the id of what a commit appended (id_out below, which may be
+ * NULL): set to "" when nothing was appended. */
+#define COMMIT_ID_MAX 128
+
 /* An entry file rewritten: a sibling entry with the new content. */
 int commit_edit(struct store_ref *ref, uint64_t generation, uint32_t entry, const char *path,
-		const char *text, size_t len);
+		const char *text, size_t len, char *id_out);
 
 /* The first bytes written into an emptied entry file (at offset 0): when
  * no front matter can start so, the file is the entry's text alone
@@ -26,12 +30,12 @@ int commit_check_text(struct store_ref *ref, uint64_t generation, uint32_t entry
 /* A new NAME.md or NAME.json in a tree directory: appended under the tip
  * of that directory's branch. */
 int commit_new(struct store_ref *ref, uint64_t generation, uint32_t branch, const char *path,
-	       const char *text, size_t len);
+	       const char *text, size_t len, char *id_out);
 
 /* The first file written into a pending branch: appended under fork_id
  * ("" for a new root), labelled `label`. */
 int commit_branch(struct store_ref *ref, const char *fork_id, const char *label, const char *path,
-		  const char *text, size_t len);
+		  const char *text, size_t len, char *id_out);
 
 /* `name` rewritten: a session_info entry (newlines folded, trimmed). */
 int commit_name(struct store_ref *ref, const char *path, const char *text, size_t len);
@@ -50,7 +54,9 @@ int commit_label(struct store_ref *ref, const char *path, uint32_t target, const
 int commit_is_blank(const char *text, size_t len);
 
 /* Whether a new file of this name becomes an entry when written: *.md and
- * *.json, but not editors' hidden side files (.f.swp, #f#). */
+ * *.json, but not editors' hidden side files (.f.swp, #f#).  A new .md
+ * message gets the time of its commit as its message.timestamp (a copy of
+ * an entry file is new activity, as pi counts it). */
 int commit_is_entry_name(const char *name);
 
 #endif

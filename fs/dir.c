@@ -9,6 +9,7 @@
 #include "caller.h"
 #include "journal.h"
 #include "ops_internal.h"
+#include "sessionops.h"
 #include "overview.h"
 #include "content.h"
 #include "searchdir.h"
@@ -238,6 +239,7 @@ int psfs_readdir(const char *path, void *buf, fuse_fill_dir_t filler, off_t offs
 	if (offset == 0) {
 		/* A new listing (or rewinddir): what the directory holds now. */
 		psfs_dirlist_clear(dl);
+		psfs_session_listed(path);
 		int res = psfs_readdir_all(path, dl, psfs_dirlist_add, flags);
 		if (res)
 			return res;

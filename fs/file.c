@@ -1,9 +1,10 @@
 /* File handles: open, read and write, and the commit of what was written
- * at flush (close), fsync and release.  A reader gets a snapshot taken at
- * open (or at its first read, for immutable files), or the raw session
- * file; a writer fills a buffer (or an in-memory overlay file) that
- * becomes entries through commit.c when it is committed.  Shared
- * internals: ops_internal.h. */
+ * at its commit points (docs/layout.md, "When a write is committed"): the
+ * opener's close, fsync, the last release.  A reader gets a snapshot taken
+ * at open (or at its first read, for immutable files), or the raw session
+ * file; a writer fills a draft (draft.h: its own, or an in-memory file's)
+ * that becomes entries through commit.c.  Shared internals:
+ * ops_internal.h. */
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -32,6 +33,7 @@ static struct psfs_file *psfs_file_new(enum psfs_handle kind, const char *path)
 	psfs_caller_get(&who);
 	f->uid = who.uid;
 	f->gid = who.gid;
+	f->opener = psfs_caller_process();
 	f->path = strdup(path);
 	if (!f->path) {
 		free(f);
@@ -50,6 +52,7 @@ static void psfs_file_free(struct psfs_file *f)
 		overlay_put(f->node);
 		overlay_unlock();
 	}
+	draft_put(f->draft);
 	pthread_mutex_destroy(&f->lock);
 	free(f->data);
 	free(f->path);
@@ -67,6 +70,7 @@ int psfs_overlay_rewrites_entry(const struct overlay_node *node)
 int psfs_open_overlay(const char *path, struct fuse_file_info *fi, int *found)
 {
 	struct psfs_file *f;
+	int writing = (fi->flags & O_ACCMODE) != O_RDONLY;
 	overlay_lock();
 	struct overlay_node *node = overlay_get(path);
 	*found = node != NULL;
@@ -74,7 +78,6 @@ int psfs_open_overlay(const char *path, struct fuse_file_info *fi, int *found)
 		overlay_unlock();
 		return 0;
 	}
-	int writing = (fi->flags & O_ACCMODE) != O_RDONLY;
 	if (node->kind == OVERLAY_SAVED && writing) {
 		/* The name of a file that became an entry, which the kernel
 		 * still knows (it sends OPEN, not CREATE, and O_CREAT is not
@@ -94,24 +97,35 @@ int psfs_open_overlay(const char *path, struct fuse_file_info *fi, int *found)
 		overlay_unlock();
 		return node->kind == OVERLAY_BRANCH ? -EISDIR : -ENOENT;
 	}
-	if ((fi->flags & O_TRUNC) && writing)
-		overlay_truncate(node, 0);
+	/* A rewrite of an entry moved aside (emacs): emptied like an entry
+	 * opened with O_TRUNC (psfs_commit). */
+	int rewrite = psfs_overlay_rewrites_entry(node);
+	struct draft *d = overlay_draft(node);
 	node->opens++;
 	overlay_unlock();
-	f = psfs_file_new(HANDLE_OVERLAY, path);
+	f = d ? psfs_file_new(HANDLE_OVERLAY, path) : NULL;
 	if (!f) {
+		draft_put(d);
 		overlay_lock();
 		overlay_put(node);
 		overlay_unlock();
 		return -ENOMEM;
 	}
 	f->node = node;
-	/* A rewrite of an entry moved aside (emacs): emptied like an entry
-	 * opened with O_TRUNC (psfs_commit). */
-	overlay_lock();
-	if ((fi->flags & O_TRUNC) && (fi->flags & O_ACCMODE) != O_RDONLY && psfs_overlay_rewrites_entry(node))
-		f->truncated = 1;
-	overlay_unlock();
+	f->draft = d;
+	f->writable = writing;
+	if ((fi->flags & O_TRUNC) && writing) {
+		draft_lock(d);
+		/* Emptied, not written: a new file's close waits for text; an
+		 * entry's rewrite that stays empty is refused (psfs_commit). */
+		draft_empty(d);
+		if (!rewrite)
+			d->truncated = 0;
+		draft_unlock(d);
+		overlay_lock();
+		overlay_touch(node);
+		overlay_unlock();
+	}
 	/* The kernel computes O_APPEND offsets from a size it may have
 	 * cached of what the name held before: writes go to the end. */
 	f->append = (fi->flags & O_APPEND) != 0;
@@ -193,26 +207,34 @@ int psfs_open(const char *path, struct fuse_file_info *fi)
 			err = PS_ERR_PERM;
 			goto out;
 		}
-		if (!(f = psfs_file_new(kind, path))) {
+		enum draft_target target = kind == HANDLE_EDIT ? DRAFT_EDIT : kind == HANDLE_NAME ? DRAFT_NAME : DRAFT_RAW;
+		if (!(f = psfs_file_new(kind, path)) || !(f->draft = draft_new(target))) {
 			err = PS_ERR_NOMEM;
 			goto out;
 		}
-		f->entry = node.entry;
-		f->generation = s->generation;
-		f->raw_base = s->size;
+		struct draft *d = f->draft;
+		f->writable = 1;
+		d->entry = node.entry;
+		d->serial = s->serial;
+		d->generation = s->generation;
+		d->raw_base = s->size;
 		/* The kernel computes O_APPEND offsets from a size it may have
 		 * cached before another writer appended: ignore them. */
 		f->append = (fi->flags & O_APPEND) != 0;
-		memcpy(f->project, p.project, sizeof f->project);
-		memcpy(f->session, p.session, sizeof f->session);
-		if (kind != HANDLE_RAW && !(fi->flags & O_TRUNC))
-			err = content_build(s, &node, &f->data, &f->len);
-		/* `: > name` clears the name though nothing is written; that
-		 * is decided at the last close, since a shell's redirection
+		memcpy(d->project, p.project, sizeof d->project);
+		memcpy(d->session, p.session, sizeof d->session);
+		if (kind != HANDLE_RAW && !(fi->flags & O_TRUNC)) {
+			char *text = NULL;
+			size_t len = 0;
+			if (!(err = content_build(s, &node, &text, &len)))
+				draft_adopt(d, text, len);
+		}
+		/* O_TRUNC of an entry is the start of a rewrite, not a change:
+		 * `: > name` clears the name though nothing is written, which
+		 * is decided at the last release, since a shell's redirection
 		 * closes a duplicate of the file before anything is written. */
 		if (kind != HANDLE_RAW && (fi->flags & O_TRUNC))
-			f->truncated = 1;
-		/* O_TRUNC of an entry is the start of a rewrite, not a change. */
+			d->truncated = 1;
 		fi->direct_io = 1;
 	} else {
 		if (!(f = psfs_file_new(HANDLE_READ, path))) {
@@ -274,14 +296,18 @@ static void psfs_grow_snapshot(struct psfs_file *f)
 	struct layout_node node;
 	char *data = NULL;
 	size_t len = 0;
-	uint64_t changes, generation;
+	uint64_t changes, generation, had_changes, had_generation;
+	/* A reader's lock comes before a session's (psfs_read_build): the
+	 * snapshot's age is read first. */
+	pthread_mutex_lock(&f->lock);
+	had_changes = f->changes;
+	had_generation = f->generation;
+	pthread_mutex_unlock(&f->lock);
 	if (psfs_locate(f->path, &p, &ref, &node))
 		return;
 	changes = ref.session->changes;
 	generation = ref.session->generation;
-	pthread_mutex_lock(&f->lock);
-	int same = f->changes == changes && f->generation == generation;
-	pthread_mutex_unlock(&f->lock);
+	int same = had_changes == changes && had_generation == generation;
 	/* A reader at the end (every read to EOF ends there) must not cost
 	 * a whole new transcript when nothing was added. */
 	ps_err err = same ? PS_ERR_NOENT : content_build(ref.session, &node, &data, &len);
@@ -327,80 +353,63 @@ static int psfs_read_build(struct psfs_file *f)
 int psfs_read(const char *path, char *buf, size_t size, off_t off, struct fuse_file_info *fi)
 {
 	struct psfs_file *f = (struct psfs_file *)(uintptr_t)fi->fh;
-	const char *data;
-	size_t len;
 	int res = 0;
 	(void)path;
+	if (off < 0)
+		return -EINVAL;
+	if (f->draft) {
+		/* A file being written reads as its draft: what was written. */
+		draft_lock(f->draft);
+		res = (int)draft_read(f->draft, buf, size, (size_t)off);
+		draft_unlock(f->draft);
+		return res;
+	}
 	if (f->kind == HANDLE_READ && (res = psfs_read_build(f)))
 		return res;
-	if (f->growing && off >= 0 && (size_t)off >= f->len)
+	if (f->growing && (size_t)off >= f->len)
 		psfs_grow_snapshot(f);
 	if (f->fd >= 0) {
 		ssize_t got = pread(f->fd, buf, size, off);
 		return got < 0 ? -errno : (int)got;
 	}
-	if (f->kind == HANDLE_OVERLAY)
-		overlay_lock();
 	pthread_mutex_lock(&f->lock);
-	data = f->kind == HANDLE_OVERLAY ? f->node->data : f->data;
-	len = f->kind == HANDLE_OVERLAY ? f->node->len : f->len;
-	if (off >= 0 && (size_t)off < len) {
-		if (size > len - (size_t)off)
-			size = len - (size_t)off;
-		memcpy(buf, data + off, size);
+	if ((size_t)off < f->len) {
+		if (size > f->len - (size_t)off)
+			size = f->len - (size_t)off;
+		memcpy(buf, f->data + off, size);
 		res = (int)size;
 	}
 	pthread_mutex_unlock(&f->lock);
-	if (f->kind == HANDLE_OVERLAY)
-		overlay_unlock();
 	return res;
-}
-
-/* Buffers of writers are bounded like the overlay's files. */
-#define PSFS_MAX_WRITE ((size_t)256 << 20)
-
-int psfs_buffer_write(struct psfs_file *f, const char *buf, size_t size, size_t off)
-{
-	if (off + size > PSFS_MAX_WRITE)
-		return -EFBIG;
-	if (off + size > f->len) {
-		char *grown = realloc(f->data, off + size + 1);
-		if (!grown)
-			return -ENOMEM;
-		memset(grown + f->len, 0, off + size + 1 - f->len);
-		f->data = grown;
-		f->len = off + size;
-	}
-	memcpy(f->data + off, buf, size);
-	f->dirty = 1;
-	return (int)size;
 }
 
 /* The first write into an entry file opened with O_TRUNC decides whether
  * it is the entry's text alone (commit_check_text): an entry that cannot
  * take that is refused here, so that `echo text > ENTRY.md` fails in the
- * shell.  A refused handle writes nothing more and commits nothing.
- * f->lock is held. */
-static int psfs_edit_check_text(struct psfs_file *f, const char *buf, size_t size, off_t off)
+ * shell.  A refused draft writes nothing more and commits nothing.  The
+ * draft is locked. */
+static int psfs_edit_check_text(struct psfs_file *f, struct draft *d, const char *buf, size_t size, off_t off)
 {
 	struct store_ref ref;
 	int res;
 
-	if (f->refused)
+	if (d->refused)
 		return -EINVAL;
 	/* Opened with O_TRUNC, as the shell, tee, Python's "w" and nano do;
 	 * not vim's ftruncate, whose write error would read "file system
 	 * full?": its refusal stays at close(). */
-	if (off != 0 || size == 0 || f->len != 0 || !f->truncated)
+	if (d->target != DRAFT_EDIT || off != 0 || size == 0 || d->len != 0 || !d->truncated)
 		return 0;
-	if (store_acquire(psfs_self()->store, f->project, f->session, &ref))
+	if (store_acquire(psfs_self()->store, d->project, d->session, &ref))
 		return 0; /* the commit says why */
-	res = commit_check_text(&ref, f->generation, f->entry, f->path, buf, size);
+	res = ref.session->serial == d->serial
+		      ? commit_check_text(&ref, d->generation, d->entry, f->path, buf, size)
+		      : 0;
 	store_release(psfs_self()->store, &ref);
 	if (res) {
-		f->refused = 1;
-		f->dirty = 0;
-		f->truncated = 0;
+		d->refused = 1;
+		d->dirty = 0;
+		d->truncated = 0;
 	}
 	return res;
 }
@@ -408,48 +417,43 @@ static int psfs_edit_check_text(struct psfs_file *f, const char *buf, size_t siz
 int psfs_write(const char *path, const char *buf, size_t size, off_t off, struct fuse_file_info *fi)
 {
 	struct psfs_file *f = (struct psfs_file *)(uintptr_t)fi->fh;
-	int res;
+	struct draft *d = f->draft;
+	int res = 0;
 	(void)path;
 	if (off < 0)
 		return -EINVAL;
-	switch (f->kind) {
-	case HANDLE_OVERLAY:
-		overlay_lock();
-		res = overlay_write(f->node, buf, size, f->append ? (off_t)f->node->len : off);
-		overlay_unlock();
-		if (res > 0) {
-			pthread_mutex_lock(&f->lock);
-			f->dirty = 1;
-			pthread_mutex_unlock(&f->lock);
-		}
-		return res;
-	case HANDLE_EDIT:
-	case HANDLE_NAME:
-		pthread_mutex_lock(&f->lock);
-		res = f->kind == HANDLE_EDIT ? psfs_edit_check_text(f, buf, size, off) : 0;
-		if (!res)
-			res = psfs_buffer_write(f, buf, size, (size_t)off);
-		pthread_mutex_unlock(&f->lock);
-		return res;
-	case HANDLE_RAW:
-		if (f->append) {
-			pthread_mutex_lock(&f->lock);
-			res = psfs_buffer_write(f, buf, size, f->len);
-			pthread_mutex_unlock(&f->lock);
-			return res;
-		}
-		/* Only appends: bytes at the end of the file as it was opened. */
-		if ((uint64_t)off < f->raw_base) {
-			journal_log("refused writing inside %s at offset %lld: history is append-only", f->path, (long long)off);
-			return -EPERM;
-		}
-		pthread_mutex_lock(&f->lock);
-		res = psfs_buffer_write(f, buf, size, (size_t)((uint64_t)off - f->raw_base));
-		pthread_mutex_unlock(&f->lock);
-		return res;
-	default:
+	if (!d || !f->writable)
 		return -EBADF;
+	draft_lock(d);
+	if (d->target == DRAFT_RAW) {
+		/* Only appends: bytes at the end of the file as it was opened
+		 * (and of what this draft appended since). */
+		if (f->append) {
+			off = (off_t)d->len;
+		} else if ((uint64_t)off < d->raw_base) {
+			journal_log("refused writing inside %s at offset %lld: history is append-only", f->path,
+				    (long long)off);
+			res = -EPERM;
+		} else {
+			off = (off_t)((uint64_t)off - d->raw_base);
+		}
+	} else {
+		if (f->append)
+			off = (off_t)d->len;
+		if (f->kind == HANDLE_EDIT || d->target == DRAFT_EDIT)
+			res = psfs_edit_check_text(f, d, buf, size, off);
+		else if (d->refused)
+			res = -EINVAL;
 	}
+	if (!res)
+		res = draft_write(d, buf, size, (size_t)off);
+	draft_unlock(d);
+	if (res > 0 && f->node) {
+		overlay_lock();
+		overlay_touch(f->node);
+		overlay_unlock();
+	}
+	return res;
 }
 
 /* How long the name of a new file that became an entry keeps answering
@@ -463,32 +467,36 @@ double psfs_saved_grace(void)
 	return timeout + 10.0;
 }
 
-/* Commits the in-memory file at `at` as what the name `as` means there: the
- * entry it was written over (a file made where an editor put the entry
- * aside; only when at is as), or a new NAME.md / NAME.json in a tree
- * directory or a pending branch.  serial: the node expected at `at` (0: the
- * one there).  Once appended, the file is moved to `as` and stays as a SAVED
- * name for a while (overlay.h).  Returns 0 when appended (*appended set, if
- * given) or when the file is not one that becomes an entry, else -errno
- * (refused, nothing appended). */
-int psfs_commit_file(const char *at, const char *as, uint64_t serial, int *appended)
+/* Commits the in-memory file at `at`, whose draft d the caller holds
+ * locked, as what the name `as` means there: the entry it was written
+ * over (a file made where an editor put the entry aside; only when at is
+ * as), or a new NAME.md / NAME.json in a tree directory or a pending
+ * branch.  serial: the node expected at `at` (0: the one there).  Once
+ * appended, the file is moved to `as` and stays as a SAVED name for a
+ * while (overlay.h), and the draft revises the entry it appended.
+ * Returns 0 when appended (*appended set, if given) or when the file is
+ * not one that becomes an entry, else -errno (refused, nothing appended). */
+int psfs_commit_file(const char *at, const char *as, uint64_t serial, struct draft *d, int *appended)
 {
 	struct psfs *fs = psfs_self();
-	struct store_ref ref;
+	struct store_ref ref = { 0 };
 	struct psfs_path p;
 	struct layout_node node;
 	const char *name;
 	char *dir = psfs_dirname(as, &name);
-	char *text = NULL, *fork_id = NULL, *label = NULL, *edit_of = NULL;
-	size_t len = 0;
-	int pending = 0, wanted = 0, committed = 0, nomem = 0, res = 0;
+	char *fork_id = NULL, *label = NULL, *edit_of = NULL;
+	char id[COMMIT_ID_MAX] = "";
+	const char *text = d->data ? d->data : "";
+	size_t len = d->len;
+	uint64_t branch_serial = 0;
+	int pending = 0, wanted = 0, committed = 0, nomem = 0, held = 0, res = 0;
 
 	if (!dir)
 		return -ENOMEM;
 	overlay_lock();
 	struct overlay_node *file = overlay_get(at);
 	struct overlay_node *parent = overlay_get(dir);
-	if (file && file->kind == OVERLAY_FILE && (!serial || file->serial == serial)) {
+	if (file && file->kind == OVERLAY_FILE && file->draft == d && (!serial || file->serial == serial)) {
 		serial = file->serial;
 		/* Without its copy, an edit would be taken for a new file (or
 		 * for no entry at all: `name`), and the close would report
@@ -498,14 +506,10 @@ int psfs_commit_file(const char *at, const char *as, uint64_t serial, int *appen
 		/* A blank file over an entry moved aside is wanted too: it is
 		 * refused as an emptied entry, not kept as a side file. */
 		wanted = (commit_is_entry_name(name) || edit_of) &&
-			 (file->len > 0 || (edit_of && psfs_overlay_rewrites_entry(file)));
-		if (wanted && (text = malloc(file->len + 1)) != NULL && file->len) {
-			/* an emptied entry's data may be NULL */
-			memcpy(text, file->data, file->len);
-			len = file->len;
-		}
+			 (len > 0 || (edit_of && psfs_overlay_rewrites_entry(file)));
 		if (wanted && parent && parent->kind == OVERLAY_BRANCH) {
 			pending = 1;
+			branch_serial = parent->serial;
 			fork_id = strdup(parent->fork_id);
 			label = strdup(parent->label);
 		}
@@ -513,9 +517,9 @@ int psfs_commit_file(const char *at, const char *as, uint64_t serial, int *appen
 	overlay_unlock();
 	if (journal_owns(as))
 		goto out;
-	if (nomem || (wanted && (!text || (pending && (!fork_id || !label))))) {
-		/* Nothing appended; the text stays in the file, where a later
-		 * close or rename commits it. */
+	if (nomem || (pending && (!fork_id || !label))) {
+		/* Nothing appended; the text stays in the draft, where a later
+		 * commit point tries again. */
 		journal_log("could not append %s: out of memory (its text stays in the file)", as);
 		res = -ENOMEM;
 		goto out;
@@ -533,29 +537,49 @@ int psfs_commit_file(const char *at, const char *as, uint64_t serial, int *appen
 			journal_reject(as, text, len, "the directory it was written in is gone");
 		goto out;
 	}
-	/* Two descriptors of one file closed at once: the first appends it,
-	 * the second (the session is locked now) finds it appended. */
+	held = 1;
 	overlay_lock();
 	file = overlay_get(at);
 	int still = file && file->kind == OVERLAY_FILE && file->serial == serial;
+	/* Two files of one pending branch committed at once: the first makes
+	 * the branch, the second (the session is locked now) finds it made,
+	 * and is a new file in it. */
+	int made = pending && !((parent = overlay_get(dir)) && parent->kind == OVERLAY_BRANCH &&
+				parent->serial == branch_serial);
 	overlay_unlock();
-	if (!still) {
-		store_release(fs->store, &ref);
+	if (!still)
 		goto out;
+	if (made) {
+		store_release(fs->store, &ref);
+		held = 0;
+		pending = 0;
+		if ((res = psfs_locate(dir, &p, &ref, &node))) {
+			journal_reject(as, text, len, "the branch it was written in is gone");
+			goto out;
+		}
+		held = 1;
 	}
 	if (pending) {
-		res = commit_branch(&ref, fork_id, label, as, text, len);
+		res = commit_branch(&ref, fork_id, label, as, text, len, id);
 		committed = 1;
 	} else if (edit_of && node.kind == LAYOUT_ENTRY) {
-		res = commit_edit(&ref, ref.session->generation, node.entry, as, text, len);
+		res = commit_edit(&ref, ref.session->generation, node.entry, as, text, len, id);
 		committed = 1;
 	} else if (edit_of && node.kind == LAYOUT_NAME) {
 		res = commit_name(&ref, as, text, len);
 		committed = 1;
 	} else if (node.kind == LAYOUT_TREE_DIR) {
-		res = commit_new(&ref, ref.session->generation, node.branch, as, text, len);
+		res = commit_new(&ref, ref.session->generation, node.branch, as, text, len, id);
 		committed = 1;
 	} /* else not a tree directory: stays a side file */
+	if (committed && res != -ENOSPC && res != -ENOMEM) {
+		/* Appended, or refused with the text kept: the draft holds
+		 * nothing new until it is written again, and what it holds
+		 * then revises what this commit made. */
+		draft_committed(d, p.project, p.session, res == 0 && id[0] ? id : NULL);
+		if (res == 0 && edit_of && node.kind == LAYOUT_NAME)
+			d->target = DRAFT_NAME;
+	}
 	if (res == 0 && committed) {
 		/* It is an entry now: the file gives way to the entry's, and
 		 * its name answers a while for the calls that follow a save
@@ -574,9 +598,9 @@ int psfs_commit_file(const char *at, const char *as, uint64_t serial, int *appen
 			overlay_remove(parent);
 		overlay_unlock();
 	}
-	store_release(fs->store, &ref);
 out:
-	free(text);
+	if (held)
+		store_release(fs->store, &ref);
 	free(fork_id);
 	free(label);
 	free(edit_of);
@@ -584,109 +608,159 @@ out:
 	return res;
 }
 
-/* Turns what a handle holds into entries; called on flush (close), fsync
- * and release.  Errors reach the caller's close() or fsync(). */
-static int psfs_commit(struct psfs_file *f, int last)
+enum psfs_commit_point {
+	AT_CLOSE,   /* a flush: a close() of one of the file's descriptors */
+	AT_FSYNC,
+	AT_RELEASE, /* the last descriptor closed */
+};
+
+/* Commits a draft written over an entry, `name` or session.jsonl (locked):
+ * 0 or -errno, nothing appended on error. */
+static int psfs_commit_session(struct psfs_file *f, struct draft *d)
 {
 	struct psfs *fs = psfs_self();
 	struct store_ref ref;
+	char id[COMMIT_ID_MAX] = "";
+	const char *text = d->data ? d->data : "";
 	int res = 0;
 
-	pthread_mutex_lock(&f->lock);
+	ps_err err = store_acquire(fs->store, d->project, d->session, &ref);
+	if (err) {
+		journal_reject(f->path, text, d->len, err == PS_ERR_NOMEM ? "out of memory" : "the session is gone");
+		return -psfs_errno(err);
+	}
+	struct ps_session *s = ref.session;
+	uint32_t entry;
+	switch (d->target) {
+	case DRAFT_EDIT:
+		/* The entry's number is of the index the file was opened on;
+		 * an index built anew starts its generations again. */
+		if (s->serial != d->serial)
+			res = commit_edit(&ref, (uint64_t)-1, PS_NIL, f->path, text, d->len, id);
+		else
+			res = commit_edit(&ref, d->generation, d->entry, f->path, text, d->len, id);
+		break;
+	case DRAFT_REVISE:
+		entry = session_find(s, d->id, strlen(d->id));
+		if (entry == PS_NIL) {
+			journal_reject(f->path, text, d->len, "the entry this file appended earlier is gone");
+			res = -EIO;
+		} else {
+			res = commit_edit(&ref, s->generation, entry, f->path, text, d->len, id);
+		}
+		break;
+	case DRAFT_NAME:
+		res = commit_name(&ref, f->path, text, d->len);
+		break;
+	case DRAFT_RAW:
+		res = commit_raw(&ref, f->path, text, d->len);
+		break;
+	default:
+		break;
+	}
+	store_release(fs->store, &ref);
+	if (d->target == DRAFT_RAW) {
+		/* Appended: later writes go after it.  Refused lines are kept
+		 * in rejected/ (short of memory too: commit_raw) and leave the
+		 * draft, so later lines start afresh.  A full disk keeps them
+		 * for the next commit point. */
+		if (res == 0 || res == -EINVAL || res == -ENOMEM) {
+			if (res == 0)
+				d->raw_base += d->len;
+			draft_empty(d);
+			d->truncated = 0;
+			d->dirty = 0;
+		}
+		return res;
+	}
+	/* A full disk (nothing was written: a partial write is taken back),
+	 * or no memory, may pass: the draft stays dirty and the next commit
+	 * point tries again instead of reporting success for text never
+	 * written.  Otherwise the text was appended or kept in rejected/. */
+	if (res != -ENOSPC && res != -ENOMEM)
+		draft_committed(d, d->project, d->session, res == 0 && id[0] ? id : NULL);
+	return res;
+}
+
+/* Turns what a handle's draft holds into entries, if `at` is one of its
+ * commit points.  Errors reach the caller's close() or fsync(). */
+static int psfs_commit(struct psfs_file *f, enum psfs_commit_point at)
+{
+	struct draft *d = f->draft;
+	int res = 0, last = at != AT_CLOSE;
+
+	if (!d || !f->writable)
+		return 0;
+	/* A child's close (a command of a shell group, what make runs) is
+	 * not the end of the file: its opener may go on writing. */
+	if (at == AT_CLOSE && psfs_caller_process() != f->opener)
+		return 0;
+	draft_lock(d);
 	/* A release carries no credentials: what the commit logs and keeps
 	 * belongs to whoever opened the file. */
 	psfs_caller_act_for(f->uid, f->gid);
-	if (f->refused) {
+	int emptied_entry = d->target == DRAFT_EDIT || d->target == DRAFT_REVISE;
+	uint64_t serial = 0;
+	int temporary = 0;
+	char *path = NULL;
+	if (d->target == DRAFT_OVERLAY) {
+		overlay_lock();
+		serial = f->node->serial;
+		temporary = f->node->kind == OVERLAY_FILE && f->node->temporary;
+		emptied_entry = psfs_overlay_rewrites_entry(f->node);
+		/* Committed where it is now: a rename may have moved it. */
+		path = f->node->unlinked || f->node->kind != OVERLAY_FILE ? NULL : strdup(f->node->path);
+		overlay_unlock();
+	}
+	if (d->refused) {
 		/* Refused at its first write (psfs_edit_check_text), which said
 		 * so and logged it; close() need not say it again (cat, Python
 		 * would report it twice).  fsync() says nothing is durable. */
 		res = last ? -EINVAL : 0;
 		goto out;
 	}
-	if (!f->dirty && f->truncated && !last && (f->kind == HANDLE_EDIT || f->kind == HANDLE_OVERLAY)) {
+	if (!d->dirty && d->truncated && !last && emptied_entry) {
 		/* An entry emptied and not written (yet): refused if it stays
-		 * so, which the last close records; this close already says. */
+		 * so, which the last release records; this close already says. */
 		res = -EINVAL;
 		goto out;
 	}
-	if (!f->dirty && !(last && f->truncated))
+	if (!d->dirty && !(last && d->truncated))
 		goto out;
-	f->dirty = 0;
-	f->truncated = 0;
-	if (f->kind == HANDLE_OVERLAY) {
-		/* A file created in a tree or pending-branch directory. */
-		overlay_lock();
-		uint64_t serial = f->node->serial;
-		int temporary = f->node->kind == OVERLAY_FILE && f->node->temporary;
+	if (d->target != DRAFT_OVERLAY) {
+		res = psfs_commit_session(f, d);
+		goto out;
+	}
+	/* mkstemp's file is about to be renamed into place (an edit, or a
+	 * new message): that rename commits it.  Until then it is listed
+	 * like any side file.  A file removed or replaced meanwhile has no
+	 * name to be committed as. */
+	if (temporary || !path)
+		goto out;
+	int blank = commit_is_blank(d->data, d->len);
+	res = psfs_commit_file(path, path, serial, d, NULL);
+	if (res == -EINVAL && at == AT_RELEASE && emptied_entry && blank) {
 		/* An entry moved aside and written back empty (emacs): refused
-		 * by psfs_commit_file; at the last close the entry then shows
+		 * by psfs_commit_file; at the last release the entry then shows
 		 * again as it was (a refusal at an earlier close leaves the file
 		 * to its writer: vim removes it and puts its backup back). */
-		int emptied = last && psfs_overlay_rewrites_entry(f->node) &&
-			      commit_is_blank(f->node->data, f->node->len);
+		overlay_lock();
+		struct overlay_node *file = overlay_get(path);
+		if (file && file->serial == serial)
+			overlay_remove(file);
 		overlay_unlock();
-		/* mkstemp's file is about to be renamed into place (an edit,
-		 * or a new message): that rename commits it.  Until then it
-		 * is listed like any side file. */
-		if (temporary)
-			goto out;
-		res = psfs_commit_file(f->path, f->path, serial, NULL);
-		if (res == -EINVAL && emptied) {
-			overlay_lock();
-			struct overlay_node *file = overlay_get(f->path);
-			if (file && file->serial == serial)
-				overlay_remove(file);
-			overlay_unlock();
-		}
-		goto out;
 	}
-	ps_err err = store_acquire(fs->store, f->project, f->session, &ref);
-	if (err) {
-		journal_reject(f->path, f->data ? f->data : "", f->len,
-			       err == PS_ERR_NOMEM ? "out of memory" : "the session is gone");
-		res = -psfs_errno(err);
-		goto out;
-	}
-	switch (f->kind) {
-	case HANDLE_EDIT:
-		res = commit_edit(&ref, f->generation, f->entry, f->path, f->data ? f->data : "", f->len);
-		break;
-	case HANDLE_NAME:
-		res = commit_name(&ref, f->path, f->data ? f->data : "", f->len);
-		break;
-	case HANDLE_RAW:
-		res = commit_raw(&ref, f->path, f->data ? f->data : "", f->len);
-		if (res == 0) {
-			/* Appended: later writes on this handle go after it. */
-			f->raw_base += f->len;
-			f->len = 0;
-		} else if (res == -EINVAL || res == -ENOMEM) {
-			/* Refused lines are kept in rejected/ (short of memory
-			 * too: commit_raw); later lines on this descriptor start
-			 * afresh. */
-			f->len = 0;
-		}
-		break;
-	default:
-		break;
-	}
-	/* A full disk (nothing was written: a partial write is taken back) may
-	 * pass: the next fsync or close tries again instead of reporting
-	 * success for text never written.  Other failures are not retried, as
-	 * the lines may already be in the file. */
-	if (res == -ENOSPC)
-		f->dirty = 1;
-	store_release(fs->store, &ref);
 out:
 	psfs_caller_act_for_done();
-	pthread_mutex_unlock(&f->lock);
+	draft_unlock(d);
+	free(path);
 	return res;
 }
 
 int psfs_flush(const char *path, struct fuse_file_info *fi)
 {
 	struct psfs_file *f = (struct psfs_file *)(uintptr_t)fi->fh;
-	int res = psfs_commit(f, 0);
+	int res = psfs_commit(f, AT_CLOSE);
 	/* The kernel sized the file by what was written; let it ask again. */
 	if (f->kind != HANDLE_READ)
 		psfs_watch_queue(path);
@@ -696,16 +770,21 @@ int psfs_flush(const char *path, struct fuse_file_info *fi)
 /* An entry file's rewrite that holds nothing but whitespace (yet). */
 static int psfs_edit_is_blank(struct psfs_file *f)
 {
-	int blank = 0;
-	if (f->kind == HANDLE_EDIT) {
-		pthread_mutex_lock(&f->lock);
-		blank = (f->dirty || f->truncated) && commit_is_blank(f->data, f->len);
-		pthread_mutex_unlock(&f->lock);
-	} else if (f->kind == HANDLE_OVERLAY) {
+	struct draft *d = f->draft;
+	int blank = 0, rewrite = 0;
+	if (!d)
+		return 0;
+	if (f->node) {
 		overlay_lock();
-		blank = psfs_overlay_rewrites_entry(f->node) && commit_is_blank(f->node->data, f->node->len);
+		rewrite = psfs_overlay_rewrites_entry(f->node);
 		overlay_unlock();
 	}
+	draft_lock(d);
+	if (d->target == DRAFT_EDIT || d->target == DRAFT_REVISE)
+		blank = (d->dirty || d->truncated) && commit_is_blank(d->data, d->len);
+	else if (d->target == DRAFT_OVERLAY && rewrite)
+		blank = commit_is_blank(d->data, d->len);
+	draft_unlock(d);
 	return blank;
 }
 
@@ -717,12 +796,33 @@ int psfs_fsync(const char *path, int datasync, struct fuse_file_info *fi)
 	/* An emptied entry is refused at close(), not here: editors take a
 	 * failed fsync for a disk that lost the file (vim: "E667: Fsync
 	 * failed", "WARNING: Original file may be lost or damaged"), which it
-	 * is not.  Nothing is appended either way; the handle stays as it
+	 * is not.  Nothing is appended either way; the draft stays as it
 	 * is, so the close refuses it (docs/layout.md, "Refusals"). */
 	if (psfs_edit_is_blank(f))
 		return 0;
-	/* fsync asks for durability now: an emptied name is committed too. */
-	return psfs_commit(f, 1);
+	return psfs_commit(f, AT_FSYNC);
+}
+
+/* A new entry name closed for the last time without a byte in it
+ * (`touch S/new.md`, `: > S/new.md`) appends nothing: it says so. */
+static void psfs_release_empty(struct psfs_file *f)
+{
+	int empty = 0;
+	char *path = NULL;
+	if (!f->writable || !f->node)
+		return;
+	draft_lock(f->draft);
+	empty = f->draft->target == DRAFT_OVERLAY && f->draft->len == 0 && !f->draft->committed;
+	draft_unlock(f->draft);
+	overlay_lock();
+	if (empty && !f->node->unlinked && f->node->kind == OVERLAY_FILE && !f->node->temporary &&
+	    !f->node->edit_of && commit_is_entry_name(strrchr(f->node->path, '/') + 1))
+		path = strdup(f->node->path);
+	overlay_unlock();
+	if (path)
+		journal_log("kept %s empty: nothing appended; it becomes an entry when text is written to it "
+			    "(until then it lives in memory only)", path);
+	free(path);
 }
 
 int psfs_release(const char *path, struct fuse_file_info *fi)
@@ -730,7 +830,8 @@ int psfs_release(const char *path, struct fuse_file_info *fi)
 	struct psfs_file *f = (struct psfs_file *)(uintptr_t)fi->fh;
 	(void)path;
 	/* Errors here reach no one but the log (and the kept text). */
-	psfs_commit(f, 1);
+	psfs_commit(f, AT_RELEASE);
+	psfs_release_empty(f);
 	psfs_file_free(f);
 	return 0;
 }

@@ -91,7 +91,7 @@ static void journal_count_kept(void *ctx, const char *name, const struct overlay
 		snprintf(k->oldest_path, sizeof k->oldest_path, JOURNAL_REJECTED "/%s", name);
 	}
 	k->count++;
-	k->bytes += node->len;
+	k->bytes += node->draft ? draft_size(node->draft) : 0;
 }
 
 /* Drops the oldest kept texts until one more of `room` bytes fits
@@ -138,8 +138,15 @@ void journal_reject(const char *path, const char *data, size_t len, const char *
 		node->uid = who.uid;
 		node->gid = who.gid;
 	}
-	int kept_ok = node && overlay_set_data(node, data, keep) == 0 &&
-		      (!note_len || overlay_write(node, note, note_len, (off_t)keep) >= 0);
+	/* The node is new: its draft is made whole here (the overlay lock
+	 * is held, so no draft may be locked). */
+	char *whole = node ? malloc(keep + note_len + 1) : NULL;
+	if (whole) {
+		memcpy(whole, data, keep);
+		memcpy(whole + keep, note, note_len);
+	}
+	int kept_ok = whole && overlay_set_data(node, whole, keep + note_len) == 0;
+	free(whole);
 	if (node && !kept_ok)
 		overlay_remove(node);
 	overlay_unlock();

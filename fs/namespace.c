@@ -99,11 +99,14 @@ static int psfs_is_backup_name(const char *name);
  * (docs/layout.md, "Editors' side files"): backups, hidden files, names
  * without an extension (vim's 4913 probe, sed's sedXXXXXX, perl -i's and
  * mkstemp's temporaries), mktemp's tmp.XXXXXXXXXX, JetBrains' safe-write
- * names, *.tmp, *.swp.  They live in memory; any other name would be lost
+ * names, *.tmp, *.swp, and temporaries named after the file (NAME.md.*).  They live in memory; any other name would be lost
  * at unmount and is refused at create. */
 static int psfs_is_side_name(const char *name)
 {
+	/* NAME.md.ANYTHING: a temporary of NAME.md (VS Code's .vsctmp,
+	 * write-file-atomic's NAME.md.HASH, NAME.md.tmp-123). */
 	return psfs_is_backup_name(name) || !strchr(name, '.') || strncmp(name, "tmp.", 4) == 0 ||
+	       strstr(name, ".md.") || strstr(name, ".json.") ||
 	       psfs_ends_with(name, "___jb_tmp___") || psfs_ends_with(name, "___jb_old___") ||
 	       psfs_ends_with(name, ".tmp") || psfs_ends_with(name, ".swp");
 }
@@ -152,43 +155,47 @@ int psfs_create(const char *path, mode_t mode, struct fuse_file_info *fi)
 	return found ? res : -ENOENT;
 }
 
+/* Cuts a draft to size (ftruncate of a descriptor, truncate(2) of an
+ * in-memory file's path).  0 or -errno. */
+static int psfs_truncate_draft(struct draft *d, off_t size, uint64_t raw_base)
+{
+	int res = 0;
+	draft_lock(d);
+	if (d->target == DRAFT_RAW) {
+		/* Nothing of the file itself is cut: only a size at or past
+		 * its end as it was opened is a no-op (O_APPEND tools probe). */
+		res = (uint64_t)size >= raw_base ? 0 : -EPERM;
+	} else {
+		res = draft_truncate(d, (size_t)size);
+	}
+	draft_unlock(d);
+	return res;
+}
+
 int psfs_truncate(const char *path, off_t size, struct fuse_file_info *fi)
 {
 	if (size < 0)
 		return -EINVAL;
+	if ((size_t)size > DRAFT_MAX)
+		return -EFBIG;
 	if (fi && fi->fh) {
 		struct psfs_file *f = (struct psfs_file *)(uintptr_t)fi->fh;
-		int res = 0;
-		if (f->kind == HANDLE_OVERLAY) {
-			overlay_lock();
-			res = overlay_truncate(f->node, size);
-			overlay_unlock();
-			pthread_mutex_lock(&f->lock);
-			f->dirty = 1;
-			pthread_mutex_unlock(&f->lock);
+		if (f->draft && f->writable) {
+			int res = psfs_truncate_draft(f->draft, size, f->draft->target == DRAFT_RAW ? f->draft->raw_base : 0);
+			if (res == -EPERM)
+				journal_log("refused truncating %s: history is append-only", path);
 			return res;
 		}
-		if (f->kind == HANDLE_EDIT || f->kind == HANDLE_NAME) {
-			pthread_mutex_lock(&f->lock);
-			if ((size_t)size > f->len)
-				res = psfs_buffer_write(f, "", 0, (size_t)size);
-			else
-				f->len = (size_t)size;
-			f->dirty = 1;
-			pthread_mutex_unlock(&f->lock);
-			return res;
-		}
-		if (f->kind == HANDLE_RAW && (uint64_t)size >= f->raw_base)
-			return 0;
 	}
 	overlay_lock();
 	struct overlay_node *node = overlay_get(path);
-	if (node && node->kind == OVERLAY_FILE) {
-		int res = overlay_truncate(node, size);
-		overlay_unlock();
+	struct draft *d = node && node->kind == OVERLAY_FILE ? overlay_draft(node) : NULL;
+	overlay_unlock();
+	if (d) {
+		int res = psfs_truncate_draft(d, size, 0);
+		draft_put(d);
 		return res;
 	}
-	overlay_unlock();
 	journal_log("refused truncating %s: history is append-only (open it for writing instead)", path);
 	return -EPERM;
 }
@@ -351,11 +358,11 @@ int psfs_unlink(const char *path)
 	}
 	if ((res = psfs_locate(path, &p, &ref, &node)))
 		return res == -EINVAL ? -EPERM : res;
-	if (ref.buried) {
-		/* The rest of `rm -r`: all of it is in the trash already. */
+	if (ref.buried || psfs_session_deleting(&p)) {
+		/* The rest of `rm -r`: its rmdir moves the whole session. */
 		res = 0;
 	} else if (node.kind == LAYOUT_RAW && strcmp(p.rest, "session.jsonl") == 0) {
-		res = psfs_session_trash(path, &p, &ref);
+		res = psfs_session_unlink(path, &p);
 	} else if (node.kind == LAYOUT_LABEL && psfs_session_rm_refused(&p)) {
 		journal_log("refused removing %s: the same process's removal of the session was refused", path);
 		res = -EPERM;
@@ -483,8 +490,8 @@ int psfs_rmdir(const char *path)
 	overlay_unlock();
 	if (res <= 0)
 		return res;
-	if (psfs_session_rmdir_buried(path))
-		return 0;
+	if (psfs_session_rmdir(path, &res))
+		return res;
 	struct stat st;
 	res = psfs_getattr(path, &st, NULL);
 	if (res)
@@ -526,30 +533,19 @@ static int psfs_rename_label(const char *from, const char *to, unsigned int flag
 }
 
 /* A side file renamed over an entry file or `name` (sed -i, perl -i, gio,
- * rsync, JetBrains, Python's mkstemp + os.replace): an edit of it.  A
+ * rsync, JetBrains, Python's mkstemp + os.replace): an edit of it, with
+ * the text of its draft d (locked by the caller, before the session).  A
  * rename that reports failure has appended nothing. */
 static int psfs_rename_over(const char *from, uint64_t serial, const char *to, struct store_ref *ref,
-			    const struct layout_node *dst)
+			    const struct layout_node *dst, struct draft *d)
 {
-	char *text = NULL;
-	size_t len = 0;
-	int res = 0;
-
-	overlay_lock();
-	struct overlay_node *node = overlay_get(from);
-	if (!node || node->serial != serial)
-		res = -ENOENT;
-	else if ((text = malloc(node->len + 1)) == NULL)
-		res = -ENOMEM;
-	else if ((len = node->len) > 0)
-		memcpy(text, node->data, len);
-	overlay_unlock();
-	if (!res)
-		res = dst->kind == LAYOUT_NAME ? commit_name(ref, to, text, len)
-					       : commit_edit(ref, ref->session->generation, dst->entry, to, text, len);
-	free(text);
+	const char *text = d->data ? d->data : "";
+	int res = dst->kind == LAYOUT_NAME ? commit_name(ref, to, text, d->len)
+					   : commit_edit(ref, ref->session->generation, dst->entry, to, text, d->len, NULL);
 	if (res == 0) {
+		draft_committed(d, d->project, d->session, NULL);
 		overlay_lock();
+		struct overlay_node *node;
 		if ((node = overlay_get(from)) && node->serial == serial)
 			overlay_remove(node);
 		if ((node = overlay_get(to)) && node->kind == OVERLAY_HIDDEN)
@@ -578,7 +574,16 @@ static int psfs_rename_new(const char *from, uint64_t serial, const char *to, un
 		return -EEXIST;
 	if (commit_is_entry_name(name) && psfs_parent_kind(to, &kind) == 0 && kind != DIR_LABELS) {
 		int appended = 0;
-		res = psfs_commit_file(from, to, serial, &appended);
+		overlay_lock();
+		struct overlay_node *file = overlay_get(from);
+		struct draft *d = file && file->serial == serial ? overlay_draft(file) : NULL;
+		overlay_unlock();
+		if (!d)
+			return -ENOENT;
+		draft_lock(d);
+		res = psfs_commit_file(from, to, serial, d, &appended);
+		draft_unlock(d);
+		draft_put(d);
 		if (res || appended)
 			return res;
 	} else if (!known && !psfs_is_side_name(name)) {
@@ -690,18 +695,33 @@ int psfs_rename(const char *from, const char *to, unsigned int flags)
 		res = node && node->serial == serial ? overlay_rename(node, to) : -ENOENT;
 		overlay_unlock();
 		return res;
-	default: /* OVERLAY_FILE */
+	default: { /* OVERLAY_FILE */
+		/* Its draft is locked first (the lock order: a draft, then a
+		 * session), so that a close committing it at once sees it
+		 * committed by the rename, or the rename sees it committed. */
+		overlay_lock();
+		node = overlay_get(from);
+		struct draft *d = node && node->serial == serial ? overlay_draft(node) : NULL;
+		overlay_unlock();
+		if (!d)
+			return -ENOENT;
+		draft_lock(d);
 		if (!target_listed && psfs_locate(to, &pt, &ref, &dst) == 0) {
 			if (dst.kind == LAYOUT_ENTRY || dst.kind == LAYOUT_NAME)
-				res = psfs_rename_over(from, serial, to, &ref, &dst);
+				res = psfs_rename_over(from, serial, to, &ref, &dst, d);
 			else {
 				journal_log("refused renaming %s over %s: it is generated from the session", from, to);
 				res = -EPERM;
 			}
 			store_release(psfs_self()->store, &ref);
+			draft_unlock(d);
+			draft_put(d);
 			return res;
 		}
+		draft_unlock(d);
+		draft_put(d);
 		return psfs_rename_new(from, serial, to, flags);
+	}
 	}
 
 	if ((res = psfs_locate_live(from, &pf, &ref, &src)))

@@ -403,7 +403,7 @@ static int psfs_readlink(const char *path, char *buf, size_t size)
 	overlay_lock();
 	struct overlay_node *ov = overlay_get(path);
 	if (ov && ov->kind == OVERLAY_SYMLINK) {
-		snprintf(buf, size, "%.*s", (int)ov->len, ov->data ? ov->data : "");
+		snprintf(buf, size, "%s", ov->link ? ov->link : "");
 		overlay_unlock();
 		return 0;
 	}

@@ -13,8 +13,8 @@
  *
  * Ownership: a struct psfs_file belongs to the kernel's file handle
  * (fi->fh): made by psfs_open or psfs_create, freed only by psfs_release.
- * Its fields are guarded by its lock; node (an overlay file) by the
- * overlay lock.  A session acquired by psfs_locate is the caller's until
+ * A reader's snapshot is guarded by its lock; a writer's text and state
+ * by its draft's; node (an overlay file) by the overlay lock.  A session acquired by psfs_locate is the caller's until
  * store_release. */
 #ifndef PSFS_OPS_INTERNAL_H
 #define PSFS_OPS_INTERNAL_H
@@ -23,6 +23,7 @@
 #include <pthread.h>
 #include <stdint.h>
 #include "layout.h"
+#include "draft.h"
 #include "overlay.h"
 #include "pisessionfs.h"
 
@@ -35,27 +36,27 @@ enum psfs_handle {
 };
 
 /* An open file.  Readers see one consistent snapshot even while the session
- * grows; writers fill a buffer that becomes entries when flushed. */
+ * grows; a handle opened for writing holds a draft (draft.h), shared by
+ * every descriptor of that open file, which becomes entries at a commit
+ * point (docs/layout.md, "When a write is committed"). */
 struct psfs_file {
 	enum psfs_handle kind;
-	pthread_mutex_t lock;
+	pthread_mutex_t lock;  /* a reader's snapshot (data, len, lazy, changes, generation) */
 	char *data;
 	size_t len;
 	int fd;
-	struct overlay_node *node;
+	struct overlay_node *node; /* HANDLE_OVERLAY: held (node->opens) */
+	struct draft *draft;   /* writers and HANDLE_OVERLAY: a reference */
 	char *path;
 	char project[NAME_MAX + 1];
 	char session[NAME_MAX + 1];
-	uint32_t entry;
 	uint64_t generation;
-	uint64_t raw_base;  /* size of session.jsonl when opened */
 	int growing;        /* a transcript: reads past the end look for more */
 	uint64_t changes;   /* growing: the session's change count the snapshot is from */
 	int append;         /* opened with O_APPEND: writes go to the end, whatever the offset */
-	int dirty;          /* written to since the last commit */
-	int truncated;      /* opened with O_TRUNC and not committed since */
+	int writable;       /* opened for writing: its closes may be commit points */
 	int lazy;           /* an immutable file: its text is built at the first read */
-	int refused;        /* an entry's rewrite refused at a write: so are the rest */
+	pid_t opener;       /* the process that opened it (psfs_caller_process) */
 	uid_t uid;          /* who opened it: its commit speaks for them (caller.h) */
 	gid_t gid;
 };
@@ -107,14 +108,13 @@ int psfs_release(const char *path, struct fuse_file_info *fi);
 /* Opens the in-memory file at path, if there is one (*found): 0 or
  * -errno, with fi->fh set on success. */
 int psfs_open_overlay(const char *path, struct fuse_file_info *fi, int *found);
-/* Grows (or cuts) a writer's buffer; f->lock held.  size, or -errno. */
-int psfs_buffer_write(struct psfs_file *f, const char *buf, size_t size, size_t off);
 /* Whether an overlay file rewrites the entry an editor moved aside;
  * the overlay lock is held. */
 int psfs_overlay_rewrites_entry(const struct overlay_node *node);
-/* Commits the in-memory file at `at` as the name `as` (file.c has the
- * contract): 0 or -errno, nothing appended on error. */
-int psfs_commit_file(const char *at, const char *as, uint64_t serial, int *appended);
+/* Commits the in-memory file at `at`, whose draft d the caller holds
+ * locked, as the name `as` (file.c has the contract): 0 or -errno,
+ * nothing appended on error. */
+int psfs_commit_file(const char *at, const char *as, uint64_t serial, struct draft *d, int *appended);
 /* How long a saved name keeps answering, seconds. */
 double psfs_saved_grace(void);
 

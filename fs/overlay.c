@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "lockorder.h"
 #include "overlay.h"
 
 /* A few dozen nodes at most (editors' side files live for a save), so a
@@ -17,7 +18,8 @@ static struct {
 static void overlay_free_node(struct overlay_node *node)
 {
 	free(node->path);
-	free(node->data);
+	draft_put(node->draft);
+	free(node->link);
 	free(node->edit_of);
 	free(node->fork_id);
 	free(node->label);
@@ -35,12 +37,14 @@ void overlay_destroy(void)
 
 void overlay_lock(void)
 {
+	lockorder_take(LOCK_OVERLAY);
 	pthread_mutex_lock(&ov.lock);
 }
 
 void overlay_unlock(void)
 {
 	pthread_mutex_unlock(&ov.lock);
+	lockorder_drop(LOCK_OVERLAY);
 }
 
 static int overlay_expired(const struct overlay_node *node)
@@ -96,7 +100,7 @@ void overlay_saved(struct overlay_node *node, double seconds)
 	overlay_saved_keep(node, seconds);
 }
 
-static void overlay_touch(struct overlay_node *node)
+void overlay_touch(struct overlay_node *node)
 {
 	clock_gettime(CLOCK_REALTIME, &node->mtime);
 }
@@ -126,6 +130,11 @@ struct overlay_node *overlay_add(const char *path, enum overlay_kind kind, mode_
 	}
 	struct overlay_node *node = calloc(1, sizeof *node);
 	if (!node || !(node->path = strdup(path))) {
+		free(node);
+		return NULL;
+	}
+	if (kind == OVERLAY_FILE && !(node->draft = draft_new(DRAFT_OVERLAY))) {
+		free(node->path);
 		free(node);
 		return NULL;
 	}
@@ -166,60 +175,26 @@ void overlay_put(struct overlay_node *node)
 
 int overlay_set_data(struct overlay_node *node, const char *data, size_t len)
 {
-	char *copy = malloc(len + 1);
-	if (!copy)
-		return -ENOMEM;
-	memcpy(copy, data, len);
-	copy[len] = '\0';
-	free(node->data);
-	node->data = copy;
-	node->len = len;
-	overlay_touch(node);
-	return 0;
-}
-
-/* Side files are small; a write past 256 MiB is refused rather than
- * letting one editor exhaust the daemon. */
-#define OVERLAY_MAX_FILE ((size_t)256 << 20)
-
-static int overlay_reserve(struct overlay_node *node, size_t size)
-{
-	if (size > OVERLAY_MAX_FILE)
-		return -EFBIG;
-	if (size <= node->len)
+	if (node->kind == OVERLAY_SYMLINK) {
+		char *link = strndup(data, len);
+		if (!link)
+			return -ENOMEM;
+		free(node->link);
+		node->link = link;
 		return 0;
-	char *data = realloc(node->data, size + 1);
-	if (!data)
+	}
+	struct draft *d = draft_new_with(data, len);
+	if (!d)
 		return -ENOMEM;
-	memset(data + node->len, 0, size + 1 - node->len);
-	node->data = data;
-	node->len = size;
+	draft_put(node->draft);
+	node->draft = d;
+	overlay_touch(node);
 	return 0;
 }
 
-int overlay_write(struct overlay_node *node, const char *data, size_t len, off_t off)
+struct draft *overlay_draft(struct overlay_node *node)
 {
-	if (off < 0)
-		return -EINVAL;
-	int res = overlay_reserve(node, (size_t)off + len);
-	if (res)
-		return res;
-	memcpy(node->data + off, data, len);
-	overlay_touch(node);
-	return (int)len;
-}
-
-int overlay_truncate(struct overlay_node *node, off_t size)
-{
-	if (size < 0)
-		return -EINVAL;
-	if ((size_t)size > node->len)
-		return overlay_reserve(node, (size_t)size);
-	node->len = (size_t)size;
-	if (node->data)
-		node->data[size] = '\0';
-	overlay_touch(node);
-	return 0;
+	return node->draft ? draft_get(node->draft) : NULL;
 }
 
 static const char *overlay_child_name(const char *path, const char *dir)
@@ -279,13 +254,15 @@ void overlay_stat(const struct overlay_node *node, struct stat *st)
 	case OVERLAY_SYMLINK:
 		st->st_mode = S_IFLNK | 0777;
 		st->st_nlink = 1;
-		st->st_size = (off_t)node->len;
+		st->st_size = node->link ? (off_t)strlen(node->link) : 0;
 		break;
-	default:
+	default: {
+		size_t size = node->draft ? draft_size(node->draft) : 0;
 		st->st_mode = S_IFREG | (node->mode & 07777);
 		st->st_nlink = 1;
-		st->st_size = (off_t)node->len;
-		st->st_blocks = (blkcnt_t)((node->len + 511) / 512);
+		st->st_size = (off_t)size;
+		st->st_blocks = (blkcnt_t)((size + 511) / 512);
 		break;
+	}
 	}
 }

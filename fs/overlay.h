@@ -3,13 +3,16 @@
  * being written that are not entries yet, entry files an editor renamed
  * away while saving, and pending branches made with mkdir.  None of them
  * ever reaches a session file by itself; the write path (file.c,
- * namespace.c, commit.c) decides what becomes an entry.  All functions take the overlay lock themselves. */
+ * namespace.c, commit.c) decides what becomes an entry.  The overlay is
+ * the namespace of these names only: a file's content is a draft
+ * (draft.h), which its open handles share. */
 #ifndef PSFS_OVERLAY_H
 #define PSFS_OVERLAY_H
 
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/stat.h>
+#include "draft.h"
 
 enum overlay_kind {
 	OVERLAY_FILE,     /* a scratch file: data is its content */
@@ -29,8 +32,8 @@ enum overlay_kind {
 struct overlay_node {
 	enum overlay_kind kind;
 	char *path;           /* full mount path */
-	char *data;
-	size_t len;
+	struct draft *draft;  /* FILE, SAVED: the content (a reference of the node's) */
+	char *link;           /* SYMLINK: the target */
 	mode_t mode;
 	uid_t uid;
 	gid_t gid;
@@ -65,9 +68,15 @@ void overlay_remove(struct overlay_node *node);
 /* Moves a node to another path, replacing what was there. */
 int overlay_rename(struct overlay_node *node, const char *to);
 void overlay_put(struct overlay_node *node); /* drops an open handle's hold */
+/* A FILE's content becomes a new draft holding a copy of data (a SYMLINK's
+ * target: data).  The node must be one no handle holds yet: the overlay
+ * lock is held, so no draft's lock may be taken.  0 or -ENOMEM. */
 int overlay_set_data(struct overlay_node *node, const char *data, size_t len);
-int overlay_write(struct overlay_node *node, const char *data, size_t len, off_t off);
-int overlay_truncate(struct overlay_node *node, off_t size);
+/* The node's content draft, with a reference for the caller (draft_put);
+ * NULL for nodes without one. */
+struct draft *overlay_draft(struct overlay_node *node);
+/* Sets the node's modification time to now. */
+void overlay_touch(struct overlay_node *node);
 
 /* The first node whose name inside dir starts with prefix, or NULL. */
 struct overlay_node *overlay_find_prefix(const char *dir, const char *prefix);

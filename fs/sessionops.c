@@ -137,17 +137,96 @@ int psfs_session_rm_refused(const struct psfs_path *p)
 	return found;
 }
 
-/* rm SESSION/session.jsonl, which `rm -r SESSION` asks first: the
- * session file moves to the trash (trash.h), as pi's /resume deletes one
- * with the `trash` command; the store keeps showing the session as it was
- * (store_bury) for the rest of the removal.  The caller must be one who
- * may remove the file from its store directory. */
-int psfs_session_trash(const char *path, const struct psfs_path *p, struct store_ref *ref)
+/* A recursive removal (rm -r, find -delete, shutil.rmtree) reads a
+ * directory's listing, removes each name, then removes the directory.
+ * Which process read which session directory's listing, and which of
+ * them is deleting it (its removal of session.jsonl was accepted), are
+ * remembered for PSFS_WALK_SECONDS after their last step; a few dozen at
+ * a time. */
+#define PSFS_WALK_SECONDS 60
+static struct psfs_walk {
+	pid_t process;
+	char session[2 * NAME_MAX + 2];
+	time_t at;
+	int deleting;
+} psfs_walks[32];
+static pthread_mutex_t psfs_walks_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void psfs_walk_key(const struct psfs_path *p, char *key, size_t size)
+{
+	snprintf(key, size, "%s/%s", p->project, p->session);
+}
+
+/* The caller's walk of p's session, if any (psfs_walks_lock held). */
+static struct psfs_walk *psfs_walk_find(const struct psfs_path *p, pid_t process, time_t now)
+{
+	char key[sizeof psfs_walks[0].session];
+	psfs_walk_key(p, key, sizeof key);
+	for (size_t i = 0; i < sizeof psfs_walks / sizeof psfs_walks[0]; i++) {
+		struct psfs_walk *w = &psfs_walks[i];
+		if (w->process == process && now - w->at < PSFS_WALK_SECONDS && strcmp(w->session, key) == 0)
+			return w;
+	}
+	return NULL;
+}
+
+void psfs_session_listed(const char *path)
+{
+	struct psfs_path p;
+	if (psfs_split(path, &p) || p.depth != 2 || *p.rest || p.link_to[0])
+		return;
+	pid_t process = psfs_caller_process();
+	time_t now = time(NULL);
+	pthread_mutex_lock(&psfs_walks_lock);
+	struct psfs_walk *w = psfs_walk_find(&p, process, now);
+	if (!w) {
+		/* The oldest goes. */
+		w = &psfs_walks[0];
+		for (size_t i = 1; i < sizeof psfs_walks / sizeof psfs_walks[0]; i++)
+			if (psfs_walks[i].at < w->at)
+				w = &psfs_walks[i];
+		w->process = process;
+		psfs_walk_key(&p, w->session, sizeof w->session);
+		w->deleting = 0;
+	}
+	w->at = now;
+	pthread_mutex_unlock(&psfs_walks_lock);
+}
+
+int psfs_session_deleting(const struct psfs_path *p)
+{
+	pid_t process = psfs_caller_process();
+	time_t now = time(NULL);
+	pthread_mutex_lock(&psfs_walks_lock);
+	struct psfs_walk *w = psfs_walk_find(p, process, now);
+	int deleting = w && w->deleting;
+	if (deleting)
+		w->at = now;
+	pthread_mutex_unlock(&psfs_walks_lock);
+	return deleting;
+}
+
+/* rm SESSION/session.jsonl: the first step of `rm -r SESSION` (a session
+ * directory lists it first), by a process that read the directory's
+ * listing; nothing moves until the rmdir that ends it.  The caller must
+ * be one who may remove the file from its store directory.  Any other
+ * removal of it (tar's unlink-and-retry, a lone rm) is refused. */
+int psfs_session_unlink(const char *path, const struct psfs_path *p)
 {
 	struct psfs *fs = psfs_self();
 	struct psfs_caller c;
 	struct stat dir, file;
-	char *trashed = NULL;
+	pid_t process = psfs_caller_process();
+	time_t now = time(NULL);
+
+	pthread_mutex_lock(&psfs_walks_lock);
+	int walked = psfs_walk_find(p, process, now) != NULL;
+	pthread_mutex_unlock(&psfs_walks_lock);
+	if (!walked) {
+		journal_log("refused removing %s: to delete a session, rm -r its directory (removing its session.jsonl "
+			    "alone deletes nothing)", path);
+		return -EPERM;
+	}
 	ps_err err = *p->project ? store_stat_project(fs->store, p->project, &dir)
 				 : (stat(store_root(fs->store), &dir) == 0 ? PS_OK : PS_ERR_IO);
 	if (!err)
@@ -163,42 +242,58 @@ int psfs_session_trash(const char *path, const struct psfs_path *p, struct store
 		psfs_refused_rm_note(p);
 		return -EACCES;
 	}
-	err = trash_put(ref->session->path, fs->trash_home, geteuid(), time(NULL), &trashed);
+	pthread_mutex_lock(&psfs_walks_lock);
+	struct psfs_walk *w = psfs_walk_find(p, process, now);
+	if (w) {
+		w->deleting = 1;
+		w->at = now;
+	}
+	pthread_mutex_unlock(&psfs_walks_lock);
+	return w ? 0 : -EPERM;
+}
+
+/* rmdir in a session the caller is deleting: its subdirectories go as
+ * asked (nothing changes), and the session directory's moves the file to
+ * the trash (trash.h), as pi's /resume deletes one with the `trash`
+ * command.  1 when path was one (*res is the answer), else 0. */
+int psfs_session_rmdir(const char *path, int *res)
+{
+	struct psfs *fs = psfs_self();
+	struct psfs_path p;
+	struct store_ref ref;
+	char *trashed = NULL;
+	if (psfs_split(path, &p) || p.depth < 2 || p.link_to[0] || !psfs_session_deleting(&p))
+		return 0;
+	*res = 0;
+	if (*p.rest)
+		return 1;
+	ps_err err = store_acquire(fs->store, p.project, p.session, &ref);
+	if (!err) {
+		err = trash_put(ref.session->path, fs->trash_home, geteuid(), time(NULL), &trashed);
+		store_release(fs->store, &ref);
+	}
+	pid_t process = psfs_caller_process();
+	pthread_mutex_lock(&psfs_walks_lock);
+	struct psfs_walk *w = psfs_walk_find(&p, process, time(NULL));
+	if (w)
+		memset(w, 0, sizeof *w);
+	pthread_mutex_unlock(&psfs_walks_lock);
 	if (err) {
 		journal_log("refused removing %s: the session file could not be moved to the trash (%s): %s", path,
 			    fs->trash_home ? fs->trash_home : "no home trash: neither $XDG_DATA_HOME nor $HOME is set",
 			    ps_strerror(err));
-		psfs_refused_rm_note(p);
-		return err == PS_ERR_STORE_READONLY ? -EACCES : -psfs_errno(err);
+		*res = err == PS_ERR_STORE_READONLY ? -EACCES : -psfs_errno(err);
+		return 1;
 	}
-	store_bury(fs->store, ref, &file);
-	journal_log("rm %s: the session moved to the trash as %s (trash-restore brings it back)", path, trashed);
+	journal_log("rm -r %s: the session moved to the trash as %s (trash-restore brings it back)", path, trashed);
 	free(trashed);
 	const char *name;
-	char *session_dir = psfs_dirname(path, &name);
-	char *dirpath = session_dir ? psfs_dirname(session_dir, &name) : NULL;
+	char *dirpath = psfs_dirname(path, &name);
 	if (dirpath)
 		psfs_watch_queue(dirpath);
+	psfs_watch_queue(path);
 	free(dirpath);
-	free(session_dir);
-	return 0;
-}
-
-/* rmdir in a session in the trash: the end of `rm -r`.  Its directories
- * go as asked, and the session directory's ends the burial.  1 when path
- * was one (the rmdir succeeds), 0 otherwise. */
-int psfs_session_rmdir_buried(const char *path)
-{
-	struct psfs_path p;
-	struct store_ref ref;
-	if (psfs_split(path, &p) || p.depth < 2 ||
-	    store_acquire_cached(psfs_self()->store, p.project, p.session, &ref) != PS_OK)
-		return 0;
-	int buried = ref.buried;
-	store_release(psfs_self()->store, &ref);
-	if (buried && !*p.rest)
-		store_unbury(psfs_self()->store, p.project, p.session);
-	return buried;
+	return 1;
 }
 
 /* The mount path (from its root, "/...") a symlink made in dir points

@@ -9,17 +9,28 @@
  * root): a new session named NAME.  0 or -errno, logged. */
 int psfs_session_start(const char *path, const struct psfs_path *parent, const char *name, mode_t mode);
 
-/* unlink of SESSION/session.jsonl (p, ref acquired by the caller): the
- * session file to the trash, the session buried.  0 or -errno, logged;
- * a refusal is remembered for psfs_session_rm_refused. */
-int psfs_session_trash(const char *path, const struct psfs_path *p, struct store_ref *ref);
+/* A listing of the session directory path was read (readdir): the
+ * calling process may go on to delete it (docs/layout.md, "Deleting a
+ * session"). */
+void psfs_session_listed(const char *path);
+
+/* unlink of SESSION/session.jsonl: 0 when it starts the deletion of the
+ * session by a process that read its listing, else -errno (EPERM,
+ * logged; EACCES for a caller who may not delete it, remembered for
+ * psfs_session_rm_refused). */
+int psfs_session_unlink(const char *path, const struct psfs_path *p);
+
+/* Whether the calling process is deleting p's session: what else it
+ * removes there succeeds and changes nothing. */
+int psfs_session_deleting(const struct psfs_path *p);
 
 /* Whether the calling process had its deletion of p's session refused
  * within the last 30 seconds (the rest of its rm -r removes nothing). */
 int psfs_session_rm_refused(const struct psfs_path *p);
 
-/* rmdir of a directory of a session in the trash: 1 (done), else 0. */
-int psfs_session_rmdir_buried(const char *path);
+/* rmdir of a directory of a session the caller is deleting: 1 (*res the
+ * answer; the session directory's moves the file to the trash), else 0. */
+int psfs_session_rmdir(const char *path, int *res);
 
 /* symlink(target, path) with path's folder parent a project or a flat
  * store's root: a fork of the entry target names, called name.  0 or
