@@ -99,9 +99,11 @@ out:
 }
 
 /* A refused `rm -r SESSION` goes on to remove what the directory lists,
- * and a label's rm is an append (it clears the label): the process whose
- * deletion of a session was refused has its label removals there refused
- * too, for PSFS_REFUSED_RM_SECONDS.  A few at a time are remembered. */
+ * and so does `tar xf` of a backup (it unlinks each name it cannot
+ * create, session.jsonl first); a label's rm is an append (it clears the
+ * label): the process whose removal of a session's session.jsonl was
+ * refused has its label removals there refused too, for
+ * PSFS_REFUSED_RM_SECONDS.  A few at a time are remembered. */
 #define PSFS_REFUSED_RM_SECONDS 30
 static struct {
 	pid_t pid;
@@ -115,7 +117,7 @@ static void psfs_refused_rm_note(const struct psfs_path *p)
 	static unsigned next;
 	pthread_mutex_lock(&psfs_refused_rm_lock);
 	unsigned i = next++ % (sizeof psfs_refused_rm / sizeof psfs_refused_rm[0]);
-	psfs_refused_rm[i].pid = fuse_get_context()->pid;
+	psfs_refused_rm[i].pid = psfs_caller_process();
 	snprintf(psfs_refused_rm[i].session, sizeof psfs_refused_rm[i].session, "%s/%s", p->project, p->session);
 	psfs_refused_rm[i].at = time(NULL);
 	pthread_mutex_unlock(&psfs_refused_rm_lock);
@@ -124,7 +126,7 @@ static void psfs_refused_rm_note(const struct psfs_path *p)
 int psfs_session_rm_refused(const struct psfs_path *p)
 {
 	char session[2 * NAME_MAX + 2];
-	pid_t pid = fuse_get_context()->pid;
+	pid_t pid = psfs_caller_process();
 	time_t now = time(NULL);
 	int found = 0;
 	snprintf(session, sizeof session, "%s/%s", p->project, p->session);
@@ -223,8 +225,11 @@ int psfs_session_unlink(const char *path, const struct psfs_path *p)
 	int walked = psfs_walk_find(p, process, now) != NULL;
 	pthread_mutex_unlock(&psfs_walks_lock);
 	if (!walked) {
+		/* tar xf unlinks what it cannot create and tries again: the
+		 * labels it meets next are not to be cleared either. */
 		journal_log("refused removing %s: to delete a session, rm -r its directory (removing its session.jsonl "
 			    "alone deletes nothing)", path);
+		psfs_refused_rm_note(p);
 		return -EPERM;
 	}
 	ps_err err = *p->project ? store_stat_project(fs->store, p->project, &dir)

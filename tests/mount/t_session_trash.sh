@@ -79,34 +79,40 @@ assert_same_bytes "$TRASH/files/${B}_2.jsonl" "$T_DIR/orig.jsonl"
 assert_eq "the trashed file of the same name is untouched" "someone else's" "$(cat "$TRASH/files/$B.jsonl")"
 assert_contains "its info file points back" "Path=$STORE/$P/$B.jsonl" "$(cat "$TRASH/info/${B}_2.jsonl.trashinfo")"
 
-# rm of session.jsonl alone deletes the session; the directory answers
-# as it was until its rmdir, and takes nothing.
+# rm of session.jsonl alone deletes nothing (EPERM, logged): only the
+# rmdir that ends a recursive removal does.  tar xf of a backup taken
+# from the mount unlinks a file it cannot create and tries again: it
+# gets the same EPERM, reports it and goes on, in bounded time, and the
+# session is unchanged (it trashed the session, then spun at 100% CPU).
 S=$MNT/$P/$C
-assert_true "rm session.jsonl" rm "$S/session.jsonl"
-assert_missing "$STORE/$P/$C.jsonl"
-assert_true "the directory still resolves" test -f "$S/0004-user.7bfd5a82.md"
-assert_fails bash -c "echo 'a new question' > '$S/new.md'"
-assert_fails mkdir "$S/0005~again"
-assert_true "rm of an entry there is no error" rm -f "$S/0004-user.7bfd5a82.md"
-assert_true "rm of a label there is no error" rm -f "$S/labels/first-question"
+assert_fails rm "$S/session.jsonl"
+assert_contains "rm of session.jsonl alone is EPERM" "Operation not permitted" "$ERR"
+assert_same_bytes "$STORE/$P/$C.jsonl" "$T_DIR/orig.jsonl"
+fsx_out cat "$MNT/.pisessionfs/log"
+assert_contains "the log says how to delete" "refused removing /$P/$C/session.jsonl: to delete a session, rm -r its directory" "$OUT"
+fsx_out bash -c "cd '$MNT/$P' && tar cf '$T_DIR/backup.tar' '$C'"
+assert_eq "tar c of a session exits 0" "0 " "$RC $ERR"
+fsx_out bash -c "cd '$MNT/$P' && tar xf '$T_DIR/backup.tar'"
+assert_contains "tar says session.jsonl exists" "$C/session.jsonl: Cannot open: File exists" "$ERR"
+assert_contains "and that the label exists" "$C/labels/first-question: Cannot open: File exists" "$ERR"
+assert_true "tar x of it into the mount fails" test "$RC" -ne 0
+assert_same_bytes "$STORE/$P/$C.jsonl" "$T_DIR/orig.jsonl"
+assert_missing "$TRASH/files/$C.jsonl"
+assert_true "the session is still there" test -f "$S/0004-user.7bfd5a82.md"
+fsx_out bash -c "cd '$MNT/$P' && rm -r '$C'"
+assert_eq "then rm -r deletes it" "0 " "$RC $ERR"
 assert_same_bytes "$TRASH/files/$C.jsonl" "$T_DIR/orig.jsonl"
-assert_true "rmdir ends it" rmdir "$S"
 assert_missing "$S"
-assert_same_bytes "$TRASH/files/$C.jsonl" "$T_DIR/orig.jsonl"
 
-# A session started with mkdir, removed by the name typed, while the views
-# rescan the store: the name resolves until the last rmdir, no view lists
-# the session meanwhile.
+# A session started with mkdir, removed by the name typed: the rmdir that
+# ends rm -r moves it; no view lists it afterwards.
 assert_true "mkdir a named session" mkdir "$MNT/$P/short lived"
 named=$(basename "$(ls -t "$STORE/$P"/*.jsonl | head -1)" .jsonl)
-assert_true "rm of its session.jsonl, by the typed name" rm "$MNT/$P/short lived/session.jsonl"
-sleep 1.2
-fsx_out ls "$MNT/by-id"
-assert_true "the views rescanned without it" bash -c "! grep -q '${named#*_}' <<<'$OUT'"
-assert_true "the typed name still resolves" test -f "$MNT/$P/short lived/name"
-assert_true "its rmdir, by the typed name, ends it" rmdir "$MNT/$P/short lived"
+assert_true "rm -r by the typed name" rm -r "$MNT/$P/short lived"
 assert_missing "$STORE/$P/$named.jsonl"
 assert_contains "the trash has it" "short lived" "$(cat "$TRASH/files/$named.jsonl")"
+assert_poll "the views rescanned without it" 5 bash -c "! ls '$MNT/by-id' | grep -q '${named#*_}'"
+assert_missing "$MNT/$P/short lived"
 
 # Other tools that remove trees remove in listing order too.
 D=2026-01-04T00-00-00-000Z_dddd
