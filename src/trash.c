@@ -220,25 +220,56 @@ static char *trash_topdir(const char *dir)
 	}
 }
 
+/* Whether dir is a directory of uid's own, no symlink: made 0700 when
+ * missing.  0, or -1 with errno (EACCES for one that is not so). */
+static int trash_own_dir(const char *dir, uid_t uid)
+{
+	struct stat st;
+	if (lstat(dir, &st) != 0) {
+		if (errno != ENOENT || mkdir(dir, 0700) != 0 || lstat(dir, &st) != 0)
+			return -1;
+	}
+	if (!S_ISDIR(st.st_mode) || st.st_uid != uid) {
+		errno = EACCES;
+		return -1;
+	}
+	return 0;
+}
+
 /* The trash of a file system's top directory, per the specification:
- * $topdir/.Trash/$uid when .Trash is a directory (no symlink) with the
- * sticky bit, else $topdir/.Trash-$uid.  New string, or NULL. */
-static char *trash_volume_dir(const char *top, uid_t uid)
+ * $topdir/.Trash/$uid when .Trash is a real directory (no symlink) with
+ * the sticky bit and $uid in it is the user's own real directory, else
+ * $topdir/.Trash-$uid, which must be the user's own real directory (made
+ * 0700 when missing): a trash another user planted (a symlink, a
+ * directory of theirs) on a shared volume is never used.  New string, or
+ * NULL with *err set. */
+static char *trash_volume_dir(const char *top, uid_t uid, ps_err *err)
 {
 	char *dir = NULL;
 	struct stat st;
 	const char *sep = strcmp(top, "/") == 0 ? "" : "/";
+	*err = PS_ERR_NOMEM;
 	if (asprintf(&dir, "%s%s.Trash", top, sep) < 0)
 		return NULL;
 	if (lstat(dir, &st) == 0 && S_ISDIR(st.st_mode) && (st.st_mode & S_ISVTX)) {
 		char *own = NULL;
 		int r = asprintf(&own, "%s/%u", dir, (unsigned)uid);
 		free(dir);
-		return r < 0 ? NULL : own;
+		if (r < 0)
+			return NULL;
+		if (trash_own_dir(own, uid) == 0)
+			return own;
+		free(own);
+	} else {
+		free(dir);
 	}
-	free(dir);
 	if (asprintf(&dir, "%s%s.Trash-%u", top, sep, (unsigned)uid) < 0)
 		return NULL;
+	if (trash_own_dir(dir, uid) != 0) {
+		*err = trash_errno(errno);
+		free(dir);
+		return NULL;
+	}
 	return dir;
 }
 
@@ -261,14 +292,13 @@ ps_err trash_put(const char *path, const char *home_trash, uid_t uid, time_t now
 		return err;
 	char *dir = strndup(path, (size_t)(strrchr(path, '/') - path));
 	char *top = dir ? trash_topdir(*dir ? dir : "/") : NULL;
-	char *volume = top ? trash_volume_dir(top, uid) : NULL;
+	err = PS_ERR_NOMEM;
+	char *volume = top ? trash_volume_dir(top, uid, &err) : NULL;
 	if (volume) {
 		/* Relative to the top directory, as the specification
 		 * recommends there (the volume may be mounted elsewhere). */
 		size_t n = strcmp(top, "/") == 0 ? 1 : strlen(top) + 1;
 		err = trash_into(volume, path, path + n, now, trashed, &cross);
-	} else {
-		err = PS_ERR_NOMEM;
 	}
 	free(volume);
 	free(top);

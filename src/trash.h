@@ -19,8 +19,10 @@ char *trash_home_dir(const char *xdg_data_home, const char *home);
 /* Moves the file at path (absolute) into the trash: the home trash
  * home_trash (borrowed; NULL: none) when a rename can reach it, else the
  * trash at the top of the file's own file system ($topdir/.Trash/$uid
- * when $topdir/.Trash is a sticky directory, else $topdir/.Trash-$uid,
- * made 0700).  Per the specification, info/NAME.trashinfo (the original
+ * when $topdir/.Trash is a sticky directory, no symlink, and $uid in it
+ * the user's own directory, no symlink; else $topdir/.Trash-$uid, which
+ * must be the user's own directory, no symlink; either made 0700 when
+ * missing).  A trash that is not so is never used (PS_ERR_STORE_READONLY).  Per the specification, info/NAME.trashinfo (the original
  * path, percent-encoded, and the deletion time, local) is made first with
  * O_EXCL and the file renamed to files/NAME after, never over anything;
  * NAME is the file's own name, or stem_2.ext, stem_3.ext, ... when taken.

@@ -157,6 +157,35 @@ assert_same_bytes "$VOL/.Trash-$(id -u)/files/$A.jsonl" "$T_DIR/orig.jsonl"
 assert_contains "the info path is relative to the top" "Path=store/$P/$A.jsonl" \
 	"$(cat "$VOL/.Trash-$(id -u)/info/$A.jsonl.trashinfo")"
 assert_contains "trash-list finds it" "$VOL/store/$P/$A.jsonl" "$(trash-list 2>&1)"
+# A trash another user planted on the volume is never used (the
+# specification: .Trash-UID a real directory of the user's own, no
+# symlink; .Trash/UID likewise): the session stays, rm -r fails.
+me=$(id -u)
+mv "$VOL/.Trash-$me" "$VOL/mine"
+mkdir -p "$VOL/theirs"
+chown nobody "$VOL/theirs"
+ln -s "$VOL/theirs" "$VOL/.Trash-$me"
+cp "$FIX" "$VOL/store/$P/$B.jsonl"
+assert_poll "another session shows" 5 test -d "$T_DIR/mnt2/$P/$B"
+fsx_out rm -r "$T_DIR/mnt2/$P/$B"
+assert_true "a planted .Trash-UID symlink: rm -r fails" test "$RC" -ne 0
+assert_same_bytes "$VOL/store/$P/$B.jsonl" "$T_DIR/orig.jsonl"
+assert_eq "nothing went into the other user's directory" "" "$(ls -A "$VOL/theirs")"
+rm "$VOL/.Trash-$me"
+mkdir "$VOL/.Trash-$me"
+chown nobody "$VOL/.Trash-$me"
+fsx_out rm -r "$T_DIR/mnt2/$P/$B"
+assert_true "a .Trash-UID of another owner: rm -r fails" test "$RC" -ne 0
+assert_same_bytes "$VOL/store/$P/$B.jsonl" "$T_DIR/orig.jsonl"
+rmdir "$VOL/.Trash-$me"
+mkdir -m 1777 "$VOL/.Trash"
+ln -s "$VOL/theirs" "$VOL/.Trash/$me"
+fsx_out rm -r "$T_DIR/mnt2/$P/$B"
+assert_eq "a symlink at .Trash/UID: the user's own .Trash-UID is made instead" "0 " "$RC $ERR"
+assert_same_bytes "$VOL/.Trash-$me/files/$B.jsonl" "$T_DIR/orig.jsonl"
+assert_eq "still nothing in the other user's directory" "" "$(ls -A "$VOL/theirs")"
+fsx_out cat "$T_DIR/mnt2/.pisessionfs/log"
+assert_contains "the refusal is logged" "could not be moved to the trash" "$OUT"
 umount_fs "$T_DIR/mnt2"
 
 # A flat store: a session at the root.
