@@ -98,6 +98,7 @@ int draft_write(struct draft *d, const char *buf, size_t size, size_t off)
 		memcpy(d->data + off, buf, size);
 	d->dirty = 1;
 	d->truncated = 0;
+	d->failed = 0;
 	draft_sized(d);
 	return (int)size;
 }
@@ -114,6 +115,7 @@ int draft_truncate(struct draft *d, size_t size)
 			d->data[size] = '\0';
 	}
 	d->dirty = 1;
+	d->failed = 0;
 	draft_sized(d);
 	return 0;
 }
@@ -141,6 +143,7 @@ void draft_committed(struct draft *d, const char *project, const char *session, 
 {
 	d->dirty = 0;
 	d->truncated = 0;
+	d->failed = 0;
 	d->committed = 1;
 	if (project != d->project)
 		snprintf(d->project, sizeof d->project, "%s", project);

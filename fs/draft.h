@@ -46,6 +46,8 @@ struct draft {
 	int truncated;          /* emptied by O_TRUNC, not written since */
 	int refused;            /* refused at a write: the rest is refused too */
 	int committed;          /* committed at least once */
+	int failed;             /* its last commit failed and kept it (ENOSPC, ENOMEM): the error
+				 * was reported, so only an explicit fsync or close retries */
 	/* The session it is written into (EDIT, REVISE, NAME, RAW). */
 	char project[NAME_MAX + 1];
 	char session[NAME_MAX + 1];

@@ -701,7 +701,7 @@ static int psfs_commit(struct psfs_file *f, enum psfs_commit_point at)
 	psfs_caller_act_for(f->uid, f->gid);
 	int emptied_entry = d->target == DRAFT_EDIT || d->target == DRAFT_REVISE;
 	uint64_t serial = 0;
-	int temporary = 0;
+	int temporary = 0, named = 0;
 	char *path = NULL;
 	if (d->target == DRAFT_OVERLAY) {
 		overlay_lock();
@@ -709,7 +709,8 @@ static int psfs_commit(struct psfs_file *f, enum psfs_commit_point at)
 		temporary = f->node->kind == OVERLAY_FILE && f->node->temporary;
 		emptied_entry = psfs_overlay_rewrites_entry(f->node);
 		/* Committed where it is now: a rename may have moved it. */
-		path = f->node->unlinked || f->node->kind != OVERLAY_FILE ? NULL : strdup(f->node->path);
+		named = !f->node->unlinked && f->node->kind == OVERLAY_FILE;
+		path = named ? strdup(f->node->path) : NULL;
 		overlay_unlock();
 	}
 	if (d->refused) {
@@ -727,6 +728,11 @@ static int psfs_commit(struct psfs_file *f, enum psfs_commit_point at)
 	}
 	if (!d->dirty && !(last && d->truncated))
 		goto out;
+	/* A commit that failed for want of room or memory was reported to
+	 * the writer, who may save again: the release does not append it
+	 * behind their back (the text is in rejected/). */
+	if (at == AT_RELEASE && d->failed)
+		goto out;
 	if (d->target != DRAFT_OVERLAY) {
 		res = psfs_commit_session(f, d);
 		goto out;
@@ -735,8 +741,15 @@ static int psfs_commit(struct psfs_file *f, enum psfs_commit_point at)
 	 * new message): that rename commits it.  Until then it is listed
 	 * like any side file.  A file removed or replaced meanwhile has no
 	 * name to be committed as. */
-	if (temporary || !path)
+	if (temporary || !named)
 		goto out;
+	if (!path) {
+		/* The text stays in the draft, where a later commit point
+		 * tries again. */
+		journal_log("could not append %s: out of memory (its text stays in the file)", f->path);
+		res = -ENOMEM;
+		goto out;
+	}
 	int blank = commit_is_blank(d->data, d->len);
 	res = psfs_commit_file(path, path, serial, d, NULL);
 	if (res == -EINVAL && at == AT_RELEASE && emptied_entry && blank) {
@@ -751,6 +764,8 @@ static int psfs_commit(struct psfs_file *f, enum psfs_commit_point at)
 		overlay_unlock();
 	}
 out:
+	if ((res == -ENOSPC || res == -ENOMEM) && d->dirty)
+		d->failed = 1;
 	psfs_caller_act_for_done();
 	draft_unlock(d);
 	free(path);
