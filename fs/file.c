@@ -33,7 +33,6 @@ static struct psfs_file *psfs_file_new(enum psfs_handle kind, const char *path)
 	psfs_caller_get(&who);
 	f->uid = who.uid;
 	f->gid = who.gid;
-	f->opener = psfs_caller_process();
 	f->path = strdup(path);
 	if (!f->path) {
 		free(f);
@@ -114,6 +113,9 @@ int psfs_open_overlay(const char *path, struct fuse_file_info *fi, int *found)
 	f->node = node;
 	f->draft = d;
 	f->writable = writing;
+	/* Whose close commits it: read from /proc, so only for writers. */
+	if (writing)
+		f->opener = psfs_caller_process();
 	if ((fi->flags & O_TRUNC) && writing) {
 		draft_lock(d);
 		/* Emptied, not written: a new file's close waits for text; an
@@ -214,6 +216,7 @@ int psfs_open(const char *path, struct fuse_file_info *fi)
 		}
 		struct draft *d = f->draft;
 		f->writable = 1;
+		f->opener = psfs_caller_process();
 		d->entry = node.entry;
 		d->serial = s->serial;
 		d->generation = s->generation;
