@@ -80,7 +80,7 @@ UNIT     := $(BUILD)/unit-tests
 # inotify events for changes made underneath (tests/mount/t_nonotify.sh).
 HELPER   := $(BUILD)/tests/passthrough-store
 
-.PHONY: all check check-unit check-includes check-golden check-alloc check-runner check-mount check-diff check-diff-search check-diff-fork check-interop clean install uninstall bench
+.PHONY: all check check-unit check-includes check-fs-deps check-golden check-alloc check-runner check-mount check-diff check-diff-search check-diff-fork check-interop clean install uninstall bench
 
 all: $(DAEMON) $(TOOL)
 
@@ -117,12 +117,17 @@ $(BUILD)/src $(BUILD)/fs $(BUILD)/tests $(BUILD)/tests/unit $(BUILD)/src/cli:
 check: all $(UNIT)
 	tests/check-all.sh
 
-check-unit: $(UNIT) check-includes
+check-unit: $(UNIT) check-includes check-fs-deps
 	$(UNIT)
 
 # No two files of the core include each other, through any chain.
 check-includes:
 	tests/check-includes.sh src
+
+# No two objects of the FUSE front end call each other, through any chain
+# (read from the objects with nm: tests/check-fs-deps.sh).
+check-fs-deps: $(FS_OBJ)
+	tests/check-fs-deps.sh $(BUILD)/fs
 
 check-golden: $(TOOL)
 	tests/golden/run.sh $(TOOL)
