@@ -190,7 +190,7 @@ int psfs_getattr(const char *path, struct stat *st, struct fuse_file_info *fi)
 		file.st_gid = getgid();
 	}
 	if (journal_owns(path))
-		return journal_getattr(path, &file, st);
+		return journal_getattr(fs->journal, path, &file, st);
 	if (overview_owns(&p))
 		return overview_getattr(fs, &p, &file, st);
 	if (search_owns(path, &p))

@@ -274,22 +274,22 @@ static int psfs_fsname_arg(const char *store, char **out)
 /* What start-up recovery did: one line each on stderr and in the log. */
 static void psfs_note_recovery(void *ctx, const struct recover_event *ev)
 {
-	(void)ctx;
+	struct journal *j = ctx;
 	switch (ev->what) {
 	case RECOVER_TRUNCATED:
-		journal_log("repaired %s: took back its last %" PRIu64 " bytes (from offset %" PRIu64 "), the part "
-			    "of an append that a killed daemon had written and never acknowledged", ev->path, ev->bytes,
-			    ev->offset);
+		journal_log_in(j, "repaired %s: took back its last %" PRIu64 " bytes (from offset %" PRIu64 "), the part "
+			       "of an append that a killed daemon had written and never acknowledged", ev->path, ev->bytes,
+			       ev->offset);
 		break;
 	case RECOVER_LEFT:
-		journal_log("left %s as it is: a killed daemon's append ends it, but %s", ev->path, ev->why);
+		journal_log_in(j, "left %s as it is: a killed daemon's append ends it, but %s", ev->path, ev->why);
 		break;
 	case RECOVER_UNFIXABLE:
-		journal_log("could not repair %s (%s): a killed daemon's append ends it; tried again at the next start",
-			    ev->path, ev->why);
+		journal_log_in(j, "could not repair %s (%s): a killed daemon's append ends it; tried again at the next start",
+			       ev->path, ev->why);
 		break;
 	case RECOVER_TEMP_REMOVED:
-		journal_log("removed %s, the temporary file of a migration whose daemon was killed", ev->path);
+		journal_log_in(j, "removed %s, the temporary file of a migration whose daemon was killed", ev->path);
 		break;
 	}
 }
@@ -449,8 +449,12 @@ int main(int argc, char *argv[])
 		fprintf(stderr, "pisessionfs: -o rejected_kept=%d: give 1 to 4096 (MiB)\n", fs.cfg.rejected_kept_mib);
 		goto out;
 	}
-	if (fs.cfg.rejected_kept_mib > 0)
-		journal_set_rejected_budget((size_t)fs.cfg.rejected_kept_mib << 20);
+	fs.journal = journal_new(fs.cfg.rejected_kept_mib > 0 ? (size_t)fs.cfg.rejected_kept_mib << 20
+							      : JOURNAL_REJECTED_DEFAULT_BUDGET);
+	if (!fs.journal) {
+		fprintf(stderr, "pisessionfs: out of memory\n");
+		goto out;
+	}
 	/* Loaded now, before any search can need it (jscase.h). */
 	if (!jscase_has_locale())
 		fprintf(stderr, "pisessionfs: the C.UTF-8 locale could not be loaded: search/ compares letters beyond "
@@ -490,7 +494,7 @@ int main(int argc, char *argv[])
 	 * shown, and because the mountpoint may lie inside the store, where
 	 * the scan would stat a mount nobody serves yet.  A store that cannot
 	 * be changed is left as it is. */
-	recover_store(fs.cfg.store, psfs_note_recovery, NULL);
+	recover_store(fs.cfg.store, psfs_note_recovery, fs.journal);
 	if (fuse_mount(fs.fuse, cmd.mountpoint) != 0)
 		goto out_signals;
 	if (fuse_daemonize(cmd.foreground) != 0)
@@ -526,6 +530,7 @@ out:
 	search_clear();
 	infocache_free(fs.infos);
 	overlay_destroy();
+	journal_free(fs.journal);
 	free(fs.mountpoint);
 	free(fs.trash_home);
 	free(fs.cfg.store);

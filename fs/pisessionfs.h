@@ -25,11 +25,13 @@ struct psfs_config {
 
 struct ps_catalog;
 struct infocache;
+struct journal;
 
 struct psfs {
 	struct ps_store *store;
 	struct ps_catalog *catalog; /* what the views at the root list */
 	struct infocache *infos;    /* what pi lists of each session (search/, sessions.md) */
+	struct journal *journal;    /* the log and the rejected texts (journal.h) */
 	struct psfs_config cfg;
 	struct fuse *fuse;
 	char *mountpoint;     /* absolute, for symlink targets given as absolute paths */

@@ -246,7 +246,7 @@ static int search_run(struct psfs *fs, const char *scope, const char *query, str
 	ps_err err = search_query_parse(query, &q, &why);
 	if (err) {
 		if (err == PS_ERR_INVALID)
-			journal_log("search %s: %s", query, why ? why : "not a query pi takes");
+			journal_log_in(fs->journal, "search %s: %s", query, why ? why : "not a query pi takes");
 		free(why);
 		return err == PS_ERR_INVALID ? -EINVAL : -psfs_errno(err);
 	}
@@ -284,8 +284,8 @@ static int search_run(struct psfs *fs, const char *scope, const char *query, str
 			continue; /* gone meanwhile, or not a session pi lists */
 		err = search_query_matches(q, info, &match);
 		if (err == PS_ERR_TOOBIG) {
-			journal_log("search %s: the regular expression gave up on %s%s%s (PCRE2's match limit); "
-				    "that session is not listed", query, c->project, *c->project ? "/" : "", c->stem);
+			journal_log_in(fs->journal, "search %s: the regular expression gave up on %s%s%s (PCRE2's match "
+				       "limit); that session is not listed", query, c->project, *c->project ? "/" : "", c->stem);
 			continue;
 		}
 		if (err) {
@@ -491,7 +491,7 @@ static int search_resolve(struct psfs *fs, const struct search_where *w, struct 
 		char *why = NULL;
 		ps_err err = search_query_parse(query, &q, &why);
 		if (err == PS_ERR_INVALID)
-			journal_log("search %s: %s", query, why ? why : "not a query pi takes");
+			journal_log_in(fs->journal, "search %s: %s", query, why ? why : "not a query pi takes");
 		free(why);
 		search_query_free(q);
 		return err == PS_ERR_INVALID ? -EINVAL : err ? -psfs_errno(err) : 0;
