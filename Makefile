@@ -71,11 +71,18 @@ FS_SRC   := $(wildcard fs/*.c)
 FS_OBJ   := $(patsubst fs/%.c,$(BUILD)/fs/%.o,$(FS_SRC))
 UNIT_SRC := $(wildcard tests/unit/*.c)
 UNIT_OBJ := $(patsubst tests/unit/%.c,$(BUILD)/tests/unit/%.o,$(UNIT_SRC))
+# The front end's unit tests (tests/unit/fs/): modules of fs/ that run
+# without a FUSE session, linked from an archive of fs/'s objects (all
+# but main.o), so a test pulls in only the objects it calls into.
+FS_UNIT_SRC := $(wildcard tests/unit/fs/*.c)
+FS_UNIT_OBJ := $(patsubst tests/unit/fs/%.c,$(BUILD)/tests/unit/fs/%.o,$(FS_UNIT_SRC))
 
 LIBCORE  := $(BUILD)/libpisession.a
 DAEMON   := $(BUILD)/pisessionfs
 TOOL     := $(BUILD)/pisession
 UNIT     := $(BUILD)/unit-tests
+LIBFS    := $(BUILD)/libpsfs.a
+FS_UNIT  := $(BUILD)/fs-unit-tests
 # A passthrough FUSE file system for the mount tests: a store on it gets no
 # inotify events for changes made underneath (tests/mount/t_nonotify.sh).
 HELPER   := $(BUILD)/tests/passthrough-store
@@ -93,7 +100,14 @@ $(BUILD)/fs/%.o: fs/%.c $(NO_DEPFILE) | $(BUILD)/fs
 $(BUILD)/tests/unit/%.o: tests/unit/%.c $(NO_DEPFILE) | $(BUILD)/tests/unit
 	$(CC) $(CORE_CFLAGS) $(CHECK_CFLAGS) -Isrc -c $< -o $@
 
+$(BUILD)/tests/unit/fs/%.o: tests/unit/fs/%.c $(NO_DEPFILE) | $(BUILD)/tests/unit/fs
+	$(CC) $(FS_CFLAGS) $(CHECK_CFLAGS) -Ifs -Itests/unit -c $< -o $@
+
 $(LIBCORE): $(CORE_OBJ)
+	ar rcs $@ $^
+
+$(LIBFS): $(filter-out $(BUILD)/fs/main.o,$(FS_OBJ))
+	rm -f $@
 	ar rcs $@ $^
 
 $(DAEMON): $(FS_OBJ) $(LIBCORE)
@@ -108,17 +122,21 @@ $(BUILD)/src/cli/pisession.o: src/cli/pisession.c $(NO_DEPFILE) | $(BUILD)/src/c
 $(UNIT): $(UNIT_OBJ) $(LIBCORE)
 	$(CC) $(SANFLAGS) $(LDFLAGS) -o $@ $(UNIT_OBJ) $(LIBCORE) $(CHECK_LIBS) $(LIBS_CORE)
 
+$(FS_UNIT): $(FS_UNIT_OBJ) $(LIBFS) $(LIBCORE)
+	$(CC) $(SANFLAGS) $(LDFLAGS) -o $@ $(FS_UNIT_OBJ) $(LIBFS) $(LIBCORE) $(FUSE_LIBS) $(CHECK_LIBS) $(LIBS_CORE)
+
 $(HELPER): tests/helpers/passthrough_store.c | $(BUILD)/tests
 	$(CC) $(CSTD) $(WARN) $(OPT) $(SANFLAGS) $(DEPFLAGS) $(FUSE_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(FUSE_LIBS)
 
-$(BUILD)/src $(BUILD)/fs $(BUILD)/tests $(BUILD)/tests/unit $(BUILD)/src/cli:
+$(BUILD)/src $(BUILD)/fs $(BUILD)/tests $(BUILD)/tests/unit $(BUILD)/tests/unit/fs $(BUILD)/src/cli:
 	mkdir -p $@
 
 check: all $(UNIT)
 	tests/check-all.sh
 
-check-unit: $(UNIT) check-includes check-fs-deps
+check-unit: $(UNIT) $(FS_UNIT) check-includes check-fs-deps
 	$(UNIT)
+	$(FS_UNIT)
 
 # No two files of the core include each other, through any chain.
 check-includes:
@@ -234,5 +252,5 @@ stress-quick: $(DAEMON)
 
 # The dependency files -MMD wrote beside each object or program (none
 # before the first build).
--include $(CORE_OBJ:.o=.d) $(FS_OBJ:.o=.d) $(UNIT_OBJ:.o=.d) $(BUILD)/src/cli/pisession.d $(FUZZ_OBJ:.o=.d) \
+-include $(CORE_OBJ:.o=.d) $(FS_OBJ:.o=.d) $(UNIT_OBJ:.o=.d) $(FS_UNIT_OBJ:.o=.d) $(BUILD)/src/cli/pisession.d $(FUZZ_OBJ:.o=.d) \
 	$(HELPER).d $(FAILMALLOC:.so=.d) $(FUZZ_BINS:=.d)
