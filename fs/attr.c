@@ -229,7 +229,7 @@ int psfs_getattr(const char *path, struct stat *st, struct fuse_file_info *fi)
 		uint64_t known;
 		/* Likely the first of many: `ls -l` stats every entry. */
 		if (!content_size_known(ref.session, &node, &known))
-			psfs_sizer_hint(p.project, p.session, ref.session, node.entry + 1);
+			sizer_hint(fs->sizer, p.project, p.session, ref.session, node.entry + 1);
 	}
 	res = err ? -psfs_errno(err) : psfs_node_stat(ref.session, &node, &file, st);
 	store_release(fs->store, &ref);

@@ -499,9 +499,9 @@ int main(int argc, char *argv[])
 		goto out_signals;
 	if (fuse_daemonize(cmd.foreground) != 0)
 		goto out_unmount;
-	if (psfs_watch_start(&fs) != 0)
+	if (!(fs.watch = watch_start(&fs)))
 		fprintf(stderr, "pisessionfs: note: inotify unavailable, changes show after the cache timeout\n");
-	if (psfs_sizer_start(&fs) != 0)
+	if (!(fs.sizer = sizer_start(&fs)))
 		fprintf(stderr, "pisessionfs: note: no sizer thread, entry files are sized as they are listed\n");
 	loop = fuse_loop_cfg_create();
 	if (loop) {
@@ -514,8 +514,10 @@ int main(int argc, char *argv[])
 		ret = ret == 0 || ret == SIGTERM || ret == SIGINT || ret == SIGHUP ? 0 : 1;
 		fuse_loop_cfg_destroy(loop);
 	}
-	psfs_sizer_stop();
-	psfs_watch_stop();
+	sizer_stop(fs.sizer);
+	fs.sizer = NULL;
+	watch_stop(fs.watch);
+	fs.watch = NULL;
 out_unmount:
 	fuse_unmount(fs.fuse);
 out_signals:

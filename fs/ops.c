@@ -106,7 +106,7 @@ static void *psfs_init(struct fuse_conn_info *conn, struct fuse_config *cfg)
 	double timeout = fs->cfg.timeout;
 	(void)conn;
 	if (isnan(timeout))
-		timeout = psfs_watch_hears_all() ? PSFS_TIMEOUT_WATCHED : PSFS_TIMEOUT_UNWATCHED;
+		timeout = watch_hears_all(fs->watch) ? PSFS_TIMEOUT_WATCHED : PSFS_TIMEOUT_UNWATCHED;
 	cfg->entry_timeout = timeout;
 	cfg->attr_timeout = timeout;
 	cfg->negative_timeout = 0;

@@ -26,12 +26,16 @@ struct psfs_config {
 struct ps_catalog;
 struct infocache;
 struct journal;
+struct watch;
+struct sizer;
 
 struct psfs {
 	struct ps_store *store;
 	struct ps_catalog *catalog; /* what the views at the root list */
 	struct infocache *infos;    /* what pi lists of each session (search/, sessions.md) */
 	struct journal *journal;    /* the log and the rejected texts (journal.h) */
+	struct watch *watch;        /* the change watcher (watch.h), NULL without inotify */
+	struct sizer *sizer;        /* the sizer threads (sizer.h), NULL without them */
 	struct psfs_config cfg;
 	struct fuse *fuse;
 	char *mountpoint;     /* absolute, for symlink targets given as absolute paths */
