@@ -449,6 +449,12 @@ int main(int argc, char *argv[])
 		fprintf(stderr, "pisessionfs: -o rejected_kept=%d: give 1 to 4096 (MiB)\n", fs.cfg.rejected_kept_mib);
 		goto out;
 	}
+	fs.search = search_results_new();
+	fs.overview = overview_memo_new();
+	if (!fs.search || !fs.overview) {
+		fprintf(stderr, "pisessionfs: out of memory\n");
+		goto out;
+	}
 	fs.journal = journal_new(fs.cfg.rejected_kept_mib > 0 ? (size_t)fs.cfg.rejected_kept_mib << 20
 							      : JOURNAL_REJECTED_DEFAULT_BUDGET);
 	if (!fs.journal) {
@@ -528,8 +534,8 @@ out:
 	catalog_free(fs.catalog);
 	store_free(fs.store);
 	entrycache_clear();
-	overview_clear();
-	search_clear();
+	overview_memo_free(fs.overview);
+	search_results_free(fs.search);
 	infocache_free(fs.infos);
 	overlay_destroy();
 	journal_free(fs.journal);

@@ -28,6 +28,8 @@ struct infocache;
 struct journal;
 struct watch;
 struct sizer;
+struct search_results;
+struct overview_memo;
 
 struct psfs {
 	struct ps_store *store;
@@ -36,6 +38,8 @@ struct psfs {
 	struct journal *journal;    /* the log and the rejected texts (journal.h) */
 	struct watch *watch;        /* the change watcher (watch.h), NULL without inotify */
 	struct sizer *sizer;        /* the sizer threads (sizer.h), NULL without them */
+	struct search_results *search; /* search/'s latest results (searchdir.h) */
+	struct overview_memo *overview; /* the overview files' sizes (overview.h) */
 	struct psfs_config cfg;
 	struct fuse *fuse;
 	char *mountpoint;     /* absolute, for symlink targets given as absolute paths */

@@ -76,7 +76,8 @@ static int sizer_claim(struct sizer *sz, uint32_t *from, uint32_t *to)
 
 /* Sizes [from, to) of the job's session; 0 once the job is moot (the
  * session is gone from the cache or was indexed anew). */
-static int sizer_run(struct sizer *sz, const char *project, const char *session, uint64_t generation, uint32_t from, uint32_t to)
+static int sizer_run(struct sizer *sz, const char *project, const char *session, uint64_t generation, uint32_t from,
+		     uint32_t to)
 {
 	struct content_batch batch = { 0 };
 	struct store_ref ref;
