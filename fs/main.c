@@ -1,5 +1,6 @@
 /* pisessionfs: mounts a pi session store.  Option parsing and start-up;
- * the operations are in ops.c, the change watcher in watch.c. */
+ * the operations are in ops.c (the table) and the handlers it names, the
+ * change watcher in watch.c; the mount's state is struct psfs, made here. */
 #include <errno.h>
 #include <jansson.h>
 #include <math.h>

@@ -31,6 +31,11 @@ struct sizer;
 struct search_results;
 struct overview_memo;
 
+/* The mount: made by main.c, which owns every member and frees them after
+ * fuse_destroy.  Each module of fs/ keeps what it holds for the mount in
+ * its own member, never in a static, so a unit test can make a struct
+ * psfs of its own (tests/unit/fs/).  A FUSE handler finds it in
+ * fuse_get_context()->private_data. */
 struct psfs {
 	struct ps_store *store;
 	struct ps_catalog *catalog; /* what the views at the root list */
@@ -48,7 +53,7 @@ struct psfs {
 
 extern const struct fuse_operations psfs_ops;
 
-/* A mount path split by psfs_split (ops.c): what the gates of the special
+/* A mount path split by psfs_split (route.h): what the gates of the special
  * files (overview.h) are given, so they need not route paths again. */
 struct psfs_path {
 	char project[NAME_MAX + 1];
