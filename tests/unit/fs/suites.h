@@ -8,5 +8,7 @@
 
 Suite *route_suite(void);
 Suite *journal_suite(void);
+Suite *searchdir_suite(void);
+Suite *overview_fs_suite(void);
 
 #endif
