@@ -37,7 +37,7 @@ static inline void test_mount_session(struct test_mount *m, const char *project,
 	ck_assert_ptr_nonnull(f);
 	fprintf(f, "{\"type\":\"session\",\"version\":3,\"id\":\"%s\",\"timestamp\":\"2026-01-01T00:00:00.000Z\","
 		   "\"cwd\":\"/w/%s\"}\n", id, project);
-	char parent[16] = "null";
+	char parent[32] = "null";
 	for (size_t i = 0; i < n; i++) {
 		fprintf(f, "{\"type\":\"message\",\"id\":\"m%zu\",\"parentId\":%s,\"timestamp\":\"2026-01-01T00:00:01.000Z\","
 			   "\"message\":{\"role\":\"user\",\"content\":\"%s\",\"timestamp\":%lld}}\n",
