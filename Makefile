@@ -234,8 +234,8 @@ fuzz: $(FUZZ_BINS)
 	tests/fuzz/run.sh $(FUZZ_SECONDS)
 fuzz-smoke: $(FUZZ_BINS)
 	tests/fuzz/run.sh 10
-check-valgrind: $(UNIT) $(TOOL) $(DAEMON) $(HELPER)
-	PSFS_PASSTHROUGH=$(abspath $(HELPER)) tests/valgrind/check-valgrind.sh $(UNIT) $(TOOL) $(DAEMON)
+check-valgrind: $(UNIT) $(FS_UNIT) $(TOOL) $(DAEMON) $(HELPER)
+	PSFS_PASSTHROUGH=$(abspath $(HELPER)) tests/valgrind/check-valgrind.sh $(UNIT) $(TOOL) $(DAEMON) $(FS_UNIT)
 
 # ---- reliability tests (tests/stress/run.sh) -------------------------------
 # make stress: kill -9, concurrency, disk full, store gone, escapes, a
