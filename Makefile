@@ -74,16 +74,23 @@ FS_SRC   := $(wildcard fs/*.c)
 FS_OBJ   := $(patsubst fs/%.c,$(BUILD)/fs/%.o,$(FS_SRC))
 UNIT_SRC := $(wildcard tests/unit/*.c)
 UNIT_OBJ := $(patsubst tests/unit/%.c,$(BUILD)/tests/unit/%.o,$(UNIT_SRC))
+# The front end's unit tests (tests/unit/fs/): modules of fs/ that run
+# without a FUSE session, linked from an archive of fs/'s objects (all
+# but main.o), so a test pulls in only the objects it calls into.
+FS_UNIT_SRC := $(wildcard tests/unit/fs/*.c)
+FS_UNIT_OBJ := $(patsubst tests/unit/fs/%.c,$(BUILD)/tests/unit/fs/%.o,$(FS_UNIT_SRC))
 
 LIBCORE  := $(BUILD)/libpisession.a
 DAEMON   := $(BUILD)/pisessionfs
 TOOL     := $(BUILD)/pisession
 UNIT     := $(BUILD)/unit-tests
+LIBFS    := $(BUILD)/libpsfs.a
+FS_UNIT  := $(BUILD)/fs-unit-tests
 # A passthrough FUSE file system for the mount tests: a store on it gets no
 # inotify events for changes made underneath (tests/mount/t_nonotify.sh).
 HELPER   := $(BUILD)/tests/passthrough-store
 
-.PHONY: all check check-unit check-includes check-golden check-alloc check-runner check-mount check-diff check-diff-search check-diff-fork check-interop clean install uninstall bench
+.PHONY: all check check-unit check-includes check-fs-deps check-golden check-alloc check-runner check-mount check-diff check-diff-search check-diff-fork check-interop clean install uninstall bench
 
 all: $(DAEMON) $(TOOL)
 
@@ -96,7 +103,14 @@ $(BUILD)/fs/%.o: fs/%.c $(NO_DEPFILE) | $(BUILD)/fs
 $(BUILD)/tests/unit/%.o: tests/unit/%.c $(NO_DEPFILE) | $(BUILD)/tests/unit
 	$(CC) $(CORE_CFLAGS) $(CHECK_CFLAGS) -Isrc -c $< -o $@
 
+$(BUILD)/tests/unit/fs/%.o: tests/unit/fs/%.c $(NO_DEPFILE) | $(BUILD)/tests/unit/fs
+	$(CC) $(FS_CFLAGS) $(CHECK_CFLAGS) -Ifs -Itests/unit -c $< -o $@
+
 $(LIBCORE): $(CORE_OBJ)
+	ar rcs $@ $^
+
+$(LIBFS): $(filter-out $(BUILD)/fs/main.o,$(FS_OBJ))
+	rm -f $@
 	ar rcs $@ $^
 
 $(DAEMON): $(FS_OBJ) $(LIBCORE)
@@ -111,21 +125,30 @@ $(BUILD)/src/cli/pisession.o: src/cli/pisession.c $(NO_DEPFILE) | $(BUILD)/src/c
 $(UNIT): $(UNIT_OBJ) $(LIBCORE)
 	$(CC) $(SANFLAGS) $(LDFLAGS) -o $@ $(UNIT_OBJ) $(LIBCORE) $(CHECK_LIBS) $(LIBS_CORE)
 
+$(FS_UNIT): $(FS_UNIT_OBJ) $(LIBFS) $(LIBCORE)
+	$(CC) $(SANFLAGS) $(LDFLAGS) -o $@ $(FS_UNIT_OBJ) $(LIBFS) $(LIBCORE) $(FUSE_LIBS) $(CHECK_LIBS) $(LIBS_CORE)
+
 $(HELPER): tests/helpers/passthrough_store.c | $(BUILD)/tests
 	$(CC) $(CSTD) $(WARN) $(OPT) $(SANFLAGS) $(DEPFLAGS) $(FUSE_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(FUSE_LIBS)
 
-$(BUILD)/src $(BUILD)/fs $(BUILD)/tests $(BUILD)/tests/unit $(BUILD)/src/cli:
+$(BUILD)/src $(BUILD)/fs $(BUILD)/tests $(BUILD)/tests/unit $(BUILD)/tests/unit/fs $(BUILD)/src/cli:
 	mkdir -p $@
 
 check: all $(UNIT)
 	tests/check-all.sh
 
-check-unit: $(UNIT) check-includes
+check-unit: $(UNIT) $(FS_UNIT) check-includes check-fs-deps
 	$(UNIT)
+	$(FS_UNIT)
 
 # No two files of the core include each other, through any chain.
 check-includes:
 	tests/check-includes.sh src
+
+# No two objects of the FUSE front end call each other, through any chain
+# (read from the objects with nm: tests/check-fs-deps.sh).
+check-fs-deps: $(FS_OBJ)
+	tests/check-fs-deps.sh $(BUILD)/fs
 
 check-golden: $(TOOL)
 	tests/golden/run.sh $(TOOL)
@@ -214,8 +237,8 @@ fuzz: $(FUZZ_BINS)
 	tests/fuzz/run.sh $(FUZZ_SECONDS)
 fuzz-smoke: $(FUZZ_BINS)
 	tests/fuzz/run.sh 10
-check-valgrind: $(UNIT) $(TOOL) $(DAEMON) $(HELPER)
-	PSFS_PASSTHROUGH=$(abspath $(HELPER)) tests/valgrind/check-valgrind.sh $(UNIT) $(TOOL) $(DAEMON)
+check-valgrind: $(UNIT) $(FS_UNIT) $(TOOL) $(DAEMON) $(HELPER)
+	PSFS_PASSTHROUGH=$(abspath $(HELPER)) tests/valgrind/check-valgrind.sh $(UNIT) $(TOOL) $(DAEMON) $(FS_UNIT)
 
 # ---- reliability tests (tests/stress/run.sh) -------------------------------
 # make stress: kill -9, concurrency, disk full, store gone, escapes, a
@@ -232,5 +255,5 @@ stress-quick: $(DAEMON)
 
 # The dependency files -MMD wrote beside each object or program (none
 # before the first build).
--include $(CORE_OBJ:.o=.d) $(FS_OBJ:.o=.d) $(UNIT_OBJ:.o=.d) $(BUILD)/src/cli/pisession.d $(FUZZ_OBJ:.o=.d) \
+-include $(CORE_OBJ:.o=.d) $(FS_OBJ:.o=.d) $(UNIT_OBJ:.o=.d) $(FS_UNIT_OBJ:.o=.d) $(BUILD)/src/cli/pisession.d $(FUZZ_OBJ:.o=.d) \
 	$(HELPER).d $(FAILMALLOC:.so=.d) $(FUZZ_BINS:=.d)

@@ -15,9 +15,9 @@ tests/deps.sh --test
 tests/setup-pi.sh >/dev/null
 # clang must build it warning-free too; the tests then run on gcc's build.
 make -s clean
-make -s CC=clang all build/unit-tests
+make -s CC=clang all build/unit-tests build/fs-unit-tests
 make -s clean
-make -s all build/unit-tests
+make -s all build/unit-tests build/fs-unit-tests
 # Every test twice: as built, then with the daemon and the tests' binaries
 # under AddressSanitizer, UBSan and LeakSanitizer (build/asan).
 status=0

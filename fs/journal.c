@@ -1,3 +1,4 @@
+/* The log and the rejected texts (journal.h). */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -11,6 +12,7 @@
 #include "caller.h"
 #include "journal.h"
 #include "overlay.h"
+#include "pisessionfs.h"
 
 /* The log keeps the latest 256 KiB; rejected texts the latest 64, and no
  * more bytes of them than the budget (a single write may be 256 MiB). */
@@ -23,55 +25,75 @@
  * speaks to (the caller whose write or call it is about, else the
  * daemon's own user), since a line names a session path and says what
  * was refused: a caller reads only its own lines, root all of them. */
-static struct {
+struct journal {
 	pthread_mutex_t lock;
 	char *text;
 	size_t len;
-	unsigned rejected;
-} jr = { .lock = PTHREAD_MUTEX_INITIALIZER };
+	unsigned rejected;  /* the number of the latest rejected text */
+	size_t budget;      /* of the rejected texts' bytes; fixed at journal_new */
+};
 
-/* Set before the mount, read under the overlay lock. */
-static size_t rejected_budget = JOURNAL_REJECTED_DEFAULT_BUDGET;
-
-void journal_set_rejected_budget(size_t bytes)
+struct journal *journal_new(size_t rejected_budget)
 {
-	rejected_budget = bytes;
+	struct journal *j = calloc(1, sizeof *j);
+	if (!j)
+		return NULL;
+	pthread_mutex_init(&j->lock, NULL);
+	/* Room for the note that ends a text cut to the budget. */
+	j->budget = rejected_budget < JOURNAL_REJECTED_MIN_BUDGET ? JOURNAL_REJECTED_MIN_BUDGET : rejected_budget;
+	return j;
 }
 
-void journal_log(const char *fmt, ...)
+void journal_free(struct journal *j)
+{
+	if (!j)
+		return;
+	pthread_mutex_destroy(&j->lock);
+	free(j->text);
+	free(j);
+}
+
+static void journal_vlog(struct journal *jr, const char *fmt, va_list ap)
 {
 	char line[2048], stamp[32];
-	va_list ap;
 	time_t now = time(NULL);
 	struct tm tm;
 	gmtime_r(&now, &tm);
 	strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", &tm);
-	va_start(ap, fmt);
 	int n = vsnprintf(line, sizeof line, fmt, ap);
-	va_end(ap);
 	if (n < 0)
 		return;
 	fprintf(stderr, "pisessionfs: %s\n", line);
+	if (!jr)
+		return;
 	struct psfs_caller who;
 	psfs_caller_get(&who);
 	char owner[24];
 	snprintf(owner, sizeof owner, "%lu\t", (unsigned long)who.uid);
-	pthread_mutex_lock(&jr.lock);
+	pthread_mutex_lock(&jr->lock);
 	size_t add = strlen(owner) + strlen(stamp) + 1 + strlen(line) + 1;
-	if (jr.len + add > JOURNAL_MAX_LOG) {
+	if (jr->len + add > JOURNAL_MAX_LOG) {
 		/* Drop whole lines from the front. */
-		size_t cut = jr.len + add - JOURNAL_MAX_LOG;
-		char *nl = cut < jr.len ? memchr(jr.text + cut, '\n', jr.len - cut) : NULL;
-		cut = nl ? (size_t)(nl - jr.text) + 1 : jr.len;
-		memmove(jr.text, jr.text + cut, jr.len - cut);
-		jr.len -= cut;
+		size_t cut = jr->len + add - JOURNAL_MAX_LOG;
+		char *nl = cut < jr->len ? memchr(jr->text + cut, '\n', jr->len - cut) : NULL;
+		cut = nl ? (size_t)(nl - jr->text) + 1 : jr->len;
+		memmove(jr->text, jr->text + cut, jr->len - cut);
+		jr->len -= cut;
 	}
-	char *grown = realloc(jr.text, jr.len + add + 1);
+	char *grown = realloc(jr->text, jr->len + add + 1);
 	if (grown) {
-		jr.text = grown;
-		jr.len += (size_t)sprintf(jr.text + jr.len, "%s%s %s\n", owner, stamp, line);
+		jr->text = grown;
+		jr->len += (size_t)sprintf(jr->text + jr->len, "%s%s %s\n", owner, stamp, line);
 	}
-	pthread_mutex_unlock(&jr.lock);
+	pthread_mutex_unlock(&jr->lock);
+}
+
+void journal_log_in(struct journal *j, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	journal_vlog(j, fmt, ap);
+	va_end(ap);
 }
 
 /* The rejected texts kept now (overlay locked): how many, their bytes,
@@ -97,12 +119,12 @@ static void journal_count_kept(void *ctx, const char *name, const struct overlay
 /* Drops the oldest kept texts until one more of `room` bytes fits
  * (overlay locked).  Counted afresh each time: the user may have removed
  * some.  A dropped text still open is freed at its last close. */
-static void journal_make_room(size_t room)
+static void journal_make_room(const struct journal *j, size_t room)
 {
 	for (;;) {
 		struct journal_kept k = { 0 };
 		overlay_list(JOURNAL_REJECTED, journal_count_kept, &k);
-		if (!k.count || (k.count < JOURNAL_MAX_REJECTED && k.bytes <= rejected_budget - room))
+		if (!k.count || (k.count < JOURNAL_MAX_REJECTED && k.bytes <= j->budget - room))
 			return;
 		struct overlay_node *gone = overlay_get(k.oldest_path);
 		if (!gone)
@@ -111,26 +133,26 @@ static void journal_make_room(size_t room)
 	}
 }
 
-void journal_reject(const char *path, const char *data, size_t len, const char *why)
+void journal_reject_in(struct journal *jr, const char *path, const char *data, size_t len, const char *why)
 {
 	const char *base = strrchr(path, '/');
 	char kept[512], note[128];
 	size_t keep = len, note_len = 0;
 	base = base ? base + 1 : path;
-	pthread_mutex_lock(&jr.lock);
-	unsigned n = ++jr.rejected;
-	pthread_mutex_unlock(&jr.lock);
+	pthread_mutex_lock(&jr->lock);
+	unsigned n = ++jr->rejected;
+	pthread_mutex_unlock(&jr->lock);
 	snprintf(kept, sizeof kept, JOURNAL_REJECTED "/%u-%s", n, base);
-	if (len > rejected_budget) {
+	if (len > jr->budget) {
 		/* The note's length depends on the numbers in it. */
-		note_len = (size_t)snprintf(note, sizeof note, JOURNAL_CUT_NOTE, rejected_budget, len);
-		keep = rejected_budget - note_len;
+		note_len = (size_t)snprintf(note, sizeof note, JOURNAL_CUT_NOTE, jr->budget, len);
+		keep = jr->budget - note_len;
 		note_len = (size_t)snprintf(note, sizeof note, JOURNAL_CUT_NOTE, keep, len);
 	}
 	struct psfs_caller who;
 	psfs_caller_get(&who);
 	overlay_lock();
-	journal_make_room(keep + note_len);
+	journal_make_room(jr, keep + note_len);
 	/* The writer's own, readable by the writer alone: a refused text may
 	 * be a secret pasted into the wrong file. */
 	struct overlay_node *node = overlay_add(kept, OVERLAY_FILE, 0400);
@@ -151,27 +173,27 @@ void journal_reject(const char *path, const char *data, size_t len, const char *
 		overlay_remove(node);
 	overlay_unlock();
 	if (kept_ok && note_len)
-		journal_log("refused %s: %s (your text is kept in MOUNT%s, cut to its first %zu of %zu bytes: the "
-			    "rejected texts kept are at most %zu MiB)", path, why, kept, keep, len, rejected_budget >> 20);
+		journal_log_in(jr, "refused %s: %s (your text is kept in MOUNT%s, cut to its first %zu of %zu bytes: the "
+			       "rejected texts kept are at most %zu MiB)", path, why, kept, keep, len, jr->budget >> 20);
 	else if (kept_ok)
-		journal_log("refused %s: %s (your text is kept in MOUNT%s)", path, why, kept);
+		journal_log_in(jr, "refused %s: %s (your text is kept in MOUNT%s)", path, why, kept);
 	else
-		journal_log("refused %s: %s (and the text could not be kept: out of memory)", path, why);
+		journal_log_in(jr, "refused %s: %s (and the text could not be kept: out of memory)", path, why);
 }
 
 /* The lines of the log who may read, without their owners, into out
  * (when not NULL, room for the whole log); their length.  Log locked. */
-static size_t journal_lines_for(const struct psfs_caller *who, char *out)
+static size_t journal_lines_for(const struct journal *jr, const struct psfs_caller *who, char *out)
 {
 	size_t n = 0;
-	for (size_t at = 0; at < jr.len;) {
-		char *nl = memchr(jr.text + at, '\n', jr.len - at);
-		size_t end = nl ? (size_t)(nl - jr.text) + 1 : jr.len;
-		char *tab = memchr(jr.text + at, '\t', end - at);
-		if (tab && psfs_caller_is(who, (uid_t)strtoul(jr.text + at, NULL, 10))) {
-			size_t from = (size_t)(tab - jr.text) + 1;
+	for (size_t at = 0; at < jr->len;) {
+		char *nl = memchr(jr->text + at, '\n', jr->len - at);
+		size_t end = nl ? (size_t)(nl - jr->text) + 1 : jr->len;
+		char *tab = memchr(jr->text + at, '\t', end - at);
+		if (tab && psfs_caller_is(who, (uid_t)strtoul(jr->text + at, NULL, 10))) {
+			size_t from = (size_t)(tab - jr->text) + 1;
 			if (out)
-				memcpy(out + n, jr.text + from, end - from);
+				memcpy(out + n, jr->text + from, end - from);
 			n += end - from;
 		}
 		at = end;
@@ -179,27 +201,27 @@ static size_t journal_lines_for(const struct psfs_caller *who, char *out)
 	return n;
 }
 
-char *journal_snapshot(size_t *len)
+char *journal_snapshot(struct journal *jr, size_t *len)
 {
 	struct psfs_caller who;
 	psfs_caller_get(&who);
-	pthread_mutex_lock(&jr.lock);
-	char *copy = malloc(jr.len + 1);
+	pthread_mutex_lock(&jr->lock);
+	char *copy = malloc(jr->len + 1);
 	if (copy) {
-		*len = journal_lines_for(&who, copy);
+		*len = journal_lines_for(jr, &who, copy);
 		copy[*len] = '\0';
 	}
-	pthread_mutex_unlock(&jr.lock);
+	pthread_mutex_unlock(&jr->lock);
 	return copy;
 }
 
-size_t journal_size(void)
+size_t journal_size(struct journal *jr)
 {
 	struct psfs_caller who;
 	psfs_caller_get(&who);
-	pthread_mutex_lock(&jr.lock);
-	size_t n = journal_lines_for(&who, NULL);
-	pthread_mutex_unlock(&jr.lock);
+	pthread_mutex_lock(&jr->lock);
+	size_t n = journal_lines_for(jr, &who, NULL);
+	pthread_mutex_unlock(&jr->lock);
 	return n;
 }
 
@@ -208,7 +230,7 @@ int journal_owns(const char *path)
 	return strcmp(path, JOURNAL_DIR) == 0 || strncmp(path, JOURNAL_DIR "/", sizeof JOURNAL_DIR) == 0;
 }
 
-int journal_getattr(const char *path, const struct stat *like, struct stat *st)
+int journal_getattr(struct journal *j, const char *path, const struct stat *like, struct stat *st)
 {
 	memset(st, 0, sizeof *st);
 	st->st_uid = like->st_uid;
@@ -219,7 +241,7 @@ int journal_getattr(const char *path, const struct stat *like, struct stat *st)
 	if (strcmp(path, JOURNAL_LOG) == 0) {
 		st->st_mode = S_IFREG | 0444;
 		st->st_nlink = 1;
-		st->st_size = (off_t)journal_size();
+		st->st_size = (off_t)journal_size(j);
 		return 0;
 	}
 	if (strcmp(path, JOURNAL_DIR) != 0 && strcmp(path, JOURNAL_REJECTED) != 0)
@@ -241,7 +263,7 @@ int journal_readdir(const char *path, void *buf, fuse_fill_dir_t filler)
 	return strcmp(path, JOURNAL_LOG) == 0 ? -ENOTDIR : -ENOENT;
 }
 
-int journal_open(const char *path, int flags, char **data, size_t *len)
+int journal_open_in(struct journal *j, const char *path, int flags, char **data, size_t *len)
 {
 	if (strcmp(path, JOURNAL_DIR) == 0 || strcmp(path, JOURNAL_REJECTED) == 0)
 		return -EISDIR;
@@ -249,6 +271,40 @@ int journal_open(const char *path, int flags, char **data, size_t *len)
 		return -ENOENT;
 	if ((flags & O_ACCMODE) != O_RDONLY)
 		return -EACCES;
-	*data = journal_snapshot(len);
+	*data = journal_snapshot(j, len);
 	return *data ? 0 : -ENOMEM;
+}
+
+/* --- for a FUSE handler: the journal of the mount it serves ---------------------- */
+
+/* NULL outside a request (the watcher, start-up): fuse_get_context()
+ * says no mount there. */
+static struct journal *journal_of_request(void)
+{
+	struct fuse_context *ctx = fuse_get_context();
+	struct psfs *fs = ctx && ctx->fuse ? ctx->private_data : NULL;
+	return fs ? fs->journal : NULL;
+}
+
+void journal_log(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	journal_vlog(journal_of_request(), fmt, ap);
+	va_end(ap);
+}
+
+void journal_reject(const char *path, const char *data, size_t len, const char *why)
+{
+	struct journal *j = journal_of_request();
+	if (j)
+		journal_reject_in(j, path, data, len, why);
+	else
+		journal_log_in(NULL, "refused %s: %s (and the text could not be kept: no mount)", path, why);
+}
+
+int journal_open(const char *path, int flags, char **data, size_t *len)
+{
+	struct journal *j = journal_of_request();
+	return j ? journal_open_in(j, path, flags, data, len) : -ENOENT;
 }

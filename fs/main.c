@@ -1,5 +1,6 @@
 /* pisessionfs: mounts a pi session store.  Option parsing and start-up;
- * the operations are in ops.c, the change watcher in watch.c. */
+ * the operations are in ops.c (the table) and the handlers it names, the
+ * change watcher in watch.c; the mount's state is struct psfs, made here. */
 #include <errno.h>
 #include <jansson.h>
 #include <math.h>
@@ -274,22 +275,22 @@ static int psfs_fsname_arg(const char *store, char **out)
 /* What start-up recovery did: one line each on stderr and in the log. */
 static void psfs_note_recovery(void *ctx, const struct recover_event *ev)
 {
-	(void)ctx;
+	struct journal *j = ctx;
 	switch (ev->what) {
 	case RECOVER_TRUNCATED:
-		journal_log("repaired %s: took back its last %" PRIu64 " bytes (from offset %" PRIu64 "), the part "
-			    "of an append that a killed daemon had written and never acknowledged", ev->path, ev->bytes,
-			    ev->offset);
+		journal_log_in(j, "repaired %s: took back its last %" PRIu64 " bytes (from offset %" PRIu64 "), the part "
+			       "of an append that a killed daemon had written and never acknowledged", ev->path, ev->bytes,
+			       ev->offset);
 		break;
 	case RECOVER_LEFT:
-		journal_log("left %s as it is: a killed daemon's append ends it, but %s", ev->path, ev->why);
+		journal_log_in(j, "left %s as it is: a killed daemon's append ends it, but %s", ev->path, ev->why);
 		break;
 	case RECOVER_UNFIXABLE:
-		journal_log("could not repair %s (%s): a killed daemon's append ends it; tried again at the next start",
-			    ev->path, ev->why);
+		journal_log_in(j, "could not repair %s (%s): a killed daemon's append ends it; tried again at the next start",
+			       ev->path, ev->why);
 		break;
 	case RECOVER_TEMP_REMOVED:
-		journal_log("removed %s, the temporary file of a migration whose daemon was killed", ev->path);
+		journal_log_in(j, "removed %s, the temporary file of a migration whose daemon was killed", ev->path);
 		break;
 	}
 }
@@ -449,8 +450,18 @@ int main(int argc, char *argv[])
 		fprintf(stderr, "pisessionfs: -o rejected_kept=%d: give 1 to 4096 (MiB)\n", fs.cfg.rejected_kept_mib);
 		goto out;
 	}
-	if (fs.cfg.rejected_kept_mib > 0)
-		journal_set_rejected_budget((size_t)fs.cfg.rejected_kept_mib << 20);
+	fs.search = search_results_new();
+	fs.overview = overview_memo_new();
+	if (!fs.search || !fs.overview) {
+		fprintf(stderr, "pisessionfs: out of memory\n");
+		goto out;
+	}
+	fs.journal = journal_new(fs.cfg.rejected_kept_mib > 0 ? (size_t)fs.cfg.rejected_kept_mib << 20
+							      : JOURNAL_REJECTED_DEFAULT_BUDGET);
+	if (!fs.journal) {
+		fprintf(stderr, "pisessionfs: out of memory\n");
+		goto out;
+	}
 	/* Loaded now, before any search can need it (jscase.h). */
 	if (!jscase_has_locale())
 		fprintf(stderr, "pisessionfs: the C.UTF-8 locale could not be loaded: search/ compares letters beyond "
@@ -490,14 +501,14 @@ int main(int argc, char *argv[])
 	 * shown, and because the mountpoint may lie inside the store, where
 	 * the scan would stat a mount nobody serves yet.  A store that cannot
 	 * be changed is left as it is. */
-	recover_store(fs.cfg.store, psfs_note_recovery, NULL);
+	recover_store(fs.cfg.store, psfs_note_recovery, fs.journal);
 	if (fuse_mount(fs.fuse, cmd.mountpoint) != 0)
 		goto out_signals;
 	if (fuse_daemonize(cmd.foreground) != 0)
 		goto out_unmount;
-	if (psfs_watch_start(&fs) != 0)
+	if (!(fs.watch = watch_start(&fs)))
 		fprintf(stderr, "pisessionfs: note: inotify unavailable, changes show after the cache timeout\n");
-	if (psfs_sizer_start(&fs) != 0)
+	if (!(fs.sizer = sizer_start(&fs)))
 		fprintf(stderr, "pisessionfs: note: no sizer thread, entry files are sized as they are listed\n");
 	loop = fuse_loop_cfg_create();
 	if (loop) {
@@ -510,8 +521,10 @@ int main(int argc, char *argv[])
 		ret = ret == 0 || ret == SIGTERM || ret == SIGINT || ret == SIGHUP ? 0 : 1;
 		fuse_loop_cfg_destroy(loop);
 	}
-	psfs_sizer_stop();
-	psfs_watch_stop();
+	sizer_stop(fs.sizer);
+	fs.sizer = NULL;
+	watch_stop(fs.watch);
+	fs.watch = NULL;
 out_unmount:
 	fuse_unmount(fs.fuse);
 out_signals:
@@ -522,10 +535,11 @@ out:
 	catalog_free(fs.catalog);
 	store_free(fs.store);
 	entrycache_clear();
-	overview_clear();
-	search_clear();
+	overview_memo_free(fs.overview);
+	search_results_free(fs.search);
 	infocache_free(fs.infos);
 	overlay_destroy();
+	journal_free(fs.journal);
 	free(fs.mountpoint);
 	free(fs.trash_home);
 	free(fs.cfg.store);

@@ -1,21 +1,25 @@
 /* Internals shared by the FUSE operations, split by job the way
  * squashfuse splits its front end:
- *   ops.c       the operations table, init, routing (psfs_split,
- *               psfs_locate) and stat (psfs_getattr);
+ *   ops.c       the operations table and init (the top: nothing calls it);
+ *   attr.c      stat (psfs_getattr), attr.h;
  *   dir.c       directory listings and their offset cache;
- *   file.c      file handles: open, read, write, and their commit at
- *               flush, fsync and release;
+ *   file.c      file handles: open, read, write, and their commit
+ *               points (the opener's close, fsync, the last release);
+ *   draft.c     the text and state of a file being written (draft.h);
  *   namespace.c namespace edits (create, unlink, mkdir, rmdir, symlink,
  *               rename, chmod, chown, utimens, truncate) and what they
  *               guess of editors' saves.
- * Only those files include this header.  Every function here runs in a
- * FUSE handler (fuse_get_context() is valid) unless said otherwise.
+ * All of them route paths through route.h (psfs_split, psfs_locate),
+ * which lies below them and calls none of them back; this header brings
+ * route.h and attr.h in.  Only the handler files (and sessionops.c)
+ * include it.  Every function here runs in a FUSE handler
+ * (fuse_get_context() is valid) unless said otherwise.
  *
  * Ownership: a struct psfs_file belongs to the kernel's file handle
  * (fi->fh): made by psfs_open or psfs_create, freed only by psfs_release.
  * A reader's snapshot is guarded by its lock; a writer's text and state
- * by its draft's; node (an overlay file) by the overlay lock.  A session acquired by psfs_locate is the caller's until
- * store_release. */
+ * by its draft's; node (an overlay file) by the overlay lock.  A session
+ * acquired by psfs_locate is the caller's until store_release. */
 #ifndef PSFS_OPS_INTERNAL_H
 #define PSFS_OPS_INTERNAL_H
 
@@ -23,9 +27,11 @@
 #include <pthread.h>
 #include <stdint.h>
 #include "layout.h"
+#include "attr.h"
 #include "draft.h"
 #include "overlay.h"
 #include "pisessionfs.h"
+#include "route.h"
 
 enum psfs_handle {
 	HANDLE_READ,    /* a snapshot taken at open (data), or the raw file (fd) */
@@ -65,32 +71,6 @@ static inline struct psfs *psfs_self(void)
 {
 	return fuse_get_context()->private_data;
 }
-
-/* Routing (ops.c). */
-/* Splits a path into project, session and the rest: 0 or -ENAMETOOLONG.
- * out->rest points into path. */
-int psfs_split(const char *path, struct psfs_path *out);
-/* Resolves a path inside a session: 0 with the session acquired (the
- * caller releases it with store_release), or -errno with nothing held. */
-int psfs_locate(const char *path, struct psfs_path *p, struct store_ref *ref, struct layout_node *node);
-/* "/a/b/name": a new "/a/b" (the caller frees it; NULL when out of
- * memory) and *name pointing into path. */
-char *psfs_dirname(const char *path, const char **name);
-/* Whether path is one libfuse gives a file removed while open. */
-int psfs_is_fuse_hidden(const char *path);
-/* Whether the store is flat (docs/layout.md): it holds session files
- * itself, or no project folder; then `mkdir NAME` at the root starts one. */
-int psfs_store_is_flat(void);
-/* Whether a name at the mount root may be a session of a flat store. */
-int psfs_root_name_free(const char *name);
-
-/* Attributes (ops.c). */
-int psfs_getattr(const char *path, struct stat *st, struct fuse_file_info *fi);
-/* A directory's attributes: owner and times of like (may be NULL). */
-void psfs_dir_stat(struct stat *st, const struct stat *like, mode_t perm);
-/* A node's attributes when its size is known; file: the session file. */
-void psfs_node_fill(const struct ps_session *s, const struct layout_node *node, const struct stat *file,
-		    uint64_t size, struct stat *st);
 
 /* Directory listings (dir.c). */
 int psfs_opendir(const char *path, struct fuse_file_info *fi);

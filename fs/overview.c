@@ -180,7 +180,7 @@ int overview_build(struct psfs *fs, const char *name, const char *project, char 
 /* One per overview file recently stat'ed: the store's and a few projects'. */
 #define OVERVIEW_SLOTS 16
 
-struct overview_memo {
+struct overview_slot {
 	int used;           /* slot in use */
 	int file;           /* enum overview_file */
 	int whole_store;    /* the store's file, else project's */
@@ -190,11 +190,11 @@ struct overview_memo {
 	uint64_t last_use;  /* the least recently used slot goes first */
 };
 
-static struct {
+struct overview_memo {
 	pthread_mutex_t lock;
-	struct overview_memo slot[OVERVIEW_SLOTS];
+	struct overview_slot slot[OVERVIEW_SLOTS];
 	uint64_t clock;
-} memo = { .lock = PTHREAD_MUTEX_INITIALIZER };
+};
 
 /* What a session contributes to the listing: its place and what tells
  * that it changed (session_refresh looks at the same). */
@@ -258,30 +258,31 @@ static int overview_listing(struct psfs *fs, const char *project, struct buf *ou
 	return err || w.failed ? -1 : 0;
 }
 
-static int overview_same_key(const struct overview_memo *m, int file, const char *project)
+static int overview_same_key(const struct overview_slot *m, int file, const char *project)
 {
 	return m->used && m->file == file &&
 	       (project ? !m->whole_store && strcmp(m->project, project) == 0 : m->whole_store);
 }
 
-static int overview_lookup(int file, const char *project, const struct buf *listing, size_t *len)
+static int overview_lookup(struct overview_memo *memo, int file, const char *project, const struct buf *listing,
+			   size_t *len)
 {
 	int found = 0;
-	pthread_mutex_lock(&memo.lock);
+	pthread_mutex_lock(&memo->lock);
 	for (size_t i = 0; i < OVERVIEW_SLOTS && !found; i++) {
-		struct overview_memo *m = &memo.slot[i];
+		struct overview_slot *m = &memo->slot[i];
 		if (overview_same_key(m, file, project) && m->listing.len == listing->len &&
 		    (!listing->len || memcmp(m->listing.data, listing->data, listing->len) == 0)) {
 			*len = m->len;
-			m->last_use = ++memo.clock;
+			m->last_use = ++memo->clock;
 			found = 1;
 		}
 	}
-	pthread_mutex_unlock(&memo.lock);
+	pthread_mutex_unlock(&memo->lock);
 	return found;
 }
 
-static void overview_slot_free(struct overview_memo *m)
+static void overview_slot_free(struct overview_slot *m)
 {
 	free(m->project);
 	buf_free(&m->listing);
@@ -289,24 +290,25 @@ static void overview_slot_free(struct overview_memo *m)
 }
 
 /* Keeps len for the listing (taken: *listing is emptied). */
-static void overview_remember(int file, const char *project, struct buf *listing, size_t len)
+static void overview_remember(struct overview_memo *memo, int file, const char *project, struct buf *listing,
+			      size_t len)
 {
 	char *key = project ? strdup(project) : NULL;
 	if (project && !key)
 		return;
-	pthread_mutex_lock(&memo.lock);
-	struct overview_memo *m = NULL;
+	pthread_mutex_lock(&memo->lock);
+	struct overview_slot *m = NULL;
 	for (size_t i = 0; i < OVERVIEW_SLOTS && !m; i++)
-		if (overview_same_key(&memo.slot[i], file, project))
-			m = &memo.slot[i];
+		if (overview_same_key(&memo->slot[i], file, project))
+			m = &memo->slot[i];
 	for (size_t i = 0; i < OVERVIEW_SLOTS && !m; i++)
-		if (!memo.slot[i].used)
-			m = &memo.slot[i];
+		if (!memo->slot[i].used)
+			m = &memo->slot[i];
 	if (!m) {
-		m = &memo.slot[0];
+		m = &memo->slot[0];
 		for (size_t i = 1; i < OVERVIEW_SLOTS; i++)
-			if (memo.slot[i].last_use < m->last_use)
-				m = &memo.slot[i];
+			if (memo->slot[i].last_use < m->last_use)
+				m = &memo->slot[i];
 	}
 	overview_slot_free(m);
 	m->used = 1;
@@ -315,8 +317,8 @@ static void overview_remember(int file, const char *project, struct buf *listing
 	m->project = key;
 	m->listing = *listing;
 	m->len = len;
-	m->last_use = ++memo.clock;
-	pthread_mutex_unlock(&memo.lock);
+	m->last_use = ++memo->clock;
+	pthread_mutex_unlock(&memo->lock);
 	*listing = (struct buf)BUF_INIT;
 }
 
@@ -332,14 +334,14 @@ int overview_size(struct psfs *fs, const char *name, const char *project, size_t
 	int file = overview_file_of(name);
 	int listed = overview_listing(fs, project, &before) == 0, res = 0;
 
-	if (listed && overview_lookup(file, project, &before, len))
+	if (listed && overview_lookup(fs->overview, file, project, &before, len))
 		goto out;
 	res = overview_build(fs, name, project, &text, len);
 	/* Kept only when nothing changed while it was built: then the length
 	 * is that of the sessions as listed. */
 	if (!res && listed && overview_listing(fs, project, &after) == 0 && after.len == before.len &&
 	    (!before.len || memcmp(after.data, before.data, before.len) == 0))
-		overview_remember(file, project, &before, *len);
+		overview_remember(fs->overview, file, project, &before, *len);
 out:
 	free(text);
 	buf_free(&before);
@@ -347,12 +349,22 @@ out:
 	return res;
 }
 
-void overview_clear(void)
+struct overview_memo *overview_memo_new(void)
 {
-	pthread_mutex_lock(&memo.lock);
+	struct overview_memo *memo = calloc(1, sizeof *memo);
+	if (memo)
+		pthread_mutex_init(&memo->lock, NULL);
+	return memo;
+}
+
+void overview_memo_free(struct overview_memo *memo)
+{
+	if (!memo)
+		return;
 	for (size_t i = 0; i < OVERVIEW_SLOTS; i++)
-		overview_slot_free(&memo.slot[i]);
-	pthread_mutex_unlock(&memo.lock);
+		overview_slot_free(&memo->slot[i]);
+	pthread_mutex_destroy(&memo->lock);
+	free(memo);
 }
 
 /* --- the gate ---------------------------------------------------------------------- */

@@ -13,8 +13,9 @@
  * file opened) and, when the listing is the same, answers with the length
  * kept.
  *
- * Ownership: the memo is this module's (a few listings, the latest used
- * kept); texts returned are new and the caller's.  Thread-safe. */
+ * Ownership: the memo (struct psfs's overview: a few listings, the
+ * latest used kept) is made and freed by main.c; texts returned are new
+ * and the caller's.  Thread-safe. */
 #ifndef PSFS_OVERVIEW_H
 #define PSFS_OVERVIEW_H
 
@@ -47,7 +48,9 @@ void overview_readdir(const struct psfs_path *dir, void *buf, fuse_fill_dir_t fi
  * 0, -EACCES for writing, or -errno as overview_build fails. */
 int overview_open(struct psfs *fs, const struct psfs_path *p, int flags, char **data, size_t *len);
 
-/* Frees the memo (at unmount). */
-void overview_clear(void);
+/* A new, empty memo (NULL when out of memory), and its end. */
+struct overview_memo;
+struct overview_memo *overview_memo_new(void);
+void overview_memo_free(struct overview_memo *memo);
 
 #endif

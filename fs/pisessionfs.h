@@ -25,11 +25,26 @@ struct psfs_config {
 
 struct ps_catalog;
 struct infocache;
+struct journal;
+struct watch;
+struct sizer;
+struct search_results;
+struct overview_memo;
 
+/* The mount: made by main.c, which owns every member and frees them after
+ * fuse_destroy.  Each module of fs/ keeps what it holds for the mount in
+ * its own member, never in a static, so a unit test can make a struct
+ * psfs of its own (tests/unit/fs/).  A FUSE handler finds it in
+ * fuse_get_context()->private_data. */
 struct psfs {
 	struct ps_store *store;
 	struct ps_catalog *catalog; /* what the views at the root list */
 	struct infocache *infos;    /* what pi lists of each session (search/, sessions.md) */
+	struct journal *journal;    /* the log and the rejected texts (journal.h) */
+	struct watch *watch;        /* the change watcher (watch.h), NULL without inotify */
+	struct sizer *sizer;        /* the sizer threads (sizer.h), NULL without them */
+	struct search_results *search; /* search/'s latest results (searchdir.h) */
+	struct overview_memo *overview; /* the overview files' sizes (overview.h) */
 	struct psfs_config cfg;
 	struct fuse *fuse;
 	char *mountpoint;     /* absolute, for symlink targets given as absolute paths */
@@ -38,7 +53,7 @@ struct psfs {
 
 extern const struct fuse_operations psfs_ops;
 
-/* A mount path split by psfs_split (ops.c): what the gates of the special
+/* A mount path split by psfs_split (route.h): what the gates of the special
  * files (overview.h) are given, so they need not route paths again. */
 struct psfs_path {
 	char project[NAME_MAX + 1];

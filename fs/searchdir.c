@@ -55,10 +55,10 @@ struct search_result {
 	size_t n;
 };
 
-static struct {
+struct search_results {
 	pthread_mutex_t lock;
 	struct search_result *kept[SEARCH_RESULTS]; /* newest first */
-} sr = { .lock = PTHREAD_MUTEX_INITIALIZER };
+};
 
 static int64_t search_now_ns(void)
 {
@@ -89,12 +89,22 @@ static void search_result_free(struct search_result *r)
 	free(r);
 }
 
-void search_clear(void)
+struct search_results *search_results_new(void)
 {
-	for (size_t i = 0; i < SEARCH_RESULTS; i++) {
-		search_result_free(sr.kept[i]);
-		sr.kept[i] = NULL;
-	}
+	struct search_results *sr = calloc(1, sizeof *sr);
+	if (sr)
+		pthread_mutex_init(&sr->lock, NULL);
+	return sr;
+}
+
+void search_results_free(struct search_results *sr)
+{
+	if (!sr)
+		return;
+	for (size_t i = 0; i < SEARCH_RESULTS; i++)
+		search_result_free(sr->kept[i]);
+	pthread_mutex_destroy(&sr->lock);
+	free(sr);
 }
 
 /* Splits path into where; 0, or -ENOENT when it is not in a search. */
@@ -246,7 +256,7 @@ static int search_run(struct psfs *fs, const char *scope, const char *query, str
 	ps_err err = search_query_parse(query, &q, &why);
 	if (err) {
 		if (err == PS_ERR_INVALID)
-			journal_log("search %s: %s", query, why ? why : "not a query pi takes");
+			journal_log_in(fs->journal, "search %s: %s", query, why ? why : "not a query pi takes");
 		free(why);
 		return err == PS_ERR_INVALID ? -EINVAL : -psfs_errno(err);
 	}
@@ -284,8 +294,8 @@ static int search_run(struct psfs *fs, const char *scope, const char *query, str
 			continue; /* gone meanwhile, or not a session pi lists */
 		err = search_query_matches(q, info, &match);
 		if (err == PS_ERR_TOOBIG) {
-			journal_log("search %s: the regular expression gave up on %s%s%s (PCRE2's match limit); "
-				    "that session is not listed", query, c->project, *c->project ? "/" : "", c->stem);
+			journal_log_in(fs->journal, "search %s: the regular expression gave up on %s%s%s (PCRE2's match "
+				       "limit); that session is not listed", query, c->project, *c->project ? "/" : "", c->stem);
 			continue;
 		}
 		if (err) {
@@ -337,11 +347,12 @@ static int search_run(struct psfs *fs, const char *scope, const char *query, str
  * second old, else a new one (kept).  Search locked. */
 static int search_result_get(struct psfs *fs, const char *scope, const char *query, struct search_result **out)
 {
+	struct search_results *sr = fs->search;
 	struct psfs_caller who;
 	psfs_caller_get(&who);
 	int64_t now = search_now_ns();
 	for (size_t i = 0; i < SEARCH_RESULTS; i++) {
-		struct search_result *r = sr.kept[i];
+		struct search_result *r = sr->kept[i];
 		if (r && r->uid == who.uid && r->gid == who.gid && now - r->made_ns < SEARCH_RESULT_NS &&
 		    strcmp(r->scope, scope) == 0 && strcmp(r->query, query) == 0) {
 			*out = r;
@@ -355,9 +366,9 @@ static int search_result_get(struct psfs *fs, const char *scope, const char *que
 	r->uid = who.uid;
 	r->gid = who.gid;
 	r->made_ns = now;
-	search_result_free(sr.kept[SEARCH_RESULTS - 1]);
-	memmove(&sr.kept[1], &sr.kept[0], (SEARCH_RESULTS - 1) * sizeof sr.kept[0]);
-	sr.kept[0] = r;
+	search_result_free(sr->kept[SEARCH_RESULTS - 1]);
+	memmove(&sr->kept[1], &sr->kept[0], (SEARCH_RESULTS - 1) * sizeof sr->kept[0]);
+	sr->kept[0] = r;
 	*out = r;
 	return 0;
 }
@@ -491,7 +502,7 @@ static int search_resolve(struct psfs *fs, const struct search_where *w, struct 
 		char *why = NULL;
 		ps_err err = search_query_parse(query, &q, &why);
 		if (err == PS_ERR_INVALID)
-			journal_log("search %s: %s", query, why ? why : "not a query pi takes");
+			journal_log_in(fs->journal, "search %s: %s", query, why ? why : "not a query pi takes");
 		free(why);
 		search_query_free(q);
 		return err == PS_ERR_INVALID ? -EINVAL : err ? -psfs_errno(err) : 0;
@@ -525,14 +536,14 @@ struct search_found {
 
 static int search_find(struct psfs *fs, const char *path, const struct psfs_path *p, struct search_found *f)
 {
-	pthread_mutex_lock(&sr.lock);
+	pthread_mutex_lock(&fs->search->lock);
 	int res = search_where_of(path, p, &f->w);
 	return res ? res : search_resolve(fs, &f->w, &f->r, &f->h, &f->link);
 }
 
-static void search_done(void)
+static void search_done(struct psfs *fs)
 {
-	pthread_mutex_unlock(&sr.lock);
+	pthread_mutex_unlock(&fs->search->lock);
 }
 
 int search_getattr(struct psfs *fs, const char *path, const struct psfs_path *p, const struct stat *root,
@@ -541,7 +552,7 @@ int search_getattr(struct psfs *fs, const char *path, const struct psfs_path *p,
 	struct search_found f;
 	int res = search_find(fs, path, p, &f);
 	size_t target_len = !res && f.link ? strlen(f.link->target) : 0;
-	search_done();
+	search_done(fs);
 	if (res)
 		return res;
 	memset(st, 0, sizeof *st);
@@ -582,7 +593,7 @@ int search_readdir(struct psfs *fs, const char *path, const struct psfs_path *p,
 			filler(buf, f.h->links[i].name, &lnk, 0, 0);
 		}
 	}
-	search_done();
+	search_done(fs);
 	return res;
 }
 
@@ -594,6 +605,6 @@ int search_readlink(struct psfs *fs, const char *path, const struct psfs_path *p
 		res = -EINVAL;
 	if (!res)
 		snprintf(buf, size, "%s", f.link->target);
-	search_done();
+	search_done(fs);
 	return res;
 }

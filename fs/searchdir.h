@@ -25,8 +25,12 @@
 /* -o search_cache's default: the infos kept (struct psfs's infos). */
 #define SEARCH_CACHE_DEFAULT ((size_t)32 << 20)
 
-/* Frees the results kept (at unmount). */
-void search_clear(void);
+/* The results kept for the lookups that follow a listing (struct psfs's
+ * search): this module's own, made and freed by main.c; NULL when out of
+ * memory.  Thread-safe (their own lock). */
+struct search_results;
+struct search_results *search_results_new(void);
+void search_results_free(struct search_results *sr);
 
 /* Whether path is a search directory or inside one: MOUNT/search... or,
  * when p (the path as psfs_split split it) names a project, PROJECT/search... */

@@ -31,7 +31,7 @@
 /* Lines held per batch: the session's lock is taken once per batch. */
 #define SIZER_BATCH_BYTES (1u << 20)
 
-static struct {
+struct sizer {
 	struct psfs *fs;
 	pthread_mutex_t lock;
 	pthread_cond_t wake;
@@ -51,32 +51,33 @@ static struct {
 	 * core serves the reader better than sizing what it will read anyway
 	 * (a first grep -r took 10% longer with the sizers on). */
 	int64_t quiet_until;
-} sizer = { .lock = PTHREAD_MUTEX_INITIALIZER, .wake = PTHREAD_COND_INITIALIZER };
+};
 
 /* Claims the next range of the job, [*from, *to); 0 when it is done. */
-static int sizer_claim(uint32_t *from, uint32_t *to)
+static int sizer_claim(struct sizer *sz, uint32_t *from, uint32_t *to)
 {
 	/* A range of entries taken at once by one thread; its batches skip
 	 * what is sized already. */
 	const uint32_t span = 4 * CONTENT_BATCH_MAX;
-	if (!sizer.wrapped && sizer.next >= sizer.end) {
-		sizer.wrapped = 1;
-		sizer.next = 0;
+	if (!sz->wrapped && sz->next >= sz->end) {
+		sz->wrapped = 1;
+		sz->next = 0;
 	}
-	uint32_t limit = sizer.wrapped ? sizer.start : sizer.end;
-	if (sizer.next >= limit) {
-		sizer.active = 0;
+	uint32_t limit = sz->wrapped ? sz->start : sz->end;
+	if (sz->next >= limit) {
+		sz->active = 0;
 		return 0;
 	}
-	*from = sizer.next;
-	*to = limit - sizer.next > span ? sizer.next + span : limit;
-	sizer.next = *to;
+	*from = sz->next;
+	*to = limit - sz->next > span ? sz->next + span : limit;
+	sz->next = *to;
 	return 1;
 }
 
 /* Sizes [from, to) of the job's session; 0 once the job is moot (the
  * session is gone from the cache or was indexed anew). */
-static int sizer_run(const char *project, const char *session, uint64_t generation, uint32_t from, uint32_t to)
+static int sizer_run(struct sizer *sz, const char *project, const char *session, uint64_t generation, uint32_t from,
+		     uint32_t to)
 {
 	struct content_batch batch = { 0 };
 	struct store_ref ref;
@@ -84,18 +85,18 @@ static int sizer_run(const char *project, const char *session, uint64_t generati
 	int ok = 1;
 
 	while (ok && next < to) {
-		if (store_acquire_cached(sizer.fs->store, project, session, &ref) != PS_OK)
+		if (store_acquire_cached(sz->fs->store, project, session, &ref) != PS_OK)
 			return 0;
 		ok = ref.session->generation == generation &&
 		     content_batch_take(ref.session, &next, to, SIZER_BATCH_BYTES, &batch) == PS_OK;
-		store_release(sizer.fs->store, &ref);
+		store_release(sz->fs->store, &ref);
 		if (ok && batch.n) {
 			content_batch_render(&batch);
-			if (store_acquire_cached(sizer.fs->store, project, session, &ref) != PS_OK) {
+			if (store_acquire_cached(sz->fs->store, project, session, &ref) != PS_OK) {
 				ok = 0;
 			} else {
 				content_batch_keep(ref.session, &batch);
-				store_release(sizer.fs->store, &ref);
+				store_release(sz->fs->store, &ref);
 			}
 		}
 		content_batch_clear(&batch);
@@ -105,25 +106,25 @@ static int sizer_run(const char *project, const char *session, uint64_t generati
 
 static void *sizer_main(void *arg)
 {
+	struct sizer *sz = arg;
 	char project[NAME_MAX + 1], session[NAME_MAX + 1];
-	(void)arg;
-	pthread_mutex_lock(&sizer.lock);
+	pthread_mutex_lock(&sz->lock);
 	for (;;) {
 		uint32_t from, to;
-		while (!sizer.stopping && !(sizer.active && sizer_claim(&from, &to)))
-			pthread_cond_wait(&sizer.wake, &sizer.lock);
-		if (sizer.stopping)
+		while (!sz->stopping && !(sz->active && sizer_claim(sz, &from, &to)))
+			pthread_cond_wait(&sz->wake, &sz->lock);
+		if (sz->stopping)
 			break;
-		uint64_t job = sizer.job, generation = sizer.generation;
-		memcpy(project, sizer.project, sizeof project);
-		memcpy(session, sizer.session, sizeof session);
-		pthread_mutex_unlock(&sizer.lock);
-		int ok = sizer_run(project, session, generation, from, to);
-		pthread_mutex_lock(&sizer.lock);
-		if (!ok && sizer.job == job)
-			sizer.active = 0;
+		uint64_t job = sz->job, generation = sz->generation;
+		memcpy(project, sz->project, sizeof project);
+		memcpy(session, sz->session, sizeof session);
+		pthread_mutex_unlock(&sz->lock);
+		int ok = sizer_run(sz, project, session, generation, from, to);
+		pthread_mutex_lock(&sz->lock);
+		if (!ok && sz->job == job)
+			sz->active = 0;
 	}
-	pthread_mutex_unlock(&sizer.lock);
+	pthread_mutex_unlock(&sz->lock);
 	return NULL;
 }
 
@@ -134,44 +135,45 @@ static int64_t sizer_now(void)
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-void psfs_sizer_reading(void)
+void sizer_reading(struct sizer *sz)
 {
-	if (!sizer.n_threads)
+	if (!sz || !sz->n_threads)
 		return;
 	int64_t now = sizer_now();
-	pthread_mutex_lock(&sizer.lock);
-	sizer.quiet_until = now + SIZER_QUIET_NS;
-	sizer.active = 0;
-	pthread_mutex_unlock(&sizer.lock);
+	pthread_mutex_lock(&sz->lock);
+	sz->quiet_until = now + SIZER_QUIET_NS;
+	sz->active = 0;
+	pthread_mutex_unlock(&sz->lock);
 }
 
-void psfs_sizer_hint(const char *project, const char *session, const struct ps_session *s, uint32_t entry)
+void sizer_hint(struct sizer *sz, const char *project, const char *session, const struct ps_session *s,
+		uint32_t entry)
 {
-	if (!sizer.n_threads || strlen(project) > NAME_MAX || strlen(session) > NAME_MAX)
+	if (!sz || !sz->n_threads || strlen(project) > NAME_MAX || strlen(session) > NAME_MAX)
 		return;
 	int64_t now = sizer_now();
-	pthread_mutex_lock(&sizer.lock);
-	if (now < sizer.quiet_until) {
-		pthread_mutex_unlock(&sizer.lock);
+	pthread_mutex_lock(&sz->lock);
+	if (now < sz->quiet_until) {
+		pthread_mutex_unlock(&sz->lock);
 		return;
 	}
-	int same = sizer.active && sizer.generation == s->generation && strcmp(sizer.project, project) == 0 &&
-		   strcmp(sizer.session, session) == 0;
+	int same = sz->active && sz->generation == s->generation && strcmp(sz->project, project) == 0 &&
+		   strcmp(sz->session, session) == 0;
 	if (!same) {
-		strcpy(sizer.project, project);
-		strcpy(sizer.session, session);
-		sizer.generation = s->generation;
-		sizer.start = sizer.next = entry;
-		sizer.end = s->n_entries;
-		sizer.wrapped = 0;
-		sizer.active = 1;
-		sizer.job++;
-		pthread_cond_broadcast(&sizer.wake);
+		strcpy(sz->project, project);
+		strcpy(sz->session, session);
+		sz->generation = s->generation;
+		sz->start = sz->next = entry;
+		sz->end = s->n_entries;
+		sz->wrapped = 0;
+		sz->active = 1;
+		sz->job++;
+		pthread_cond_broadcast(&sz->wake);
 	}
-	pthread_mutex_unlock(&sizer.lock);
+	pthread_mutex_unlock(&sz->lock);
 }
 
-int psfs_sizer_start(struct psfs *fs)
+struct sizer *sizer_start(struct psfs *fs)
 {
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
 	/* The cores the request thread does not use; at least one, as the
@@ -179,23 +181,42 @@ int psfs_sizer_start(struct psfs *fs)
 	unsigned want = cpus > 2 ? (unsigned)(cpus - 1) : 1;
 	if (want > SIZER_MAX_THREADS)
 		want = SIZER_MAX_THREADS;
-	sizer.fs = fs;
-	sizer.stopping = 0;
-	for (sizer.n_threads = 0; sizer.n_threads < want; sizer.n_threads++) {
-		if (pthread_create(&sizer.threads[sizer.n_threads], NULL, sizer_main, NULL) != 0)
+	struct sizer *sz = calloc(1, sizeof *sz);
+	if (!sz)
+		return NULL;
+	sz->fs = fs;
+	pthread_mutex_init(&sz->lock, NULL);
+	pthread_cond_init(&sz->wake, NULL);
+	for (sz->n_threads = 0; sz->n_threads < want; sz->n_threads++) {
+		if (pthread_create(&sz->threads[sz->n_threads], NULL, sizer_main, sz) != 0)
 			break;
 	}
-	return sizer.n_threads ? 0 : -1;
+	if (!sz->n_threads) {
+		sizer_stop(sz);
+		return NULL;
+	}
+	return sz;
 }
 
-void psfs_sizer_stop(void)
+void sizer_stop(struct sizer *sz)
 {
-	pthread_mutex_lock(&sizer.lock);
-	sizer.stopping = 1;
-	pthread_cond_broadcast(&sizer.wake);
-	pthread_mutex_unlock(&sizer.lock);
-	for (unsigned i = 0; i < sizer.n_threads; i++)
-		pthread_join(sizer.threads[i], NULL);
-	sizer.n_threads = 0;
-	sizer.active = 0;
+	if (!sz)
+		return;
+	pthread_mutex_lock(&sz->lock);
+	sz->stopping = 1;
+	pthread_cond_broadcast(&sz->wake);
+	pthread_mutex_unlock(&sz->lock);
+	for (unsigned i = 0; i < sz->n_threads; i++)
+		pthread_join(sz->threads[i], NULL);
+	pthread_cond_destroy(&sz->wake);
+	pthread_mutex_destroy(&sz->lock);
+	free(sz);
+}
+
+/* For a FUSE handler: the sizers of the mount it serves. */
+void psfs_sizer_reading(void)
+{
+	struct fuse_context *ctx = fuse_get_context();
+	struct psfs *fs = ctx && ctx->fuse ? ctx->private_data : NULL;
+	sizer_reading(fs ? fs->sizer : NULL);
 }

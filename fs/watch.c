@@ -36,7 +36,7 @@ struct watch_dir {
 	char *name; /* project name; NULL for the store root */
 };
 
-static struct {
+struct watch {
 	struct psfs *fs;
 	int fd;
 	int wake[2];
@@ -48,81 +48,81 @@ static struct {
 	pthread_mutex_t queue_lock;
 	char **queue;       /* paths handlers asked to invalidate */
 	size_t queued, queue_cap;
-} watch = { .fd = -1, .wake = { -1, -1 }, .queue_lock = PTHREAD_MUTEX_INITIALIZER };
+};
 
-void psfs_watch_queue(const char *path)
+void watch_queue(struct watch *w, const char *path)
 {
-	if (!watch.running)
+	if (!w || !w->running)
 		return;
 	char *copy = strdup(path);
 	if (!copy)
 		return;
-	pthread_mutex_lock(&watch.queue_lock);
-	if (watch.queued == watch.queue_cap) {
-		size_t cap = watch.queue_cap ? watch.queue_cap * 2 : 16;
-		char **q = realloc(watch.queue, cap * sizeof *q);
+	pthread_mutex_lock(&w->queue_lock);
+	if (w->queued == w->queue_cap) {
+		size_t cap = w->queue_cap ? w->queue_cap * 2 : 16;
+		char **q = realloc(w->queue, cap * sizeof *q);
 		if (!q) {
-			pthread_mutex_unlock(&watch.queue_lock);
+			pthread_mutex_unlock(&w->queue_lock);
 			free(copy);
 			return;
 		}
-		watch.queue = q;
-		watch.queue_cap = cap;
+		w->queue = q;
+		w->queue_cap = cap;
 	}
-	watch.queue[watch.queued++] = copy;
-	pthread_mutex_unlock(&watch.queue_lock);
-	ssize_t w = write(watch.wake[1], "q", 1);
-	(void)w;
+	w->queue[w->queued++] = copy;
+	pthread_mutex_unlock(&w->queue_lock);
+	ssize_t n = write(w->wake[1], "q", 1);
+	(void)n;
 }
 
-static void watch_drain_queue(void)
+static void watch_drain_queue(struct watch *w)
 {
-	pthread_mutex_lock(&watch.queue_lock);
-	char **q = watch.queue;
-	size_t n = watch.queued;
-	watch.queue = NULL;
-	watch.queued = watch.queue_cap = 0;
-	pthread_mutex_unlock(&watch.queue_lock);
+	pthread_mutex_lock(&w->queue_lock);
+	char **q = w->queue;
+	size_t n = w->queued;
+	w->queue = NULL;
+	w->queued = w->queue_cap = 0;
+	pthread_mutex_unlock(&w->queue_lock);
 	for (size_t i = 0; i < n; i++) {
-		fuse_invalidate_path(watch.fs->fuse, q[i]);
+		fuse_invalidate_path(w->fs->fuse, q[i]);
 		free(q[i]);
 	}
 	free(q);
 }
 
-static void watch_add(const char *project)
+static void watch_add(struct watch *w, const char *project)
 {
 	char path[PATH_MAX];
-	snprintf(path, sizeof path, "%s/%s", store_root(watch.fs->store), project ? project : "");
+	snprintf(path, sizeof path, "%s/%s", store_root(w->fs->store), project ? project : "");
 	/* A symlinked project is followed (store.h): its directory is
 	 * watched, under every name that leads to it. */
-	int wd = inotify_add_watch(watch.fd, path, WATCH_MASK);
+	int wd = inotify_add_watch(w->fd, path, WATCH_MASK);
 	if (wd < 0)
 		return; /* gone meanwhile, or out of watches: timeouts still apply */
-	for (size_t i = 0; i < watch.n; i++) {
-		if (watch.dirs[i].wd == wd && (project && watch.dirs[i].name ? strcmp(watch.dirs[i].name, project) == 0
-						 : !project && !watch.dirs[i].name))
+	for (size_t i = 0; i < w->n; i++) {
+		if (w->dirs[i].wd == wd && (project && w->dirs[i].name ? strcmp(w->dirs[i].name, project) == 0
+						 : !project && !w->dirs[i].name))
 			return;
 	}
-	if (watch.n == watch.cap) {
-		size_t cap = watch.cap ? watch.cap * 2 : 16;
-		struct watch_dir *d = realloc(watch.dirs, cap * sizeof *d);
+	if (w->n == w->cap) {
+		size_t cap = w->cap ? w->cap * 2 : 16;
+		struct watch_dir *d = realloc(w->dirs, cap * sizeof *d);
 		if (!d)
 			return;
-		watch.dirs = d;
-		watch.cap = cap;
+		w->dirs = d;
+		w->cap = cap;
 	}
-	watch.dirs[watch.n].wd = wd;
-	watch.dirs[watch.n].name = project ? strdup(project) : NULL;
-	watch.n++;
+	w->dirs[w->n].wd = wd;
+	w->dirs[w->n].name = project ? strdup(project) : NULL;
+	w->n++;
 }
 
-static void watch_forget(int wd)
+static void watch_forget(struct watch *w, int wd)
 {
-	for (size_t i = 0; i < watch.n;) {
-		if (watch.dirs[i].wd == wd) {
-			free(watch.dirs[i].name);
-			watch.dirs[i] = watch.dirs[--watch.n];
+	for (size_t i = 0; i < w->n;) {
+		if (w->dirs[i].wd == wd) {
+			free(w->dirs[i].name);
+			w->dirs[i] = w->dirs[--w->n];
 		} else {
 			i++;
 		}
@@ -131,18 +131,17 @@ static void watch_forget(int wd)
 
 static int watch_add_project(void *ctx, const char *name, const struct stat *st)
 {
-	(void)ctx;
 	(void)st;
-	watch_add(name);
+	watch_add(ctx, name);
 	return 0;
 }
 
-static void watch_invalidate(const char *fmt, const char *a, const char *b, const char *c)
+static void watch_invalidate(struct watch *w, const char *fmt, const char *a, const char *b, const char *c)
 {
 	char path[PATH_MAX * 2];
 	snprintf(path, sizeof path, fmt, a, b, c);
 	/* ENOENT only means the kernel holds nothing for this path. */
-	fuse_invalidate_path(watch.fs->fuse, path);
+	fuse_invalidate_path(w->fs->fuse, path);
 }
 
 /* Drops a name at the mount root and every name the kernel holds below
@@ -151,17 +150,17 @@ static void watch_invalidate(const char *fmt, const char *a, const char *b, cons
  * new label would still succeed.  The high-level API knows no node id but
  * the root's, hence a whole project (or view) at a time; such changes
  * (a rewrite, a relabel, a deletion) are rare next to appends. */
-static void watch_forget_tree(const char *name)
+static void watch_forget_tree(struct watch *w, const char *name)
 {
 	/* ENOENT only means the kernel holds nothing there. */
-	fuse_lowlevel_notify_inval_entry(fuse_get_session(watch.fs->fuse), FUSE_ROOT_ID, name, strlen(name));
+	fuse_lowlevel_notify_inval_entry(fuse_get_session(w->fs->fuse), FUSE_ROOT_ID, name, strlen(name));
 }
 
 /* What an append changes: the session directory's generated files, the
  * context.json and transcript.md of every branch that grew (one path per
  * branch, not per entry: a session first seen may have a million new
  * entries, nearly all in one branch), and the views at the root. */
-static void watch_session_changed(const char *project, const char *session)
+static void watch_session_changed(struct watch *w, const char *project, const char *session)
 {
 	/* The session directory in the mount: "/project/session", or
 	 * "/session" for a session file in the store root. */
@@ -177,24 +176,24 @@ static void watch_session_changed(const char *project, const char *session)
 	unsigned char *grew = NULL;
 	size_t n_dirs = 0;
 
-	watch_invalidate("%s%s%s", sdir, "", "");
+	watch_invalidate(w, "%s%s%s", sdir, "", "");
 	if (*project) {
-		watch_invalidate("/%s/%s%s", project, OVERVIEW_USAGE_CSV, "");
-		watch_invalidate("/%s/%s%s", project, OVERVIEW_SESSIONS_MD, "");
+		watch_invalidate(w, "/%s/%s%s", project, OVERVIEW_USAGE_CSV, "");
+		watch_invalidate(w, "/%s/%s%s", project, OVERVIEW_SESSIONS_MD, "");
 	}
-	watch_invalidate("/%s%s%s", OVERVIEW_USAGE_CSV, "", "");
-	watch_invalidate("/%s%s%s", OVERVIEW_SESSIONS_MD, "", "");
+	watch_invalidate(w, "/%s%s%s", OVERVIEW_USAGE_CSV, "", "");
+	watch_invalidate(w, "/%s%s%s", OVERVIEW_SESSIONS_MD, "", "");
 	/* A new name, a new session or a newer one reorders these. */
 	for (size_t i = 0; i < sizeof views / sizeof views[0]; i++)
-		watch_forget_tree(views[i]);
-	if (store_acquire_cached(watch.fs->store, project, session, &ref) == PS_OK) {
+		watch_forget_tree(w, views[i]);
+	if (store_acquire_cached(w->fs->store, project, session, &ref) == PS_OK) {
 		struct ps_session *s = ref.session;
 		struct store_notice *told = store_notice(&ref);
 		uint64_t labels = session_labels_digest(s);
 		if (told->generation != s->generation || told->labels != labels) {
 			/* Rewritten (entry names may have gone, or now show
 			 * other text) or relabeled (forks renamed). */
-			watch_forget_tree(*project ? project : session);
+			watch_forget_tree(w, *project ? project : session);
 			told->generation = s->generation;
 			told->labels = labels;
 			told->entries = 0;
@@ -219,17 +218,17 @@ static void watch_session_changed(const char *project, const char *session)
 			}
 		}
 		*seen = s->n_entries;
-		store_release(watch.fs->store, &ref);
+		store_release(w->fs->store, &ref);
 	}
 	for (size_t i = 0; i < sizeof roots / sizeof roots[0]; i++)
-		watch_invalidate("%s/%s%s", sdir, roots[i], "");
+		watch_invalidate(w, "%s/%s%s", sdir, roots[i], "");
 	for (size_t i = 0; i < n_dirs; i++) {
 		static const char *const generated[] = { "context.json", "transcript.md" };
 		char path[PATH_MAX];
-		watch_invalidate("%s/%s%s", sdir, dirs[i], "");
+		watch_invalidate(w, "%s/%s%s", sdir, dirs[i], "");
 		for (size_t g = 0; g < sizeof generated / sizeof generated[0]; g++) {
 			snprintf(path, sizeof path, "%s/%s", dirs[i], generated[g]);
-			watch_invalidate("%s/%s%s", sdir, path, "");
+			watch_invalidate(w, "%s/%s%s", sdir, path, "");
 		}
 		free(dirs[i]);
 	}
@@ -239,7 +238,7 @@ static void watch_session_changed(const char *project, const char *session)
 
 /* An event in one watched directory: the store root (project NULL) or a
  * project. */
-static void watch_event_in(const char *project, const struct inotify_event *ev)
+static void watch_event_in(struct watch *w, const char *project, const struct inotify_event *ev)
 {
 	size_t n = strlen(ev->name);
 	int session_file = n > 6 && strcmp(ev->name + n - 6, ".jsonl") == 0;
@@ -248,10 +247,10 @@ static void watch_event_in(const char *project, const struct inotify_event *ev)
 			return;
 		/* A project directory came or went. */
 		if (ev->mask & (IN_CREATE | IN_MOVED_TO))
-			watch_add(ev->name);
+			watch_add(w, ev->name);
 		if (ev->mask & (IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO))
-			watch_forget_tree(ev->name);
-		watch_invalidate("/%s%s%s", ev->name, "", "");
+			watch_forget_tree(w, ev->name);
+		watch_invalidate(w, "/%s%s%s", ev->name, "", "");
 		return;
 	}
 	if (!session_file)
@@ -261,17 +260,17 @@ static void watch_event_in(const char *project, const struct inotify_event *ev)
 	session[n - 6] = '\0';
 	/* A session gone or replaced by a rename: its names go with it. */
 	if (ev->mask & (IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO)) {
-		watch_forget_tree(project ? project : session);
+		watch_forget_tree(w, project ? project : session);
 		if (!project)
-			watch_invalidate("/%s%s%s", session, "", "");
+			watch_invalidate(w, "/%s%s%s", session, "", "");
 	}
-	watch_session_changed(project ? project : "", session);
+	watch_session_changed(w, project ? project : "", session);
 }
 
-static void watch_event(const struct inotify_event *ev)
+static void watch_event(struct watch *w, const struct inotify_event *ev)
 {
 	if (ev->mask & IN_IGNORED) {
-		watch_forget(ev->wd);
+		watch_forget(w, ev->wd);
 		return;
 	}
 	if (!ev->len)
@@ -279,19 +278,19 @@ static void watch_event(const struct inotify_event *ev)
 	/* One directory may be watched under several names (a symlinked
 	 * project): the event counts for each.  Names are copied first, as
 	 * watch_add may move the table. */
-	char **names = calloc(watch.n ? watch.n : 1, sizeof *names);
-	int *is_root = calloc(watch.n ? watch.n : 1, sizeof *is_root);
+	char **names = calloc(w->n ? w->n : 1, sizeof *names);
+	int *is_root = calloc(w->n ? w->n : 1, sizeof *is_root);
 	size_t found = 0;
-	for (size_t i = 0; names && is_root && i < watch.n; i++) {
-		if (watch.dirs[i].wd != ev->wd)
+	for (size_t i = 0; names && is_root && i < w->n; i++) {
+		if (w->dirs[i].wd != ev->wd)
 			continue;
-		is_root[found] = !watch.dirs[i].name;
-		names[found] = watch.dirs[i].name ? strdup(watch.dirs[i].name) : NULL;
+		is_root[found] = !w->dirs[i].name;
+		names[found] = w->dirs[i].name ? strdup(w->dirs[i].name) : NULL;
 		if (is_root[found] || names[found])
 			found++;
 	}
 	for (size_t i = 0; i < found; i++) {
-		watch_event_in(is_root[i] ? NULL : names[i], ev);
+		watch_event_in(w, is_root[i] ? NULL : names[i], ev);
 		free(names[i]);
 	}
 	free(names);
@@ -300,10 +299,10 @@ static void watch_event(const struct inotify_event *ev)
 
 static void *watch_main(void *arg)
 {
+	struct watch *w = arg;
 	char buf[64 * 1024] __attribute__((aligned(__alignof__(struct inotify_event))));
-	(void)arg;
 	for (;;) {
-		struct pollfd pfd[2] = { { watch.fd, POLLIN, 0 }, { watch.wake[0], POLLIN, 0 } };
+		struct pollfd pfd[2] = { { w->fd, POLLIN, 0 }, { w->wake[0], POLLIN, 0 } };
 		if (poll(pfd, 2, -1) < 0) {
 			if (errno == EINTR)
 				continue;
@@ -311,18 +310,18 @@ static void *watch_main(void *arg)
 		}
 		if (pfd[1].revents) {
 			char c[64];
-			ssize_t got = read(watch.wake[0], c, sizeof c);
+			ssize_t got = read(w->wake[0], c, sizeof c);
 			if (got <= 0 || memchr(c, 'x', (size_t)got))
 				break;
-			watch_drain_queue();
+			watch_drain_queue(w);
 			continue;
 		}
-		ssize_t len = read(watch.fd, buf, sizeof buf);
+		ssize_t len = read(w->fd, buf, sizeof buf);
 		if (len <= 0)
 			continue;
 		for (char *p = buf; p < buf + len;) {
 			const struct inotify_event *ev = (const struct inotify_event *)p;
-			watch_event(ev);
+			watch_event(w, ev);
 			p += sizeof *ev + ev->len;
 		}
 	}
@@ -358,57 +357,81 @@ static int watch_store_is_remote(const char *root)
 	return 0;
 }
 
+int watch_hears_all(const struct watch *w)
+{
+	return w && w->running && !w->remote;
+}
+
+/* Stops the thread (when it runs) and frees what the watcher holds. */
+static void watch_free(struct watch *w)
+{
+	if (w->running) {
+		ssize_t n = write(w->wake[1], "x", 1);
+		(void)n;
+		pthread_join(w->thread, NULL);
+		w->running = 0;
+	}
+	for (size_t i = 0; i < w->n; i++)
+		free(w->dirs[i].name);
+	free(w->dirs);
+	for (size_t i = 0; i < w->queued; i++)
+		free(w->queue[i]);
+	free(w->queue);
+	for (int i = 0; i < 2; i++) {
+		if (w->wake[i] >= 0)
+			close(w->wake[i]);
+	}
+	if (w->fd >= 0)
+		close(w->fd);
+	pthread_mutex_destroy(&w->queue_lock);
+	free(w);
+}
+
+struct watch *watch_start(struct psfs *fs)
+{
+	struct watch *w = calloc(1, sizeof *w);
+	if (!w)
+		return NULL;
+	w->fs = fs;
+	w->wake[0] = w->wake[1] = -1;
+	pthread_mutex_init(&w->queue_lock, NULL);
+	w->remote = watch_store_is_remote(store_root(fs->store));
+	w->fd = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
+	if (w->fd < 0 || pipe2(w->wake, O_CLOEXEC) != 0) {
+		watch_free(w);
+		return NULL;
+	}
+	watch_add(w, NULL);
+	store_list_projects(fs->store, watch_add_project, w);
+	if (pthread_create(&w->thread, NULL, watch_main, w) != 0) {
+		watch_free(w);
+		return NULL;
+	}
+	w->running = 1;
+	return w;
+}
+
+void watch_stop(struct watch *w)
+{
+	if (w)
+		watch_free(w);
+}
+
+/* --- for a FUSE handler: the watcher of the mount it serves ---------------------- */
+
+static struct watch *watch_of_request(void)
+{
+	struct fuse_context *ctx = fuse_get_context();
+	struct psfs *fs = ctx && ctx->fuse ? ctx->private_data : NULL;
+	return fs ? fs->watch : NULL;
+}
+
 int psfs_watch_hears_all(void)
 {
-	return watch.running && !watch.remote;
+	return watch_hears_all(watch_of_request());
 }
 
-int psfs_watch_start(struct psfs *fs)
+void psfs_watch_queue(const char *path)
 {
-	watch.fs = fs;
-	watch.remote = watch_store_is_remote(store_root(fs->store));
-	watch.fd = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
-	if (watch.fd < 0)
-		return -1;
-	if (pipe2(watch.wake, O_CLOEXEC) != 0) {
-		close(watch.fd);
-		watch.fd = -1;
-		return -1;
-	}
-	watch_add(NULL);
-	store_list_projects(fs->store, watch_add_project, NULL);
-	if (pthread_create(&watch.thread, NULL, watch_main, NULL) != 0) {
-		psfs_watch_stop();
-		return -1;
-	}
-	watch.running = 1;
-	return 0;
-}
-
-void psfs_watch_stop(void)
-{
-	if (watch.running) {
-		ssize_t w = write(watch.wake[1], "x", 1);
-		(void)w;
-		pthread_join(watch.thread, NULL);
-		watch.running = 0;
-	}
-	for (size_t i = 0; i < watch.n; i++)
-		free(watch.dirs[i].name);
-	free(watch.dirs);
-	for (size_t i = 0; i < watch.queued; i++)
-		free(watch.queue[i]);
-	free(watch.queue);
-	watch.queue = NULL;
-	watch.queued = watch.queue_cap = 0;
-	watch.dirs = NULL;
-	watch.n = watch.cap = 0;
-	for (int i = 0; i < 2; i++) {
-		if (watch.wake[i] >= 0)
-			close(watch.wake[i]);
-		watch.wake[i] = -1;
-	}
-	if (watch.fd >= 0)
-		close(watch.fd);
-	watch.fd = -1;
+	watch_queue(watch_of_request(), path);
 }

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test stage, even after one fails, and adds up their counts into
 # one closing line.  Each stage prints its own "N passed, M failed" (Check's
-# runner prints "Checks: N, Failures: F, Errors: E").
+# runners print "Checks: N, Failures: F, Errors: E", added up when a stage
+# runs several).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -23,13 +24,13 @@ stage() {
 		pass=$(sed -E 's/^([A-Za-z-]+: )?([0-9]+) passed.*/\2/' <<<"$line")
 		fail=$(sed -E 's/.* ([0-9]+) failed.*/\1/' <<<"$line")
 	else
-		line=$(grep -E 'Checks: [0-9]+, Failures: [0-9]+, Errors: [0-9]+' "$log" | tail -n 1 || true)
+		# Every Check runner of the stage (unit: the core's and fs/'s).
+		line=$(grep -E 'Checks: [0-9]+, Failures: [0-9]+, Errors: [0-9]+' "$log" |
+			sed -E 's/.*Checks: ([0-9]+), Failures: ([0-9]+), Errors: ([0-9]+).*/\1 \2 \3/' |
+			awk '{ c += $1; f += $2 + $3 } END { if (NR) print c, f }' || true)
 		if [ -n "$line" ]; then
-			local checks failures errors
-			checks=$(sed -E 's/.*Checks: ([0-9]+).*/\1/' <<<"$line")
-			failures=$(sed -E 's/.*Failures: ([0-9]+).*/\1/' <<<"$line")
-			errors=$(sed -E 's/.*Errors: ([0-9]+).*/\1/' <<<"$line")
-			fail=$((failures + errors))
+			local checks
+			read -r checks fail <<<"$line"
 			pass=$((checks - fail))
 		else
 			pass=0

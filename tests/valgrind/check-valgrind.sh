@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # make check-valgrind: the tests under valgrind (memcheck).
 #
-#     tests/valgrind/check-valgrind.sh [UNIT-TESTS [PISESSION [PISESSIONFS]]]
+#     tests/valgrind/check-valgrind.sh [UNIT-TESTS [PISESSION [PISESSIONFS [FS-UNIT-TESTS]]]]
 #
 # Stages, each with valgrind --error-exitcode=1 --leak-check=full
 # --errors-for-leak-kinds=definite (an error or a definite leak fails):
 #   unit    build/unit-tests with CK_FORK=no (every test in one process)
+#   fs-unit build/fs-unit-tests (fs/'s modules) the same way
 #   golden  tests/golden/run.sh with tests/valgrind/valgrind-tool.sh as the tool
 #   mount   tests/mount/run.sh with tests/valgrind/valgrind-daemon.sh as the daemon
 #           (skipped without /dev/fuse, or with VALGRIND_MOUNT=0).  The
@@ -28,8 +29,10 @@ root=$PWD
 unit=${1:-build/unit-tests}
 tool=${2:-build/pisession}
 daemon=${3:-build/pisessionfs}
+fs_unit=${4:-build/fs-unit-tests}
 abs() { case $1 in /*) echo "$1" ;; *) echo "$root/$1" ;; esac; }
 unit=$(abs "$unit")
+fs_unit=$(abs "$fs_unit")
 tool=$(abs "$tool")
 daemon=$(abs "$daemon")
 
@@ -37,7 +40,7 @@ if ! command -v valgrind >/dev/null; then
 	echo "check-valgrind: valgrind is not installed (apt-get install valgrind)" >&2
 	exit 2
 fi
-for b in "$unit" "$tool" "$daemon"; do
+for b in "$unit" "$fs_unit" "$tool" "$daemon"; do
 	if [[ ! -x $b ]]; then
 		echo "check-valgrind: $b is not built" >&2
 		exit 2
@@ -74,6 +77,12 @@ rc=$?
 grep -E 'ERROR SUMMARY|definitely lost|indirectly lost|possibly lost' "$logdir/unit.log" | sed 's/^==[0-9]*== /    valgrind: /'
 record unit $rc
 
+echo "=== fs-unit (valgrind, CK_FORK=no)"
+CK_FORK=no "${VG[@]}" --log-file="$logdir/fs-unit.log" "$fs_unit"
+rc=$?
+grep -E 'ERROR SUMMARY|definitely lost|indirectly lost|possibly lost' "$logdir/fs-unit.log" | sed 's/^==[0-9]*== /    valgrind: /'
+record fs-unit $rc
+
 echo "=== golden (pisession under valgrind)"
 tests/golden/run.sh "$root/tests/valgrind/valgrind-tool.sh"
 record golden $?
@@ -104,15 +113,15 @@ else
 fi
 
 echo "=== valgrind reports"
-# unit.log has valgrind's full output: its summary decides.  The others
-# (-q) must be empty.
+# unit.log and fs-unit.log have valgrind's full output: their summary
+# decides.  The others (-q) must be empty.
 bad=0
 n_daemon=0
 n_tool=0
 for f in "$logdir"/*.log; do
 	[[ -e $f ]] || continue
 	case $f in
-	*/unit.log)
+	*/unit.log | */fs-unit.log)
 		grep -q 'ERROR SUMMARY: 0 errors' "$f" && continue
 		;;
 	*/daemon.*.log) n_daemon=$((n_daemon + 1)) ;;

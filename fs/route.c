@@ -1,0 +1,184 @@
+/* Routing (route.h): a mount path split into project / session / the
+ * rest, and a path inside a session resolved to a node of it. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include "catalog.h"
+#include "journal.h"
+#include "layout.h"
+#include "overview.h"
+#include "pisessionfs.h"
+#include "route.h"
+#include "searchdir.h"
+#include "views.h"
+
+/* The mount of the request this thread serves. */
+static struct psfs *route_self(void)
+{
+	return fuse_get_context()->private_data;
+}
+
+/* The names libfuse gives a file that is replaced or removed while open
+ * (psfs_init: hard_remove is off). */
+int psfs_is_fuse_hidden(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	return strncmp(slash ? slash + 1 : path, ".fuse_hidden", 12) == 0;
+}
+
+/* Whether a name at the mount root is a session file lying directly in the
+ * store (a flat store, docs/layout.md): STORE/<name>.jsonl, where no
+ * project directory, view or file of the mount root has that name. */
+int route_root_name_free(struct psfs *fs, const char *name)
+{
+	struct stat st;
+	for (size_t i = 0; views_names[i]; i++)
+		if (strcmp(name, views_names[i]) == 0)
+			return 0;
+	if (strcmp(name, JOURNAL_NAME) == 0 || overview_is_name(name) || strcmp(name, SEARCH_NAME) == 0)
+		return 0;
+	return store_stat_project(fs->store, name, &st) != PS_OK;
+}
+
+static int route_flat_any(void *ctx, const char *name, const struct stat *st)
+{
+	(void)name, (void)st;
+	*(int *)ctx = 1;
+	return 1;
+}
+
+int route_store_is_flat(struct psfs *fs)
+{
+	int sessions = 0, projects = 0;
+	store_list_session_names(fs->store, "", route_flat_any, &sessions);
+	if (!sessions)
+		store_list_project_names(fs->store, route_flat_any, &projects);
+	return sessions || !projects;
+}
+
+static int route_is_root_session(struct psfs *fs, const char *name)
+{
+	struct stat st;
+	return route_root_name_free(fs, name) && store_stat_session(fs->store, "", name, &st) == PS_OK;
+}
+
+/* The end of route_split once the session is named: p follows its name. */
+static void route_split_rest(const char *p, struct psfs_path *out)
+{
+	out->depth = 2;
+	while (*p == '/')
+		p++;
+	if (*p) {
+		out->rest = p;
+		out->depth = 3;
+	}
+}
+
+/* A session's typed name (catalog_name_to_stem said named, stem): the
+ * directory itself for a session started with mkdir; a symlink to it for
+ * a fork (ln -s ENTRY PROJECT/NAME made a symlink, and the name stays
+ * one: docs/layout.md "Forking a session"), unless the path goes on
+ * inside it. */
+static void route_split_named(struct psfs_path *out, int named, const char *stem)
+{
+	if (named == 2 && out->depth == 2)
+		memcpy(out->link_to, stem, sizeof out->link_to);
+	else if (named)
+		memcpy(out->session, stem, sizeof out->session);
+}
+
+/* Splits a path into project, session and the rest.  A session at the
+ * store root (route_is_root_session) has the project "". */
+int route_split(struct psfs *fs, const char *path, struct psfs_path *out)
+{
+	const char *p = path;
+	memset(out, 0, sizeof *out);
+	out->rest = "";
+	while (*p == '/')
+		p++;
+	if (!*p)
+		return 0;
+	size_t n = strcspn(p, "/");
+	if (n > NAME_MAX)
+		return -ENAMETOOLONG;
+	memcpy(out->project, p, n);
+	out->depth = 1;
+	p += n;
+	char stem[NAME_MAX + 1];
+	int named = 0;
+	if (route_is_root_session(fs, out->project) ||
+	    /* A flat store's session started with `mkdir NAME`, by NAME. */
+	    (route_root_name_free(fs, out->project) &&
+	     (named = catalog_name_to_stem(fs->catalog, "", out->project, stem)))) {
+		memcpy(out->session, out->project, sizeof out->session);
+		out->project[0] = '\0';
+		route_split_rest(p, out);
+		route_split_named(out, named, stem);
+		return 0;
+	}
+	while (*p == '/')
+		p++;
+	if (!*p)
+		return 0;
+	n = strcspn(p, "/");
+	if (n > NAME_MAX)
+		return -ENAMETOOLONG;
+	memcpy(out->session, p, n);
+	route_split_rest(p + n, out);
+	/* A session started with `mkdir PROJECT/NAME` answers to NAME too. */
+	if (!overview_is_name(out->session) && strcmp(out->session, SEARCH_NAME) != 0)
+		route_split_named(out, catalog_name_to_stem(fs->catalog, out->project, out->session, stem), stem);
+	return 0;
+}
+
+/* Splits "/a/b/name" into a new "/a/b" and a pointer to "name". */
+char *psfs_dirname(const char *path, const char **name)
+{
+	const char *slash = strrchr(path, '/');
+	*name = slash ? slash + 1 : path;
+	if (!slash || slash == path)
+		return strdup("/");
+	return strndup(path, (size_t)(slash - path));
+}
+
+/* Resolves a path inside a session; on success the session stays acquired
+ * (release with store_release). */
+int route_locate(struct psfs *fs, const char *path, struct psfs_path *p, struct store_ref *ref,
+		 struct layout_node *node)
+{
+	int res = route_split(fs, path, p);
+	if (res)
+		return res;
+	if (p->depth < 2)
+		return -EINVAL;
+	ps_err err = store_acquire(fs->store, p->project, p->session, ref);
+	if (err)
+		return -psfs_errno(err);
+	err = layout_resolve(ref->session, p->rest, node);
+	if (err) {
+		store_release(fs->store, ref);
+		return -psfs_errno(err);
+	}
+	return 0;
+}
+
+int psfs_split(const char *path, struct psfs_path *out)
+{
+	return route_split(route_self(), path, out);
+}
+
+int psfs_locate(const char *path, struct psfs_path *p, struct store_ref *ref, struct layout_node *node)
+{
+	return route_locate(route_self(), path, p, ref, node);
+}
+
+int psfs_store_is_flat(void)
+{
+	return route_store_is_flat(route_self());
+}
+
+int psfs_root_name_free(const char *name)
+{
+	return route_root_name_free(route_self(), name);
+}
