@@ -97,16 +97,22 @@ mounts_under() {
 # test's daemons into OUT (tests/daemon-stacks.sh: the processes of that
 # session, and those naming SCRATCH), then sends TERM to the whole group,
 # and KILL 20 s later; rc is then 124, as timeout(1) says it.
+cur_test=
+cur_timer=
 run_bounded() {
-	local scratch=$1 out=$2 pid timer which=
+	local scratch=$1 out=$2 pid timer i which=''
 	shift 2
 	setsid "$@" >"$out" 2>&1 </dev/null &
 	pid=$!
+	cur_test=$pid
 	sleep "$per_test" &
 	timer=$!
+	cur_timer=$timer
 	wait -n -p which "$pid" "$timer"
 	rc=$?
 	if [[ $which == "$pid" ]]; then
+		cur_test=
+		cur_timer=
 		kill "$timer" 2>/dev/null
 		wait "$timer" 2>/dev/null
 		return
@@ -115,19 +121,36 @@ run_bounded() {
 		echo "run-suite: $name is past its ${per_test}s: the stacks of its daemons, then TERM"
 		GDB_TIMEOUT=30 "$here/daemon-stacks.sh" --session "$pid" --dir "$scratch" --name "$(basename "$daemon")"
 	} >>"$out" 2>&1
-	# The group is the test's (setsid made it its leader), unless setsid
-	# had to fork: then only the test itself.
-	local group=-$pid i
-	[[ $(awk '{ sub(/^.*\) /, ""); print $3 }' "/proc/$pid/stat" 2>/dev/null) == "$pid" ]] || group=$pid
-	kill -TERM -- "$group" 2>/dev/null
+	signal_test TERM "$pid"
 	for ((i = 0; i < 200; i++)); do
 		kill -0 "$pid" 2>/dev/null || break
 		sleep 0.1
 	done
-	kill -KILL -- "$group" 2>/dev/null
+	signal_test KILL "$pid"
 	wait "$pid" 2>/dev/null
+	cur_test=
+	cur_timer=
 	rc=124
 }
+
+# signal_test SIGNAL PID: to the test's whole process group, when setsid
+# made the test its leader (else, setsid had to fork or has not yet run:
+# to the test alone, never to the runner's own group).
+signal_test() {
+	local group=$2
+	[[ $(awk '{ sub(/^.*\) /, ""); print $3 }' "/proc/$2/stat" 2>/dev/null) == "$2" ]] && group=-$2
+	kill -"$1" -- "$group" 2>/dev/null
+}
+
+# The tests are out of reach of the terminal's ^C (each is in a session
+# of its own): the runner passes it on when it is interrupted.
+stop_test() {
+	[[ -n $cur_test ]] && signal_test TERM "$cur_test"
+	[[ -n $cur_timer ]] && kill "$cur_timer" 2>/dev/null
+	exit "$1"
+}
+trap 'stop_test 130' INT HUP
+trap 'stop_test 143' TERM
 
 t_all=$(date +%s)
 echo "# $(basename "$suite"): daemon $daemon${args[*]:+, ${args[*]}}, ${per_test}s per test"
