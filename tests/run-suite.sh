@@ -17,7 +17,10 @@
 #   * it printed a "checks: N" line with N > 0 (tests/mount/lib.sh's finish:
 #     a test that stopped early, or checked nothing, never passes);
 #   * it ended within its budget: TEST_TIMEOUT seconds, default SECONDS
-#     times TIME_SCALE (rounded up), then TERM, and KILL 20 s later;
+#     times TIME_SCALE (rounded up); past it, every thread's stack of the
+#     test's daemons is printed into its output (tests/daemon-stacks.sh,
+#     gdb), then the test's process group (each test runs in a session of
+#     its own) gets TERM, and KILL 20 s later;
 #   * nothing is left mounted under its scratch directory (whatever is, is
 #     unmounted, deepest first).
 # For a passed test the runner prints "ok NAME (N checks, Ts)" and the
@@ -46,6 +49,7 @@ suite=${1:?$usage}
 daemon=${2:?$usage}
 shift 2
 suite=$(cd "$suite" && pwd) || exit 2
+here=$(cd "$(dirname "$0")" && pwd)
 case $daemon in
 /*) ;;
 *) daemon=$PWD/$daemon ;;
@@ -87,6 +91,67 @@ mounts_under() {
 	awk -v d="$1/" 'index($5, d) == 1 { print $5 }' /proc/self/mountinfo | sort -r
 }
 
+# run_bounded SCRATCH OUT CMD...: runs CMD (a test) in a session of its
+# own (setsid: its process group is its pid), output into OUT, no standard
+# input; sets rc.  Past per_test seconds it first prints the stacks of the
+# test's daemons into OUT (tests/daemon-stacks.sh: the processes of that
+# session, and those naming SCRATCH), then sends TERM to the whole group,
+# and KILL 20 s later; rc is then 124, as timeout(1) says it.
+cur_test=
+cur_timer=
+run_bounded() {
+	local scratch=$1 out=$2 pid timer i which=''
+	shift 2
+	setsid "$@" >"$out" 2>&1 </dev/null &
+	pid=$!
+	cur_test=$pid
+	sleep "$per_test" &
+	timer=$!
+	cur_timer=$timer
+	wait -n -p which "$pid" "$timer"
+	rc=$?
+	if [[ $which == "$pid" ]]; then
+		cur_test=
+		cur_timer=
+		kill "$timer" 2>/dev/null
+		wait "$timer" 2>/dev/null
+		return
+	fi
+	{
+		echo "run-suite: $name is past its ${per_test}s: the stacks of its daemons, then TERM"
+		GDB_TIMEOUT=30 "$here/daemon-stacks.sh" --session "$pid" --dir "$scratch" --name "$(basename "$daemon")"
+	} >>"$out" 2>&1
+	signal_test TERM "$pid"
+	for ((i = 0; i < 200; i++)); do
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	signal_test KILL "$pid"
+	wait "$pid" 2>/dev/null
+	cur_test=
+	cur_timer=
+	rc=124
+}
+
+# signal_test SIGNAL PID: to the test's whole process group, when setsid
+# made the test its leader (else, setsid had to fork or has not yet run:
+# to the test alone, never to the runner's own group).
+signal_test() {
+	local group=$2
+	[[ $(awk '{ sub(/^.*\) /, ""); print $3 }' "/proc/$2/stat" 2>/dev/null) == "$2" ]] && group=-$2
+	kill -"$1" -- "$group" 2>/dev/null
+}
+
+# The tests are out of reach of the terminal's ^C (each is in a session
+# of its own): the runner passes it on when it is interrupted.
+stop_test() {
+	[[ -n $cur_test ]] && signal_test TERM "$cur_test"
+	[[ -n $cur_timer ]] && kill "$cur_timer" 2>/dev/null
+	exit "$1"
+}
+trap 'stop_test 130' INT HUP
+trap 'stop_test 143' TERM
+
 t_all=$(date +%s)
 echo "# $(basename "$suite"): daemon $daemon${args[*]:+, ${args[*]}}, ${per_test}s per test"
 for t in "${tests[@]}"; do
@@ -100,7 +165,7 @@ for t in "${tests[@]}"; do
 		echo "no such test: $t" >"$out"
 		rc=1
 	else
-		TMPDIR=$tmp timeout -k 20 "$per_test" bash "$t" "$daemon" "${args[@]}" >"$out" 2>&1 </dev/null || rc=$?
+		run_bounded "$tmp" "$out" env TMPDIR="$tmp" bash "$t" "$daemon" "${args[@]}"
 	fi
 	secs=$(($(date +%s) - start))
 	why=

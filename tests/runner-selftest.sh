@@ -7,12 +7,13 @@
 # way a test must not pass: it exits 0 without its "checks: N" line, says
 # "checks: 0", skips itself (exit 77), exits 1 after its checks line,
 # leaves a mount behind (the real daemon, mounted and never unmounted),
-# runs past its time limit, or does not exist.  Each must be reported as
-# FAIL with its reason, the one good test as ok, the closing line must be
-# exactly "1 passed, 7 failed" with exit status 1, the leftover mount must
-# be gone, and a suite of good tests alone must end "2 passed, 0 failed"
-# with status 0 (passing --arg and --default through).  Ends with
-# "N passed, M failed" (these checks).
+# runs past its time limit (with a daemon-like process, whose thread stacks
+# the runner must print before it kills both), or does not exist.  Each
+# must be reported as FAIL with its reason, the one good test as ok, the
+# closing line must be exactly "1 passed, 7 failed" with exit status 1,
+# the leftover mount must be gone, and a suite of good tests alone must
+# end "2 passed, 0 failed" with status 0 (passing --arg and --default
+# through).  Ends with "N passed, M failed" (these checks).
 # shellcheck disable=SC2016 # the fake tests and the bash -c checks are single-quoted on purpose
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -58,7 +59,12 @@ fake t_leftmount 'mkdir -p "$TMPDIR/store" "$TMPDIR/mnt"
 "$1" --store "$TMPDIR/store" "$TMPDIR/mnt" || exit 3
 awk -v mp="$TMPDIR/mnt" '\''$5 == mp { f = 1 } END { exit !f }'\'' /proc/self/mountinfo || exit 4
 echo "checks: 1"'
-fake t_hang 'sleep 60; echo "checks: 1"'
+# Past its limit, with a daemon-like process (a sleep started as
+# "$1", the daemon's path, in the background): the runner prints its
+# stacks (gdb) before it kills the test, and the process goes with it.
+fake t_hang 'bash -c '\''exec -a "$0" sleep 300'\'' "$1" &
+echo "$!" >"$TMPDIR/../../fake-daemon.pid"
+sleep 60; echo "checks: 1"'
 
 out=$work/run.out
 TEST_TIMEOUT=3 TMPDIR=$work "$runner" "$suite" "$daemon" \
@@ -74,6 +80,13 @@ check "a skipped test (77) fails" has '^FAIL t_skip \(skipped'
 check "exit status 1 fails despite its checks line" has '^FAIL t_status \(exit status 1'
 check "a test that leaves a mount behind fails" has '^FAIL t_leftmount \(left mounted: .*/t_leftmount/mnt'
 check "a test past its time limit fails" has '^FAIL t_hang \(timed out after 3s'
+check "a test past its time limit: the stacks of its daemon are shown" \
+	has '^    daemon-stacks: stacks of daemon [0-9]+ \(state S\): .*pisessionfs 300$'
+check "a test past its time limit: every thread, gdb's backtrace" \
+	bash -c 'sed -n "/^FAIL t_hang/,/^(ok|FAIL) /p" "$1" | grep -Eq "^    Thread 1 .*\"sleep\"" &&
+		sed -n "/^FAIL t_hang/,/^(ok|FAIL) /p" "$1" | grep -Eq "^    #0  .*nanosleep"' _ "$out"
+check "a test past its time limit: its daemon was killed with it" \
+	bash -c 'p=$(cat "$1") && [[ -n $p ]] && ! kill -0 "$p" 2>/dev/null' _ "$work/fake-daemon.pid"
 check "a missing test fails" has '^FAIL t_missing \(exit status 1'
 check "a failed test's output is shown" has '^    not ok: something$'
 check "the closing line is exactly '1 passed, 7 failed'" [ "$(tail -n 1 "$out")" = "1 passed, 7 failed" ]

@@ -11,7 +11,8 @@
 # does not come up) is fatal: `die`.
 #
 # Every access to the mount goes through `fsx` (timeout -s KILL), so a hung
-# daemon fails the test instead of hanging it.  TIME_SCALE (default 1)
+# daemon fails the test instead of hanging it, and the failure shows
+# every thread's stack of the daemon (daemon_stacks, gdb).  TIME_SCALE (default 1)
 # multiplies every time limit: the per-access TIMEOUT, MOUNT_WAIT, the wait
 # for a daemon to exit and the limit of every poll_until and assert_poll,
 # so a daemon that runs 20 times slower (under valgrind) is given 20 times
@@ -32,6 +33,7 @@ set -euo pipefail
 shopt -s nullglob
 
 DAEMON=${1:?usage: $0 PATH-OF-pisessionfs}
+LIB_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 case $DAEMON in
 /*) ;;
 *) DAEMON=$PWD/$DAEMON ;;
@@ -172,7 +174,10 @@ fsx() {
 	[[ -s $o ]] && cat "$o"
 	[[ -s $e ]] && cat "$e" >&2
 	rm -f "$o" "$e"
-	((rc != 137)) || echo "fsx: timed out after ${TIMEOUT}s (daemon hung?): $*" >&2
+	if ((rc == 137)); then
+		echo "fsx: timed out after ${TIMEOUT}s (daemon hung?): $*" >&2
+		daemon_stacks >&2
+	fi
 	return "$rc"
 }
 
@@ -189,7 +194,30 @@ fsx_out() {
 	ERR=$(cat "$e")
 	if ((RC == 137)); then
 		fail "timed out after ${TIMEOUT}s (daemon hung?): $*"
+		daemon_stacks >&2
 	fi
+}
+
+# daemon_stacks: where the daemons are, after an access timed out: every
+# thread's stack of each daemon this test started (those mount_with
+# started, and any daemon whose command line names the scratch directory),
+# and the test's processes stuck in the kernel (tests/daemon-stacks.sh,
+# gdb).  The first three times in a test; after that, a line saying so
+# (a hung daemon makes every later access time out too).  A file counts
+# them, as fsx often runs in a subshell.
+daemon_stacks() {
+	local n p args=()
+	n=$(cat "$T_DIR/.stacks" 2>/dev/null || echo 0)
+	echo $((n + 1)) >"$T_DIR/.stacks"
+	if ((n >= 3)); then
+		echo "daemon-stacks: printed three times in this test already, not again"
+		return 0
+	fi
+	for p in "${PID_OF[@]}"; do
+		[[ -n $p ]] && args+=(--pid "$p")
+	done
+	"$LIB_DIR/../daemon-stacks.sh" --dir "$T_DIR" --name "$(basename "$DAEMON")" "${args[@]}" 2>&1 |
+		sed "s|$T_DIR|\$T|g" || true
 }
 
 # poll_until SECONDS CMD...: retries CMD (each try under fsx) every 50 ms
