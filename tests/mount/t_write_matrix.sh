@@ -26,10 +26,6 @@
 #     "refused creating"), gawk exits 2, nothing appended.
 #   * patch: its temporary ENTRY.md.XXXXXXX is refused (EPERM), patch exits
 #     2 ("Can't create temporary file").
-#   * unzip -o over existing entries: unzip unlinks the old file first,
-#     that is refused (EPERM), unzip says "cannot delete old ..." and
-#     exits 50; the edited entry is not edited (the new names are
-#     appended).
 #   * write-file-atomic (new file and entry rewrite): its NAME.md.<hash>
 #     temporary is refused (EPERM), nothing appended.
 #   * NAME.md.vsctmp, NAME.md.tmp-123, NAME.md.<digits>, NAME.json.tmp-9:
@@ -252,18 +248,22 @@ if need unzip unzip && need zip zip; then
 	run_sh "unzip -n" 'unzip -q -n "$1"' "$T_DIR/e.zip"
 	expect_new "unzip -n: the two new names, in the archive's order" \
 		"[$(user_new aaaa0004 'zipped new'),$(user_new '@new0' 'zipped second')]"
-	# unzip -o: overwrite; the unchanged entry appends nothing, the edited
-	# one is an edit.  Open question for the spec: unzip (Info-ZIP 6.0 on
-	# Unix) unlink()s an existing file before it creates it anew, and
-	# removing an entry is EPERM ("error:  cannot delete old NAME", exit
-	# 50); for this to pass, a removal of an entry followed by its
-	# creation by the same process must be taken as a rewrite (as a
-	# rename of an entry to a side name already is), or the spec must say
-	# that unzip -o is refused for existing entries and this case change.
+	# unzip -o: overwrite.  unzip (Info-ZIP 6.0 on Unix) unlink()s an
+	# existing file before it creates it anew, and removing an entry is
+	# EPERM (history is append-only; docs/layout.md, "Refusals"): unzip
+	# says "error:  cannot delete old NAME" and exits 50, that entry is
+	# not edited, and the names that are new are appended.  A removal
+	# that succeeded would have to leave the entry looking absent with
+	# nothing removed, which is the lie EPERM avoids; unzip -n (above) is
+	# the way to add an archive's new entries.
 	start s-unzip-o
-	run_sh "unzip -o" 'unzip -q -o "$1"' "$T_DIR/e.zip"
-	expect_new "unzip -o: an edit of A2, then the two new names" \
-		"[{\"type\":\"message\",\"id\":\"@id\",\"parentId\":\"aaaa0001\",\"timestamp\":\"@ts\",\"message\":$(asst_json "reply unzipped" '"@int"')},$(user_new aaaa0004 'zipped new'),$(user_new '@new1' 'zipped second')]"
+	fsx_out bash -c 'cd "$0" && unzip -q -o "$1"' "$S" "$T_DIR/e.zip"
+	assert_eq "unzip -o over an existing entry exits 50" 50 "$RC"
+	assert_contains "and says it cannot delete the old one" "cannot delete old $A2" "$ERR"
+	"$PY" -I -S "$T_DIR/check.py" "$MARK_FILE" "$MARK_LINES" \
+		"[$(user_new aaaa0004 'zipped new'),$(user_new '@new0' 'zipped second')]" >"$T_DIR/uz.err" 2>&1 &&
+		pass || fail "unzip -o: the new names, and no edit of $A2: $(cat "$T_DIR/uz.err")"
+	assert_contains "unzip -o: the log says why" "refused removing /$PROJ/s-unzip-o/$A2: history is append-only" "$(new_log)"
 fi
 
 # --- Node's write-file-atomic ----------------------------------------------------------
