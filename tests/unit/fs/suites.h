@@ -10,5 +10,6 @@ Suite *route_suite(void);
 Suite *journal_suite(void);
 Suite *searchdir_suite(void);
 Suite *overview_fs_suite(void);
+Suite *draft_suite(void);
 
 #endif
