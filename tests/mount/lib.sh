@@ -614,6 +614,16 @@ asst_msg() {
 		"$1" "$parent" "$3"
 }
 
+# alpha_turns: the four turns the write tests start from: aaaa0001 user
+# "alpha one" (a root), aaaa0002 assistant "reply one", aaaa0003 user
+# "alpha two", aaaa0004 assistant "reply two".
+alpha_turns() {
+	user_msg aaaa0001 null "alpha one"
+	asst_msg aaaa0002 aaaa0001 "reply one"
+	user_msg aaaa0003 aaaa0002 "alpha two"
+	asst_msg aaaa0004 aaaa0003 "reply two"
+}
+
 # label_entry ID PARENT TARGET LABEL
 label_entry() {
 	printf '{"type":"label","id":"%s","parentId":"%s","timestamp":"2026-01-01T00:00:03.000Z","targetId":"%s","label":"%s"}\n' \

@@ -57,10 +57,7 @@ mksession() {
 	local f=$STORE/$PROJ/$1.jsonl
 	{
 		header
-		user_msg aaaa0001 null "alpha one"
-		asst_msg aaaa0002 aaaa0001 "reply one"
-		user_msg aaaa0003 aaaa0002 "alpha two"
-		asst_msg aaaa0004 aaaa0003 "reply two"
+		alpha_turns
 	} >"$f"
 	chmod 644 "$f"
 }

@@ -72,10 +72,7 @@ mksession() {
 	local f=$STORE/$PROJ/$1.jsonl
 	{
 		header
-		user_msg aaaa0001 null "alpha one"
-		asst_msg aaaa0002 aaaa0001 "reply one"
-		user_msg aaaa0003 aaaa0002 "alpha two"
-		asst_msg aaaa0004 aaaa0003 "reply two"
+		alpha_turns
 		user_msg bbbb0003 aaaa0002 "beta two"
 		label_entry aaaa0005 aaaa0004 aaaa0001 start
 		printf '{"type":"session_info","id":"aaaa0006","parentId":"aaaa0005","timestamp":"2026-01-01T00:00:06.000Z","name":"Base %s"}\n' "$1"

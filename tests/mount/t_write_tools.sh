@@ -30,10 +30,7 @@ mksession() {
 	local f=$STORE/$PROJ/$1.jsonl
 	{
 		header
-		user_msg aaaa0001 null "alpha one"
-		asst_msg aaaa0002 aaaa0001 "reply one"
-		user_msg aaaa0003 aaaa0002 "alpha two"
-		asst_msg aaaa0004 aaaa0003 "reply two"
+		alpha_turns
 		user_msg bbbb0003 aaaa0002 "beta two"
 		asst_msg bbbb0004 bbbb0003 "beta reply"
 	} >"$f"
