@@ -456,8 +456,14 @@ int main(int argc, char *argv[])
 		fprintf(stderr, "pisessionfs: out of memory\n");
 		goto out;
 	}
+	fs.overlay = overlay_new();
+	if (!fs.overlay) {
+		fprintf(stderr, "pisessionfs: out of memory\n");
+		goto out;
+	}
 	fs.journal = journal_new(fs.cfg.rejected_kept_mib > 0 ? (size_t)fs.cfg.rejected_kept_mib << 20
-							      : JOURNAL_REJECTED_DEFAULT_BUDGET);
+							      : JOURNAL_REJECTED_DEFAULT_BUDGET,
+				 fs.overlay);
 	if (!fs.journal) {
 		fprintf(stderr, "pisessionfs: out of memory\n");
 		goto out;
@@ -538,8 +544,8 @@ out:
 	overview_memo_free(fs.overview);
 	search_results_free(fs.search);
 	infocache_free(fs.infos);
-	overlay_destroy();
 	journal_free(fs.journal);
+	overlay_free(fs.overlay);
 	free(fs.mountpoint);
 	free(fs.trash_home);
 	free(fs.cfg.store);
