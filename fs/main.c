@@ -26,6 +26,7 @@
 #include "jscase.h"
 #include "recover.h"
 #include "searchdir.h"
+#include "sessionops.h"
 #include "overview.h"
 #include "content.h"
 
@@ -457,7 +458,8 @@ int main(int argc, char *argv[])
 		goto out;
 	}
 	fs.overlay = overlay_new();
-	if (!fs.overlay) {
+	fs.sessionops = sessionops_state_new();
+	if (!fs.overlay || !fs.sessionops) {
 		fprintf(stderr, "pisessionfs: out of memory\n");
 		goto out;
 	}
@@ -546,6 +548,7 @@ out:
 	infocache_free(fs.infos);
 	journal_free(fs.journal);
 	overlay_free(fs.overlay);
+	sessionops_state_free(fs.sessionops);
 	free(fs.mountpoint);
 	free(fs.trash_home);
 	free(fs.cfg.store);

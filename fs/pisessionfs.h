@@ -31,6 +31,7 @@ struct sizer;
 struct search_results;
 struct overview_memo;
 struct overlay;
+struct sessionops_state;
 
 /* The mount: made by main.c, which owns every member and frees them after
  * fuse_destroy.  Each module of fs/ keeps what it holds for the mount in
@@ -47,6 +48,7 @@ struct psfs {
 	struct search_results *search; /* search/'s latest results (searchdir.h) */
 	struct overview_memo *overview; /* the overview files' sizes (overview.h) */
 	struct overlay *overlay;    /* the in-memory files (overlay.h) */
+	struct sessionops_state *sessionops; /* the session walks and refusals remembered (sessionops.h) */
 	struct psfs_config cfg;
 	struct fuse *fuse;
 	char *mountpoint;     /* absolute, for symlink targets given as absolute paths */
