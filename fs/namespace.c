@@ -341,7 +341,8 @@ int psfs_unlink(const char *path)
 		/* A copy of an entry put aside and removed while the entry's
 		 * path still looks absent: the entry is back (it never left
 		 * history). */
-		struct overlay_node *hidden = ov->kind == OVERLAY_FILE && ov->edit_of ? overlay_get(psfs_overlay(), ov->edit_of) : NULL;
+		struct overlay_node *hidden =
+			ov->kind == OVERLAY_FILE && ov->edit_of ? overlay_get(psfs_overlay(), ov->edit_of) : NULL;
 		if (hidden && hidden->kind == OVERLAY_HIDDEN)
 			overlay_remove(psfs_overlay(), hidden);
 		overlay_remove(psfs_overlay(), ov);
@@ -460,7 +461,8 @@ int psfs_mkdir(const char *path, mode_t mode)
 		goto out;
 	struct fuse_context *ctx = fuse_get_context();
 	overlay_lock(psfs_overlay());
-	struct overlay_node *node = overlay_get(psfs_overlay(), path) ? NULL : overlay_add(psfs_overlay(), path, OVERLAY_BRANCH, mode & 07777);
+	struct overlay_node *node =
+		overlay_get(psfs_overlay(), path) ? NULL : overlay_add(psfs_overlay(), path, OVERLAY_BRANCH, mode & 07777);
 	if (node) {
 		node->uid = ctx->uid;
 		node->gid = ctx->gid;
