@@ -93,8 +93,8 @@ static int psfs_node_stat(struct ps_session *s, const struct layout_node *node, 
 static int psfs_overlay_stat(const char *path, struct stat *st)
 {
 	int res = 0;
-	overlay_lock();
-	struct overlay_node *node = overlay_get(path);
+	overlay_lock(psfs_overlay());
+	struct overlay_node *node = overlay_get(psfs_overlay(), path);
 	if (node && node->kind == OVERLAY_HIDDEN)
 		res = -ENOENT;
 	else if (node) {
@@ -104,7 +104,7 @@ static int psfs_overlay_stat(const char *path, struct stat *st)
 		overlay_stat(node, st);
 		res = 1;
 	}
-	overlay_unlock();
+	overlay_unlock(psfs_overlay());
 	return res;
 }
 
@@ -151,9 +151,9 @@ int psfs_getattr(const char *path, struct stat *st, struct fuse_file_info *fi)
 				return res;
 		}
 		if (f->kind == HANDLE_OVERLAY) {
-			overlay_lock();
+			overlay_lock(psfs_overlay());
 			overlay_stat(f->node, st);
-			overlay_unlock();
+			overlay_unlock(psfs_overlay());
 			return 0;
 		}
 	}
@@ -162,11 +162,11 @@ int psfs_getattr(const char *path, struct stat *st, struct fuse_file_info *fi)
 		 * rename: libfuse renamed its node (psfs_init, psfs_rename);
 		 * the entry itself never moved. */
 		char *entry = NULL;
-		overlay_lock();
-		struct overlay_node *alias = overlay_get(path);
+		overlay_lock(psfs_overlay());
+		struct overlay_node *alias = overlay_get(psfs_overlay(), path);
 		if (alias && alias->kind == OVERLAY_ALIAS)
 			entry = strdup(alias->edit_of);
-		overlay_unlock();
+		overlay_unlock(psfs_overlay());
 		if (entry) {
 			res = psfs_getattr(entry, st, NULL);
 			free(entry);

@@ -53,10 +53,10 @@ static int psfs_fill_layout(void *ctx, const char *name, const struct layout_nod
 	struct stat st = { 0 };
 	/* A file an editor renamed away is not listed until it is back. */
 	if (!layout_is_dir(node->kind) && (size_t)snprintf(path, sizeof path, "%s/%s", f->dir, name) < sizeof path) {
-		overlay_lock();
-		struct overlay_node *hidden = overlay_get(path);
+		overlay_lock(psfs_overlay());
+		struct overlay_node *hidden = overlay_get(psfs_overlay(), path);
 		int skip = hidden && hidden->kind == OVERLAY_HIDDEN;
-		overlay_unlock();
+		overlay_unlock(psfs_overlay());
 		if (skip)
 			return 0;
 	}
@@ -94,10 +94,10 @@ static int psfs_readdir_all(const char *path, void *buf, fuse_fill_dir_t filler,
 
 	if ((res = psfs_split(path, &p)))
 		return res;
-	overlay_lock();
-	struct overlay_node *ov = overlay_get(path);
+	overlay_lock(psfs_overlay());
+	struct overlay_node *ov = overlay_get(psfs_overlay(), path);
 	pending = ov && ov->kind == OVERLAY_BRANCH;
-	overlay_unlock();
+	overlay_unlock(psfs_overlay());
 	filler(buf, ".", NULL, 0, 0);
 	filler(buf, "..", NULL, 0, 0);
 	if (views_owns(path))
@@ -143,9 +143,9 @@ static int psfs_readdir_all(const char *path, void *buf, fuse_fill_dir_t filler,
 		psfs_caller_get(&who);
 		f.owner = &who;
 	}
-	overlay_lock();
-	overlay_list(path, psfs_fill_overlay, &f);
-	overlay_unlock();
+	overlay_lock(psfs_overlay());
+	overlay_list(psfs_overlay(), path, psfs_fill_overlay, &f);
+	overlay_unlock(psfs_overlay());
 	return 0;
 }
 

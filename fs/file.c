@@ -47,9 +47,9 @@ static void psfs_file_free(struct psfs_file *f)
 	if (f->fd >= 0)
 		close(f->fd);
 	if (f->node) {
-		overlay_lock();
+		overlay_lock(psfs_overlay());
 		overlay_put(f->node);
-		overlay_unlock();
+		overlay_unlock(psfs_overlay());
 	}
 	draft_put(f->draft);
 	pthread_mutex_destroy(&f->lock);
@@ -70,11 +70,11 @@ int psfs_open_overlay(const char *path, struct fuse_file_info *fi, int *found)
 {
 	struct psfs_file *f;
 	int writing = (fi->flags & O_ACCMODE) != O_RDONLY;
-	overlay_lock();
-	struct overlay_node *node = overlay_get(path);
+	overlay_lock(psfs_overlay());
+	struct overlay_node *node = overlay_get(psfs_overlay(), path);
 	*found = node != NULL;
 	if (!node) {
-		overlay_unlock();
+		overlay_unlock(psfs_overlay());
 		return 0;
 	}
 	if (node->kind == OVERLAY_SAVED && writing) {
@@ -82,9 +82,9 @@ int psfs_open_overlay(const char *path, struct fuse_file_info *fi, int *found)
 		 * still knows (it sends OPEN, not CREATE, and O_CREAT is not
 		 * passed on): written again, it is a new file, as once the
 		 * name is forgotten (`echo a > next.md; echo b > next.md`). */
-		struct overlay_node *fresh = overlay_add(path, OVERLAY_FILE, node->mode);
+		struct overlay_node *fresh = overlay_add(psfs_overlay(), path, OVERLAY_FILE, node->mode);
 		if (!fresh) {
-			overlay_unlock();
+			overlay_unlock(psfs_overlay());
 			return -ENOMEM;
 		}
 		struct fuse_context *ctx = fuse_get_context();
@@ -93,7 +93,7 @@ int psfs_open_overlay(const char *path, struct fuse_file_info *fi, int *found)
 		node = fresh;
 		psfs_watch_queue(path);
 	} else if (node->kind != OVERLAY_FILE && node->kind != OVERLAY_SAVED) {
-		overlay_unlock();
+		overlay_unlock(psfs_overlay());
 		return node->kind == OVERLAY_BRANCH ? -EISDIR : -ENOENT;
 	}
 	/* A rewrite of an entry moved aside (emacs): emptied like an entry
@@ -101,13 +101,13 @@ int psfs_open_overlay(const char *path, struct fuse_file_info *fi, int *found)
 	int rewrite = psfs_overlay_rewrites_entry(node);
 	struct draft *d = overlay_draft(node);
 	node->opens++;
-	overlay_unlock();
+	overlay_unlock(psfs_overlay());
 	f = d ? psfs_file_new(HANDLE_OVERLAY, path) : NULL;
 	if (!f) {
 		draft_put(d);
-		overlay_lock();
+		overlay_lock(psfs_overlay());
 		overlay_put(node);
-		overlay_unlock();
+		overlay_unlock(psfs_overlay());
 		return -ENOMEM;
 	}
 	f->node = node;
@@ -124,9 +124,9 @@ int psfs_open_overlay(const char *path, struct fuse_file_info *fi, int *found)
 		if (!rewrite)
 			d->truncated = 0;
 		draft_unlock(d);
-		overlay_lock();
+		overlay_lock(psfs_overlay());
 		overlay_touch(node);
-		overlay_unlock();
+		overlay_unlock(psfs_overlay());
 	}
 	/* The kernel computes O_APPEND offsets from a size it may have
 	 * cached of what the name held before: writes go to the end. */
@@ -452,9 +452,9 @@ int psfs_write(const char *path, const char *buf, size_t size, off_t off, struct
 		res = draft_write(d, buf, size, (size_t)off);
 	draft_unlock(d);
 	if (res > 0 && f->node) {
-		overlay_lock();
+		overlay_lock(psfs_overlay());
 		overlay_touch(f->node);
-		overlay_unlock();
+		overlay_unlock(psfs_overlay());
 	}
 	return res;
 }
@@ -496,9 +496,9 @@ int psfs_commit_file(const char *at, const char *as, uint64_t serial, struct dra
 
 	if (!dir)
 		return -ENOMEM;
-	overlay_lock();
-	struct overlay_node *file = overlay_get(at);
-	struct overlay_node *parent = overlay_get(dir);
+	overlay_lock(psfs_overlay());
+	struct overlay_node *file = overlay_get(psfs_overlay(), at);
+	struct overlay_node *parent = overlay_get(psfs_overlay(), dir);
 	if (file && file->kind == OVERLAY_FILE && file->draft == d && (!serial || file->serial == serial)) {
 		serial = file->serial;
 		/* Without its copy, an edit would be taken for a new file (or
@@ -517,7 +517,7 @@ int psfs_commit_file(const char *at, const char *as, uint64_t serial, struct dra
 			label = strdup(parent->label);
 		}
 	}
-	overlay_unlock();
+	overlay_unlock(psfs_overlay());
 	if (journal_owns(as))
 		goto out;
 	if (nomem || (pending && (!fork_id || !label))) {
@@ -541,15 +541,15 @@ int psfs_commit_file(const char *at, const char *as, uint64_t serial, struct dra
 		goto out;
 	}
 	held = 1;
-	overlay_lock();
-	file = overlay_get(at);
+	overlay_lock(psfs_overlay());
+	file = overlay_get(psfs_overlay(), at);
 	int still = file && file->kind == OVERLAY_FILE && file->serial == serial;
 	/* Two files of one pending branch committed at once: the first makes
 	 * the branch, the second (the session is locked now) finds it made,
 	 * and is a new file in it. */
-	int made = pending && !((parent = overlay_get(dir)) && parent->kind == OVERLAY_BRANCH &&
+	int made = pending && !((parent = overlay_get(psfs_overlay(), dir)) && parent->kind == OVERLAY_BRANCH &&
 				parent->serial == branch_serial);
-	overlay_unlock();
+	overlay_unlock(psfs_overlay());
 	if (!still)
 		goto out;
 	if (made) {
@@ -589,17 +589,17 @@ int psfs_commit_file(const char *at, const char *as, uint64_t serial, struct dra
 		 * (or, short of memory to move it, is gone). */
 		if (appended)
 			*appended = 1;
-		overlay_lock();
-		file = overlay_get(at);
+		overlay_lock(psfs_overlay());
+		file = overlay_get(psfs_overlay(), at);
 		if (file && file->serial == serial) {
-			if (edit_of || (strcmp(at, as) != 0 && overlay_rename(file, as) != 0))
-				overlay_remove(file);
+			if (edit_of || (strcmp(at, as) != 0 && overlay_rename(psfs_overlay(), file, as) != 0))
+				overlay_remove(psfs_overlay(), file);
 			else
 				overlay_saved(file, psfs_saved_grace());
 		}
-		if (pending && (parent = overlay_get(dir)) && parent->kind == OVERLAY_BRANCH)
-			overlay_remove(parent);
-		overlay_unlock();
+		if (pending && (parent = overlay_get(psfs_overlay(), dir)) && parent->kind == OVERLAY_BRANCH)
+			overlay_remove(psfs_overlay(), parent);
+		overlay_unlock(psfs_overlay());
 	}
 out:
 	if (held)
@@ -707,14 +707,14 @@ static int psfs_commit(struct psfs_file *f, enum psfs_commit_point at)
 	int temporary = 0, named = 0;
 	char *path = NULL;
 	if (d->target == DRAFT_OVERLAY) {
-		overlay_lock();
+		overlay_lock(psfs_overlay());
 		serial = f->node->serial;
 		temporary = f->node->kind == OVERLAY_FILE && f->node->temporary;
 		emptied_entry = psfs_overlay_rewrites_entry(f->node);
 		/* Committed where it is now: a rename may have moved it. */
 		named = !f->node->unlinked && f->node->kind == OVERLAY_FILE;
 		path = named ? strdup(f->node->path) : NULL;
-		overlay_unlock();
+		overlay_unlock(psfs_overlay());
 	}
 	if (d->refused) {
 		/* Refused at its first write (psfs_edit_check_text), which said
@@ -760,11 +760,11 @@ static int psfs_commit(struct psfs_file *f, enum psfs_commit_point at)
 		 * by psfs_commit_file; at the last release the entry then shows
 		 * again as it was (a refusal at an earlier close leaves the file
 		 * to its writer: vim removes it and puts its backup back). */
-		overlay_lock();
-		struct overlay_node *file = overlay_get(path);
+		overlay_lock(psfs_overlay());
+		struct overlay_node *file = overlay_get(psfs_overlay(), path);
 		if (file && file->serial == serial)
-			overlay_remove(file);
-		overlay_unlock();
+			overlay_remove(psfs_overlay(), file);
+		overlay_unlock(psfs_overlay());
 	}
 out:
 	if ((res == -ENOSPC || res == -ENOMEM) && d->dirty)
@@ -793,9 +793,9 @@ static int psfs_edit_is_blank(struct psfs_file *f)
 	if (!d)
 		return 0;
 	if (f->node) {
-		overlay_lock();
+		overlay_lock(psfs_overlay());
 		rewrite = psfs_overlay_rewrites_entry(f->node);
-		overlay_unlock();
+		overlay_unlock(psfs_overlay());
 	}
 	draft_lock(d);
 	if (d->target == DRAFT_EDIT || d->target == DRAFT_REVISE)
@@ -832,11 +832,11 @@ static void psfs_release_empty(struct psfs_file *f)
 	draft_lock(f->draft);
 	empty = f->draft->target == DRAFT_OVERLAY && f->draft->len == 0 && !f->draft->committed;
 	draft_unlock(f->draft);
-	overlay_lock();
+	overlay_lock(psfs_overlay());
 	if (empty && !f->node->unlinked && f->node->kind == OVERLAY_FILE && !f->node->temporary &&
 	    !f->node->edit_of && commit_is_entry_name(strrchr(f->node->path, '/') + 1))
 		path = strdup(f->node->path);
-	overlay_unlock();
+	overlay_unlock(psfs_overlay());
 	if (path)
 		journal_log("kept %s empty: nothing appended; it becomes an entry when text is written to it "
 			    "(until then it lives in memory only)", path);

@@ -31,14 +31,16 @@ struct journal {
 	size_t len;
 	unsigned rejected;  /* the number of the latest rejected text */
 	size_t budget;      /* of the rejected texts' bytes; fixed at journal_new */
+	struct overlay *ov; /* where the rejected texts are kept: borrowed */
 };
 
-struct journal *journal_new(size_t rejected_budget)
+struct journal *journal_new(size_t rejected_budget, struct overlay *ov)
 {
 	struct journal *j = calloc(1, sizeof *j);
 	if (!j)
 		return NULL;
 	pthread_mutex_init(&j->lock, NULL);
+	j->ov = ov;
 	/* Room for the note that ends a text cut to the budget. */
 	j->budget = rejected_budget < JOURNAL_REJECTED_MIN_BUDGET ? JOURNAL_REJECTED_MIN_BUDGET : rejected_budget;
 	return j;
@@ -123,13 +125,13 @@ static void journal_make_room(const struct journal *j, size_t room)
 {
 	for (;;) {
 		struct journal_kept k = { 0 };
-		overlay_list(JOURNAL_REJECTED, journal_count_kept, &k);
+		overlay_list(j->ov, JOURNAL_REJECTED, journal_count_kept, &k);
 		if (!k.count || (k.count < JOURNAL_MAX_REJECTED && k.bytes <= j->budget - room))
 			return;
-		struct overlay_node *gone = overlay_get(k.oldest_path);
+		struct overlay_node *gone = overlay_get(j->ov, k.oldest_path);
 		if (!gone)
 			return;
-		overlay_remove(gone);
+		overlay_remove(j->ov, gone);
 	}
 }
 
@@ -151,11 +153,11 @@ void journal_reject_in(struct journal *jr, const char *path, const char *data, s
 	}
 	struct psfs_caller who;
 	psfs_caller_get(&who);
-	overlay_lock();
+	overlay_lock(jr->ov);
 	journal_make_room(jr, keep + note_len);
 	/* The writer's own, readable by the writer alone: a refused text may
 	 * be a secret pasted into the wrong file. */
-	struct overlay_node *node = overlay_add(kept, OVERLAY_FILE, 0400);
+	struct overlay_node *node = overlay_add(jr->ov, kept, OVERLAY_FILE, 0400);
 	if (node) {
 		node->uid = who.uid;
 		node->gid = who.gid;
@@ -170,8 +172,8 @@ void journal_reject_in(struct journal *jr, const char *path, const char *data, s
 	int kept_ok = whole && overlay_set_data(node, whole, keep + note_len) == 0;
 	free(whole);
 	if (node && !kept_ok)
-		overlay_remove(node);
-	overlay_unlock();
+		overlay_remove(jr->ov, node);
+	overlay_unlock(jr->ov);
 	if (kept_ok && note_len)
 		journal_log_in(jr, "refused %s: %s (your text is kept in MOUNT%s, cut to its first %zu of %zu bytes: the "
 			       "rejected texts kept are at most %zu MiB)", path, why, kept, keep, len, jr->budget >> 20);

@@ -15,18 +15,20 @@
 
 /* Ownership: the journal (struct psfs's journal) owns the log and the
  * numbering of the rejected texts; the texts themselves are in-memory
- * files of the overlay (overlay.h), which the journal adds and drops
- * within its budget.  Thread-safe. */
+ * files of the overlay (overlay.h) it is given, which the journal adds
+ * and drops within its budget.  Thread-safe. */
 struct journal;
+struct overlay;
 
 /* The budget of the rejected texts (-o rejected_kept=MIB, at least 1 MiB
  * there); journal_new takes no less than the minimum, room for the note
  * that ends a text cut to it. */
 #define JOURNAL_REJECTED_DEFAULT_BUDGET ((size_t)64 << 20)
 #define JOURNAL_REJECTED_MIN_BUDGET ((size_t)256)
-/* A new journal, empty (NULL when out of memory); journal_free frees it
- * (the rejected texts stay in the overlay: overlay_destroy frees them). */
-struct journal *journal_new(size_t rejected_budget);
+/* A new journal, empty (NULL when out of memory), keeping the rejected
+ * texts in ov, which it borrows: ov must outlive it.  journal_free frees
+ * it (the rejected texts stay in the overlay: overlay_free frees them). */
+struct journal *journal_new(size_t rejected_budget, struct overlay *ov);
 void journal_free(struct journal *j);
 
 /* A line on stderr and in the log, as the caller's (psfs_caller_get): it

@@ -26,6 +26,7 @@
 #include "jscase.h"
 #include "recover.h"
 #include "searchdir.h"
+#include "sessionops.h"
 #include "overview.h"
 #include "content.h"
 
@@ -456,8 +457,15 @@ int main(int argc, char *argv[])
 		fprintf(stderr, "pisessionfs: out of memory\n");
 		goto out;
 	}
+	fs.overlay = overlay_new();
+	fs.sessionops = sessionops_state_new();
+	if (!fs.overlay || !fs.sessionops) {
+		fprintf(stderr, "pisessionfs: out of memory\n");
+		goto out;
+	}
 	fs.journal = journal_new(fs.cfg.rejected_kept_mib > 0 ? (size_t)fs.cfg.rejected_kept_mib << 20
-							      : JOURNAL_REJECTED_DEFAULT_BUDGET);
+							      : JOURNAL_REJECTED_DEFAULT_BUDGET,
+				 fs.overlay);
 	if (!fs.journal) {
 		fprintf(stderr, "pisessionfs: out of memory\n");
 		goto out;
@@ -538,8 +546,9 @@ out:
 	overview_memo_free(fs.overview);
 	search_results_free(fs.search);
 	infocache_free(fs.infos);
-	overlay_destroy();
 	journal_free(fs.journal);
+	overlay_free(fs.overlay);
+	sessionops_state_free(fs.sessionops);
 	free(fs.mountpoint);
 	free(fs.trash_home);
 	free(fs.cfg.store);

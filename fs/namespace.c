@@ -60,10 +60,10 @@ static int psfs_parent_kind(const char *path, enum psfs_dir *kind)
 
 	if (!dir)
 		return -ENOMEM;
-	overlay_lock();
-	struct overlay_node *parent = overlay_get(dir);
+	overlay_lock(psfs_overlay());
+	struct overlay_node *parent = overlay_get(psfs_overlay(), dir);
 	int pending = parent && parent->kind == OVERLAY_BRANCH;
-	overlay_unlock();
+	overlay_unlock(psfs_overlay());
 	if (pending) {
 		*kind = DIR_PENDING;
 		free(dir);
@@ -126,17 +126,17 @@ int psfs_create(const char *path, mode_t mode, struct fuse_file_info *fi)
 		return -EPERM;
 	}
 	struct fuse_context *ctx = fuse_get_context();
-	overlay_lock();
-	struct overlay_node *old = overlay_get(path);
+	overlay_lock(psfs_overlay());
+	struct overlay_node *old = overlay_get(psfs_overlay(), path);
 	char *edit_of = old && old->kind == OVERLAY_HIDDEN && old->edit_of ? strdup(old->edit_of) : NULL;
 	const char *name = strrchr(path, '/') + 1;
 	if (!old && !psfs_is_side_name(name) && !commit_is_entry_name(name)) {
-		overlay_unlock();
+		overlay_unlock(psfs_overlay());
 		journal_log("refused creating %s: a session holds entries (NAME.md, NAME.json) and editors' "
 			    "side files; any other file would be lost at unmount", path);
 		return -EPERM;
 	}
-	struct overlay_node *node = overlay_add(path, OVERLAY_FILE, mode & 07777);
+	struct overlay_node *node = overlay_add(psfs_overlay(), path, OVERLAY_FILE, mode & 07777);
 	if (node) {
 		node->uid = ctx->uid;
 		node->gid = ctx->gid;
@@ -148,7 +148,7 @@ int psfs_create(const char *path, mode_t mode, struct fuse_file_info *fi)
 	} else {
 		free(edit_of);
 	}
-	overlay_unlock();
+	overlay_unlock(psfs_overlay());
 	if (!node)
 		return -ENOMEM;
 	res = psfs_open_overlay(path, fi, &found);
@@ -187,10 +187,10 @@ int psfs_truncate(const char *path, off_t size, struct fuse_file_info *fi)
 			return res;
 		}
 	}
-	overlay_lock();
-	struct overlay_node *node = overlay_get(path);
+	overlay_lock(psfs_overlay());
+	struct overlay_node *node = overlay_get(psfs_overlay(), path);
 	struct draft *d = node && node->kind == OVERLAY_FILE ? overlay_draft(node) : NULL;
-	overlay_unlock();
+	overlay_unlock(psfs_overlay());
 	if (d) {
 		int res = psfs_truncate_draft(d, size, 0);
 		draft_put(d);
@@ -281,14 +281,14 @@ int psfs_symlink(const char *target, const char *path)
 	if (kind != DIR_LABELS) {
 		/* emacs's lock link .#f and the like: kept in memory only. */
 		struct fuse_context *ctx = fuse_get_context();
-		overlay_lock();
-		struct overlay_node *node = overlay_add(path, OVERLAY_SYMLINK, 0777);
+		overlay_lock(psfs_overlay());
+		struct overlay_node *node = overlay_add(psfs_overlay(), path, OVERLAY_SYMLINK, 0777);
 		res = node ? overlay_set_data(node, target, strlen(target)) : -ENOMEM;
 		if (node) {
 			node->uid = ctx->uid;
 			node->gid = ctx->gid;
 		}
-		overlay_unlock();
+		overlay_unlock(psfs_overlay());
 		return res;
 	}
 	struct psfs_path p;
@@ -333,22 +333,23 @@ int psfs_unlink(const char *path)
 	struct layout_node node;
 	int res;
 
-	overlay_lock();
-	struct overlay_node *ov = overlay_get(path);
+	overlay_lock(psfs_overlay());
+	struct overlay_node *ov = overlay_get(psfs_overlay(), path);
 	res = ov ? 0 : 1;
 	if (ov && (ov->kind == OVERLAY_FILE || ov->kind == OVERLAY_SYMLINK || ov->kind == OVERLAY_SAVED ||
 		   ov->kind == OVERLAY_ALIAS)) {
 		/* A copy of an entry put aside and removed while the entry's
 		 * path still looks absent: the entry is back (it never left
 		 * history). */
-		struct overlay_node *hidden = ov->kind == OVERLAY_FILE && ov->edit_of ? overlay_get(ov->edit_of) : NULL;
+		struct overlay_node *hidden =
+			ov->kind == OVERLAY_FILE && ov->edit_of ? overlay_get(psfs_overlay(), ov->edit_of) : NULL;
 		if (hidden && hidden->kind == OVERLAY_HIDDEN)
-			overlay_remove(hidden);
-		overlay_remove(ov);
+			overlay_remove(psfs_overlay(), hidden);
+		overlay_remove(psfs_overlay(), ov);
 	} else if (ov) {
 		res = ov->kind == OVERLAY_HIDDEN ? -ENOENT : -EISDIR;
 	}
-	overlay_unlock();
+	overlay_unlock(psfs_overlay());
 	if (res <= 0)
 		return res;
 	if (!psfs_split(path, &p) && p.depth == 2 && p.link_to[0]) {
@@ -459,8 +460,9 @@ int psfs_mkdir(const char *path, mode_t mode)
 	if (!label)
 		goto out;
 	struct fuse_context *ctx = fuse_get_context();
-	overlay_lock();
-	struct overlay_node *node = overlay_get(path) ? NULL : overlay_add(path, OVERLAY_BRANCH, mode & 07777);
+	overlay_lock(psfs_overlay());
+	struct overlay_node *node =
+		overlay_get(psfs_overlay(), path) ? NULL : overlay_add(psfs_overlay(), path, OVERLAY_BRANCH, mode & 07777);
 	if (node) {
 		node->uid = ctx->uid;
 		node->gid = ctx->gid;
@@ -471,7 +473,7 @@ int psfs_mkdir(const char *path, mode_t mode)
 	} else {
 		res = -EEXIST;
 	}
-	overlay_unlock();
+	overlay_unlock(psfs_overlay());
 	free(label);
 out:
 	store_release(psfs_self()->store, &ref);
@@ -480,14 +482,14 @@ out:
 
 int psfs_rmdir(const char *path)
 {
-	overlay_lock();
-	struct overlay_node *ov = overlay_get(path);
+	overlay_lock(psfs_overlay());
+	struct overlay_node *ov = overlay_get(psfs_overlay(), path);
 	int res;
 	if (ov && ov->kind == OVERLAY_BRANCH)
-		res = overlay_has_children(path) ? -ENOTEMPTY : (overlay_remove(ov), 0);
+		res = overlay_has_children(psfs_overlay(), path) ? -ENOTEMPTY : (overlay_remove(psfs_overlay(), ov), 0);
 	else
 		res = ov ? -ENOTDIR : 1;
-	overlay_unlock();
+	overlay_unlock(psfs_overlay());
 	if (res <= 0)
 		return res;
 	if (psfs_session_rmdir(path, &res))
@@ -544,13 +546,13 @@ static int psfs_rename_over(const char *from, uint64_t serial, const char *to, s
 					   : commit_edit(ref, ref->session->generation, dst->entry, to, text, d->len, NULL);
 	if (res == 0) {
 		draft_committed(d, d->project, d->session, NULL);
-		overlay_lock();
+		overlay_lock(psfs_overlay());
 		struct overlay_node *node;
-		if ((node = overlay_get(from)) && node->serial == serial)
-			overlay_remove(node);
-		if ((node = overlay_get(to)) && node->kind == OVERLAY_HIDDEN)
-			overlay_remove(node);
-		overlay_unlock();
+		if ((node = overlay_get(psfs_overlay(), from)) && node->serial == serial)
+			overlay_remove(psfs_overlay(), node);
+		if ((node = overlay_get(psfs_overlay(), to)) && node->kind == OVERLAY_HIDDEN)
+			overlay_remove(psfs_overlay(), node);
+		overlay_unlock(psfs_overlay());
 	}
 	return res;
 }
@@ -565,19 +567,19 @@ static int psfs_rename_new(const char *from, uint64_t serial, const char *to, un
 	enum psfs_dir kind;
 	int res;
 
-	overlay_lock();
-	struct overlay_node *there = overlay_get(to);
+	overlay_lock(psfs_overlay());
+	struct overlay_node *there = overlay_get(psfs_overlay(), to);
 	int taken = there && (there->kind == OVERLAY_FILE || there->kind == OVERLAY_SYMLINK);
 	int known = there != NULL;
-	overlay_unlock();
+	overlay_unlock(psfs_overlay());
 	if (taken && (flags & RENAME_NOREPLACE))
 		return -EEXIST;
 	if (commit_is_entry_name(name) && psfs_parent_kind(to, &kind) == 0 && kind != DIR_LABELS) {
 		int appended = 0;
-		overlay_lock();
-		struct overlay_node *file = overlay_get(from);
+		overlay_lock(psfs_overlay());
+		struct overlay_node *file = overlay_get(psfs_overlay(), from);
 		struct draft *d = file && file->serial == serial ? overlay_draft(file) : NULL;
-		overlay_unlock();
+		overlay_unlock(psfs_overlay());
 		if (!d)
 			return -ENOENT;
 		draft_lock(d);
@@ -593,12 +595,12 @@ static int psfs_rename_new(const char *from, uint64_t serial, const char *to, un
 	}
 	/* Not appended (not an entry name, or nothing in it): moved.  A
 	 * temporary moved into place is a file like any other there. */
-	overlay_lock();
-	struct overlay_node *node = overlay_get(from);
-	res = node && node->serial == serial ? overlay_rename(node, to) : 0;
+	overlay_lock(psfs_overlay());
+	struct overlay_node *node = overlay_get(psfs_overlay(), from);
+	res = node && node->serial == serial ? overlay_rename(psfs_overlay(), node, to) : 0;
 	if (node && node->serial == serial && !res && commit_is_entry_name(name))
 		node->temporary = 0;
-	overlay_unlock();
+	overlay_unlock(psfs_overlay());
 	return res;
 }
 
@@ -623,9 +625,9 @@ static int psfs_rename_aside(const char *from, const char *to, struct store_ref 
 		return res && res != -EPERM ? res : -EPERM;
 	}
 	struct fuse_context *ctx = fuse_get_context();
-	overlay_lock();
-	struct overlay_node *copy = overlay_add(to, OVERLAY_FILE, 0644);
-	struct overlay_node *hidden = copy ? overlay_add(from, OVERLAY_HIDDEN, 0) : NULL;
+	overlay_lock(psfs_overlay());
+	struct overlay_node *copy = overlay_add(psfs_overlay(), to, OVERLAY_FILE, 0644);
+	struct overlay_node *hidden = copy ? overlay_add(psfs_overlay(), from, OVERLAY_HIDDEN, 0) : NULL;
 	res = copy && hidden && overlay_set_data(copy, content, len) == 0 ? 0 : -ENOMEM;
 	if (!res) {
 		copy->uid = hidden->uid = ctx->uid;
@@ -635,7 +637,7 @@ static int psfs_rename_aside(const char *from, const char *to, struct store_ref 
 		if (!copy->edit_of || !hidden->edit_of)
 			res = -ENOMEM;
 	}
-	overlay_unlock();
+	overlay_unlock(psfs_overlay());
 	free(content);
 	return res;
 }
@@ -658,13 +660,13 @@ int psfs_rename(const char *from, const char *to, unsigned int flags)
 
 	/* What each end is, read under the lock; nodes are looked up again
 	 * (by serial) wherever they are used after it. */
-	overlay_lock();
-	struct overlay_node *node = overlay_get(from), *target = overlay_get(to);
+	overlay_lock(psfs_overlay());
+	struct overlay_node *node = overlay_get(psfs_overlay(), from), *target = overlay_get(psfs_overlay(), to);
 	int from_kind = node ? (int)node->kind : -1;
 	uint64_t serial = node ? node->serial : 0;
 	int target_listed = target && (target->kind == OVERLAY_FILE || target->kind == OVERLAY_SYMLINK ||
 				       target->kind == OVERLAY_BRANCH);
-	overlay_unlock();
+	overlay_unlock(psfs_overlay());
 
 	switch (from_kind) {
 	case -1:
@@ -684,25 +686,25 @@ int psfs_rename(const char *from, const char *to, unsigned int flags)
 				    from, to);
 			return -EPERM;
 		}
-		overlay_lock();
-		node = overlay_get(from);
-		res = node && node->serial == serial ? overlay_rename(node, to) : -ENOENT;
-		overlay_unlock();
+		overlay_lock(psfs_overlay());
+		node = overlay_get(psfs_overlay(), from);
+		res = node && node->serial == serial ? overlay_rename(psfs_overlay(), node, to) : -ENOENT;
+		overlay_unlock(psfs_overlay());
 		return res;
 	case OVERLAY_SYMLINK:
-		overlay_lock();
-		node = overlay_get(from);
-		res = node && node->serial == serial ? overlay_rename(node, to) : -ENOENT;
-		overlay_unlock();
+		overlay_lock(psfs_overlay());
+		node = overlay_get(psfs_overlay(), from);
+		res = node && node->serial == serial ? overlay_rename(psfs_overlay(), node, to) : -ENOENT;
+		overlay_unlock(psfs_overlay());
 		return res;
 	default: { /* OVERLAY_FILE */
 		/* Its draft is locked first (the lock order: a draft, then a
 		 * session), so that a close committing it at once sees it
 		 * committed by the rename, or the rename sees it committed. */
-		overlay_lock();
-		node = overlay_get(from);
+		overlay_lock(psfs_overlay());
+		node = overlay_get(psfs_overlay(), from);
 		struct draft *d = node && node->serial == serial ? overlay_draft(node) : NULL;
-		overlay_unlock();
+		overlay_unlock(psfs_overlay());
 		if (!d)
 			return -ENOENT;
 		draft_lock(d);
@@ -731,10 +733,10 @@ int psfs_rename(const char *from, const char *to, unsigned int flags)
 		 * the file stays what it is (history is append-only); only
 		 * libfuse's node of the open descriptor takes the new name. */
 		store_release(psfs_self()->store, &ref);
-		overlay_lock();
-		struct overlay_node *alias = overlay_add(to, OVERLAY_ALIAS, 0);
+		overlay_lock(psfs_overlay());
+		struct overlay_node *alias = overlay_add(psfs_overlay(), to, OVERLAY_ALIAS, 0);
 		res = alias && (alias->edit_of = strdup(from)) ? 0 : -ENOMEM;
-		overlay_unlock();
+		overlay_unlock(psfs_overlay());
 		journal_log("kept %s: it is open, and libfuse hides it as %s until it is closed", from, to);
 		return res;
 	}
@@ -766,16 +768,16 @@ int psfs_chmod(const char *path, mode_t mode, struct fuse_file_info *fi)
 {
 	if (fi && fi->fh && ((struct psfs_file *)(uintptr_t)fi->fh)->kind != HANDLE_OVERLAY)
 		return 0; /* an editor restoring modes after a save: nothing to keep */
-	overlay_lock();
-	struct overlay_node *node = overlay_get(path);
+	overlay_lock(psfs_overlay());
+	struct overlay_node *node = overlay_get(psfs_overlay(), path);
 	if (fi && fi->fh && !node)
 		node = ((struct psfs_file *)(uintptr_t)fi->fh)->node;
 	if (node && node->kind != OVERLAY_HIDDEN) {
 		node->mode = mode & 07777;
-		overlay_unlock();
+		overlay_unlock(psfs_overlay());
 		return 0;
 	}
-	overlay_unlock();
+	overlay_unlock(psfs_overlay());
 	/* Editors restore the mode a file had after saving: no change, no
 	 * refusal. */
 	struct stat st;
@@ -789,8 +791,8 @@ int psfs_chown(const char *path, uid_t uid, gid_t gid, struct fuse_file_info *fi
 {
 	if (fi && fi->fh && ((struct psfs_file *)(uintptr_t)fi->fh)->kind != HANDLE_OVERLAY)
 		return 0;
-	overlay_lock();
-	struct overlay_node *node = overlay_get(path);
+	overlay_lock(psfs_overlay());
+	struct overlay_node *node = overlay_get(psfs_overlay(), path);
 	if (fi && fi->fh && !node)
 		node = ((struct psfs_file *)(uintptr_t)fi->fh)->node;
 	if (node && node->kind != OVERLAY_HIDDEN) {
@@ -798,10 +800,10 @@ int psfs_chown(const char *path, uid_t uid, gid_t gid, struct fuse_file_info *fi
 			node->uid = uid;
 		if (gid != (gid_t)-1)
 			node->gid = gid;
-		overlay_unlock();
+		overlay_unlock(psfs_overlay());
 		return 0;
 	}
-	overlay_unlock();
+	overlay_unlock(psfs_overlay());
 	struct stat st;
 	if (psfs_getattr(path, &st, NULL) == 0 && (uid == (uid_t)-1 || uid == st.st_uid) &&
 	    (gid == (gid_t)-1 || gid == st.st_gid))
@@ -812,8 +814,8 @@ int psfs_chown(const char *path, uid_t uid, gid_t gid, struct fuse_file_info *fi
 
 int psfs_utimens(const char *path, const struct timespec tv[2], struct fuse_file_info *fi)
 {
-	overlay_lock();
-	struct overlay_node *node = overlay_get(path);
+	overlay_lock(psfs_overlay());
+	struct overlay_node *node = overlay_get(psfs_overlay(), path);
 	if (fi && fi->fh && !node)
 		node = ((struct psfs_file *)(uintptr_t)fi->fh)->node;
 	if (node && node->kind != OVERLAY_HIDDEN && tv) {
@@ -822,7 +824,7 @@ int psfs_utimens(const char *path, const struct timespec tv[2], struct fuse_file
 		else if (tv[1].tv_nsec != UTIME_OMIT)
 			node->mtime = tv[1];
 	}
-	overlay_unlock();
+	overlay_unlock(psfs_overlay());
 	/* `touch` on an entry changes nothing worth refusing. */
 	return 0;
 }

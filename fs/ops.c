@@ -34,14 +34,14 @@ static int psfs_readlink(const char *path, char *buf, size_t size)
 		return views_readlink(psfs_self(), path, buf, size);
 	if (!psfs_split(path, &p) && search_owns(path, &p))
 		return search_readlink(psfs_self(), path, &p, buf, size);
-	overlay_lock();
-	struct overlay_node *ov = overlay_get(path);
+	overlay_lock(psfs_overlay());
+	struct overlay_node *ov = overlay_get(psfs_overlay(), path);
 	if (ov && ov->kind == OVERLAY_SYMLINK) {
 		snprintf(buf, size, "%s", ov->link ? ov->link : "");
-		overlay_unlock();
+		overlay_unlock(psfs_overlay());
 		return 0;
 	}
-	overlay_unlock();
+	overlay_unlock(psfs_overlay());
 	if (!psfs_split(path, &p) && p.depth == 2 && p.link_to[0]) {
 		struct stat st;
 		if ((res = psfs_fork_name_stat(psfs_self(), &p, &st)))

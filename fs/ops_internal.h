@@ -72,6 +72,12 @@ static inline struct psfs *psfs_self(void)
 	return fuse_get_context()->private_data;
 }
 
+/* The request's mount's in-memory files (overlay.h). */
+static inline struct overlay *psfs_overlay(void)
+{
+	return psfs_self()->overlay;
+}
+
 /* Directory listings (dir.c). */
 int psfs_opendir(const char *path, struct fuse_file_info *fi);
 int psfs_readdir(const char *path, void *buf, fuse_fill_dir_t filler, off_t offset,

@@ -8,12 +8,21 @@
 
 /* A few dozen nodes at most (editors' side files live for a save), so a
  * list is the right structure. */
-static struct {
+struct overlay {
 	pthread_mutex_t lock;
 	struct overlay_node **nodes;
 	size_t n, cap;
 	uint64_t serials;
-} ov = { .lock = PTHREAD_MUTEX_INITIALIZER };
+};
+
+struct overlay *overlay_new(void)
+{
+	struct overlay *ov = calloc(1, sizeof *ov);
+	if (!ov)
+		return NULL;
+	pthread_mutex_init(&ov->lock, NULL);
+	return ov;
+}
 
 static void overlay_free_node(struct overlay_node *node)
 {
@@ -26,24 +35,26 @@ static void overlay_free_node(struct overlay_node *node)
 	free(node);
 }
 
-void overlay_destroy(void)
+void overlay_free(struct overlay *ov)
 {
-	for (size_t i = 0; i < ov.n; i++)
-		overlay_free_node(ov.nodes[i]);
-	free(ov.nodes);
-	ov.nodes = NULL;
-	ov.n = ov.cap = 0;
+	if (!ov)
+		return;
+	for (size_t i = 0; i < ov->n; i++)
+		overlay_free_node(ov->nodes[i]);
+	free(ov->nodes);
+	pthread_mutex_destroy(&ov->lock);
+	free(ov);
 }
 
-void overlay_lock(void)
+void overlay_lock(struct overlay *ov)
 {
 	lockorder_take(LOCK_OVERLAY);
-	pthread_mutex_lock(&ov.lock);
+	pthread_mutex_lock(&ov->lock);
 }
 
-void overlay_unlock(void)
+void overlay_unlock(struct overlay *ov)
 {
-	pthread_mutex_unlock(&ov.lock);
+	pthread_mutex_unlock(&ov->lock);
 	lockorder_drop(LOCK_OVERLAY);
 }
 
@@ -62,16 +73,16 @@ static int overlay_listed(const struct overlay_node *node)
 	return node->kind != OVERLAY_HIDDEN && node->kind != OVERLAY_SAVED && node->kind != OVERLAY_ALIAS;
 }
 
-struct overlay_node *overlay_get(const char *path)
+struct overlay_node *overlay_get(struct overlay *ov, const char *path)
 {
-	for (size_t i = 0; i < ov.n; i++) {
-		if (strcmp(ov.nodes[i]->path, path) != 0)
+	for (size_t i = 0; i < ov->n; i++) {
+		if (strcmp(ov->nodes[i]->path, path) != 0)
 			continue;
-		if (overlay_expired(ov.nodes[i])) {
-			overlay_remove(ov.nodes[i]);
+		if (overlay_expired(ov->nodes[i])) {
+			overlay_remove(ov, ov->nodes[i]);
 			return NULL;
 		}
-		return ov.nodes[i];
+		return ov->nodes[i];
 	}
 	return NULL;
 }
@@ -105,28 +116,28 @@ void overlay_touch(struct overlay_node *node)
 	clock_gettime(CLOCK_REALTIME, &node->mtime);
 }
 
-static void overlay_detach(struct overlay_node *node)
+static void overlay_detach(struct overlay *ov, struct overlay_node *node)
 {
-	for (size_t i = 0; i < ov.n; i++) {
-		if (ov.nodes[i] == node) {
-			ov.nodes[i] = ov.nodes[--ov.n];
+	for (size_t i = 0; i < ov->n; i++) {
+		if (ov->nodes[i] == node) {
+			ov->nodes[i] = ov->nodes[--ov->n];
 			return;
 		}
 	}
 }
 
-struct overlay_node *overlay_add(const char *path, enum overlay_kind kind, mode_t mode)
+struct overlay_node *overlay_add(struct overlay *ov, const char *path, enum overlay_kind kind, mode_t mode)
 {
-	struct overlay_node *old = overlay_get(path);
+	struct overlay_node *old = overlay_get(ov, path);
 	if (old)
-		overlay_remove(old);
-	if (ov.n == ov.cap) {
-		size_t cap = ov.cap ? ov.cap * 2 : 16;
-		struct overlay_node **nodes = realloc(ov.nodes, cap * sizeof *nodes);
+		overlay_remove(ov, old);
+	if (ov->n == ov->cap) {
+		size_t cap = ov->cap ? ov->cap * 2 : 16;
+		struct overlay_node **nodes = realloc(ov->nodes, cap * sizeof *nodes);
 		if (!nodes)
 			return NULL;
-		ov.nodes = nodes;
-		ov.cap = cap;
+		ov->nodes = nodes;
+		ov->cap = cap;
 	}
 	struct overlay_node *node = calloc(1, sizeof *node);
 	if (!node || !(node->path = strdup(path))) {
@@ -140,28 +151,28 @@ struct overlay_node *overlay_add(const char *path, enum overlay_kind kind, mode_
 	}
 	node->kind = kind;
 	node->mode = mode;
-	node->serial = ++ov.serials;
+	node->serial = ++ov->serials;
 	overlay_touch(node);
-	ov.nodes[ov.n++] = node;
+	ov->nodes[ov->n++] = node;
 	return node;
 }
 
-void overlay_remove(struct overlay_node *node)
+void overlay_remove(struct overlay *ov, struct overlay_node *node)
 {
-	overlay_detach(node);
+	overlay_detach(ov, node);
 	node->unlinked = 1;
 	if (!node->opens)
 		overlay_free_node(node);
 }
 
-int overlay_rename(struct overlay_node *node, const char *to)
+int overlay_rename(struct overlay *ov, struct overlay_node *node, const char *to)
 {
 	char *path = strdup(to);
 	if (!path)
 		return -ENOMEM;
-	struct overlay_node *old = overlay_get(to);
+	struct overlay_node *old = overlay_get(ov, to);
 	if (old && old != node)
-		overlay_remove(old);
+		overlay_remove(ov, old);
 	free(node->path);
 	node->path = path;
 	return 0;
@@ -209,33 +220,34 @@ static const char *overlay_child_name(const char *path, const char *dir)
 	return path + n + 1;
 }
 
-void overlay_list(const char *dir, void (*fill)(void *ctx, const char *name, const struct overlay_node *node), void *ctx)
+void overlay_list(struct overlay *ov, const char *dir,
+		  void (*fill)(void *ctx, const char *name, const struct overlay_node *node), void *ctx)
 {
-	for (size_t i = 0; i < ov.n; i++) {
-		const char *name = overlay_child_name(ov.nodes[i]->path, dir);
+	for (size_t i = 0; i < ov->n; i++) {
+		const char *name = overlay_child_name(ov->nodes[i]->path, dir);
 		/* libfuse's name for a side file removed while open (psfs_init)
 		 * is gone for everyone else. */
-		if (name && overlay_listed(ov.nodes[i]) && strncmp(name, ".fuse_hidden", 12) != 0)
-			fill(ctx, name, ov.nodes[i]);
+		if (name && overlay_listed(ov->nodes[i]) && strncmp(name, ".fuse_hidden", 12) != 0)
+			fill(ctx, name, ov->nodes[i]);
 	}
 }
 
-struct overlay_node *overlay_find_prefix(const char *dir, const char *prefix)
+struct overlay_node *overlay_find_prefix(struct overlay *ov, const char *dir, const char *prefix)
 {
 	size_t n = strlen(dir), m = strlen(prefix);
-	for (size_t i = 0; i < ov.n; i++)
-		if (overlay_listed(ov.nodes[i]) && strncmp(ov.nodes[i]->path, dir, n) == 0 &&
-		    strncmp(ov.nodes[i]->path + n, prefix, m) == 0)
-			return ov.nodes[i];
+	for (size_t i = 0; i < ov->n; i++)
+		if (overlay_listed(ov->nodes[i]) && strncmp(ov->nodes[i]->path, dir, n) == 0 &&
+		    strncmp(ov->nodes[i]->path + n, prefix, m) == 0)
+			return ov->nodes[i];
 	return NULL;
 }
 
-int overlay_has_children(const char *dir)
+int overlay_has_children(struct overlay *ov, const char *dir)
 {
 	size_t n = strlen(dir);
-	for (size_t i = 0; i < ov.n; i++)
-		if (overlay_listed(ov.nodes[i]) && strncmp(ov.nodes[i]->path, dir, n) == 0 &&
-		    ov.nodes[i]->path[n] == '/')
+	for (size_t i = 0; i < ov->n; i++)
+		if (overlay_listed(ov->nodes[i]) && strncmp(ov->nodes[i]->path, dir, n) == 0 &&
+		    ov->nodes[i]->path[n] == '/')
 			return 1;
 	return 0;
 }

@@ -49,25 +49,39 @@ struct overlay_node {
 	struct timespec expires; /* SAVED: CLOCK_MONOTONIC time its name stops answering */
 };
 
-void overlay_destroy(void);
-void overlay_lock(void);
-void overlay_unlock(void);
+/* Ownership: a struct overlay (struct psfs's overlay, made by main.c)
+ * owns its nodes and their names, links and labels, and a reference to
+ * each node's draft; overlay_free frees every node still in it (those
+ * removed while an open handle held them are freed by overlay_put).
+ * Every function below that takes the overlay reads or changes its
+ * namespace; the node-only ones change just the node.  Both kinds are
+ * called with the overlay locked, except overlay_new and overlay_free. */
+struct overlay;
+
+/* A new overlay, empty (NULL when out of memory). */
+struct overlay *overlay_new(void);
+/* Frees ov and every node in it; no handle may hold one.  ov may be NULL. */
+void overlay_free(struct overlay *ov);
+void overlay_lock(struct overlay *ov);
+void overlay_unlock(struct overlay *ov);
 
 /* Lookups and changes: call with the overlay locked.  Returned nodes are
  * borrowed and valid while the lock is held (or while an open handle holds
  * the node). */
-struct overlay_node *overlay_get(const char *path);
+struct overlay_node *overlay_get(struct overlay *ov, const char *path);
 /* Turns a FILE into a SAVED name for `seconds` (a SAVED node found by
  * overlay_get past its time is removed there); overlay_saved_keep pushes
  * its end back, so that it outlives what the kernel cached of it. */
 void overlay_saved(struct overlay_node *node, double seconds);
 void overlay_saved_keep(struct overlay_node *node, double seconds);
-struct overlay_node *overlay_add(const char *path, enum overlay_kind kind, mode_t mode);
+struct overlay_node *overlay_add(struct overlay *ov, const char *path, enum overlay_kind kind, mode_t mode);
 /* Removes a node from the namespace; it is freed when no handle holds it. */
-void overlay_remove(struct overlay_node *node);
+void overlay_remove(struct overlay *ov, struct overlay_node *node);
 /* Moves a node to another path, replacing what was there. */
-int overlay_rename(struct overlay_node *node, const char *to);
-void overlay_put(struct overlay_node *node); /* drops an open handle's hold */
+int overlay_rename(struct overlay *ov, struct overlay_node *node, const char *to);
+/* Drops an open handle's hold (node->opens); a node removed meanwhile is
+ * freed at the last. */
+void overlay_put(struct overlay_node *node);
 /* A FILE's content becomes a new draft holding a copy of data (a SYMLINK's
  * target: data).  The node must be one no handle holds yet: the overlay
  * lock is held, so no draft's lock may be taken.  0 or -ENOMEM. */
@@ -79,12 +93,13 @@ struct draft *overlay_draft(struct overlay_node *node);
 void overlay_touch(struct overlay_node *node);
 
 /* The first node whose name inside dir starts with prefix, or NULL. */
-struct overlay_node *overlay_find_prefix(const char *dir, const char *prefix);
+struct overlay_node *overlay_find_prefix(struct overlay *ov, const char *dir, const char *prefix);
 
 /* Calls fill for each node directly inside dir (HIDDEN and SAVED nodes excluded). */
-void overlay_list(const char *dir, void (*fill)(void *ctx, const char *name, const struct overlay_node *node), void *ctx);
+void overlay_list(struct overlay *ov, const char *dir,
+		  void (*fill)(void *ctx, const char *name, const struct overlay_node *node), void *ctx);
 /* Whether any visible node lies inside dir (for rmdir of pending branches). */
-int overlay_has_children(const char *dir);
+int overlay_has_children(struct overlay *ov, const char *dir);
 
 void overlay_stat(const struct overlay_node *node, struct stat *st);
 

@@ -30,6 +30,8 @@ struct watch;
 struct sizer;
 struct search_results;
 struct overview_memo;
+struct overlay;
+struct sessionops_state;
 
 /* The mount: made by main.c, which owns every member and frees them after
  * fuse_destroy.  Each module of fs/ keeps what it holds for the mount in
@@ -45,6 +47,8 @@ struct psfs {
 	struct sizer *sizer;        /* the sizer threads (sizer.h), NULL without them */
 	struct search_results *search; /* search/'s latest results (searchdir.h) */
 	struct overview_memo *overview; /* the overview files' sizes (overview.h) */
+	struct overlay *overlay;    /* the in-memory files (overlay.h) */
+	struct sessionops_state *sessionops; /* the session walks and refusals remembered (sessionops.h) */
 	struct psfs_config cfg;
 	struct fuse *fuse;
 	char *mountpoint;     /* absolute, for symlink targets given as absolute paths */

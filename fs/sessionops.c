@@ -105,39 +105,7 @@ out:
  * refused has its label removals there refused too, for
  * PSFS_REFUSED_RM_SECONDS.  A few at a time are remembered. */
 #define PSFS_REFUSED_RM_SECONDS 30
-static struct {
-	pid_t pid;
-	char session[2 * NAME_MAX + 2];
-	time_t at;
-} psfs_refused_rm[8];
-static pthread_mutex_t psfs_refused_rm_lock = PTHREAD_MUTEX_INITIALIZER;
-
-static void psfs_refused_rm_note(const struct psfs_path *p)
-{
-	static unsigned next;
-	pthread_mutex_lock(&psfs_refused_rm_lock);
-	unsigned i = next++ % (sizeof psfs_refused_rm / sizeof psfs_refused_rm[0]);
-	psfs_refused_rm[i].pid = psfs_caller_process();
-	snprintf(psfs_refused_rm[i].session, sizeof psfs_refused_rm[i].session, "%s/%s", p->project, p->session);
-	psfs_refused_rm[i].at = time(NULL);
-	pthread_mutex_unlock(&psfs_refused_rm_lock);
-}
-
-int psfs_session_rm_refused(const struct psfs_path *p)
-{
-	char session[2 * NAME_MAX + 2];
-	pid_t pid = psfs_caller_process();
-	time_t now = time(NULL);
-	int found = 0;
-	snprintf(session, sizeof session, "%s/%s", p->project, p->session);
-	pthread_mutex_lock(&psfs_refused_rm_lock);
-	for (size_t i = 0; i < sizeof psfs_refused_rm / sizeof psfs_refused_rm[0]; i++)
-		if (psfs_refused_rm[i].pid == pid && now - psfs_refused_rm[i].at < PSFS_REFUSED_RM_SECONDS &&
-		    strcmp(psfs_refused_rm[i].session, session) == 0)
-			found = 1;
-	pthread_mutex_unlock(&psfs_refused_rm_lock);
-	return found;
-}
+#define PSFS_REFUSED_RM_KEPT 8
 
 /* A recursive removal (rm -r, find -delete, shutil.rmtree) reads a
  * directory's listing, removes each name, then removes the directory.
@@ -146,26 +114,93 @@ int psfs_session_rm_refused(const struct psfs_path *p)
  * remembered for PSFS_WALK_SECONDS after their last step; a few dozen at
  * a time. */
 #define PSFS_WALK_SECONDS 60
-static struct psfs_walk {
+#define PSFS_WALKS_KEPT 32
+
+struct psfs_walk {
 	pid_t process;
 	char session[2 * NAME_MAX + 2];
 	time_t at;
 	int deleting;
-} psfs_walks[32];
-static pthread_mutex_t psfs_walks_lock = PTHREAD_MUTEX_INITIALIZER;
+};
+
+/* The mount's (struct psfs's sessionops). */
+struct sessionops_state {
+	pthread_mutex_t refused_rm_lock;
+	struct {
+		pid_t pid;
+		char session[2 * NAME_MAX + 2];
+		time_t at;
+	} refused_rm[PSFS_REFUSED_RM_KEPT];
+	unsigned refused_rm_next; /* the slot the next refusal takes, round */
+	pthread_mutex_t walks_lock;
+	struct psfs_walk walks[PSFS_WALKS_KEPT];
+};
+
+struct sessionops_state *sessionops_state_new(void)
+{
+	struct sessionops_state *st = calloc(1, sizeof *st);
+	if (!st)
+		return NULL;
+	pthread_mutex_init(&st->refused_rm_lock, NULL);
+	pthread_mutex_init(&st->walks_lock, NULL);
+	return st;
+}
+
+void sessionops_state_free(struct sessionops_state *st)
+{
+	if (!st)
+		return;
+	pthread_mutex_destroy(&st->refused_rm_lock);
+	pthread_mutex_destroy(&st->walks_lock);
+	free(st);
+}
+
+static struct sessionops_state *psfs_sessionops(void)
+{
+	return psfs_self()->sessionops;
+}
+
+static void psfs_refused_rm_note(const struct psfs_path *p)
+{
+	struct sessionops_state *st = psfs_sessionops();
+	pthread_mutex_lock(&st->refused_rm_lock);
+	unsigned i = st->refused_rm_next++ % PSFS_REFUSED_RM_KEPT;
+	st->refused_rm[i].pid = psfs_caller_process();
+	snprintf(st->refused_rm[i].session, sizeof st->refused_rm[i].session, "%s/%s", p->project, p->session);
+	st->refused_rm[i].at = time(NULL);
+	pthread_mutex_unlock(&st->refused_rm_lock);
+}
+
+int psfs_session_rm_refused(const struct psfs_path *p)
+{
+	char session[2 * NAME_MAX + 2];
+	pid_t pid = psfs_caller_process();
+	time_t now = time(NULL);
+	int found = 0;
+	struct sessionops_state *st = psfs_sessionops();
+	snprintf(session, sizeof session, "%s/%s", p->project, p->session);
+	pthread_mutex_lock(&st->refused_rm_lock);
+	for (size_t i = 0; i < PSFS_REFUSED_RM_KEPT; i++)
+		if (st->refused_rm[i].pid == pid && now - st->refused_rm[i].at < PSFS_REFUSED_RM_SECONDS &&
+		    strcmp(st->refused_rm[i].session, session) == 0)
+			found = 1;
+	pthread_mutex_unlock(&st->refused_rm_lock);
+	return found;
+}
 
 static void psfs_walk_key(const struct psfs_path *p, char *key, size_t size)
 {
 	snprintf(key, size, "%s/%s", p->project, p->session);
 }
 
-/* The caller's walk of p's session, if any (psfs_walks_lock held). */
-static struct psfs_walk *psfs_walk_find(const struct psfs_path *p, pid_t process, time_t now)
+/* The caller's walk of p's session, if any (st->walks_lock held). */
+static struct psfs_walk *psfs_walk_find(struct sessionops_state *st, const struct psfs_path *p, pid_t process,
+					time_t now)
 {
-	char key[sizeof psfs_walks[0].session];
+	char key[sizeof st->walks[0].session];
 	psfs_walk_key(p, key, sizeof key);
-	for (size_t i = 0; i < sizeof psfs_walks / sizeof psfs_walks[0]; i++) {
-		struct psfs_walk *w = &psfs_walks[i];
+	for (size_t i = 0; i < PSFS_WALKS_KEPT; i++) {
+		struct psfs_walk *w = &st->walks[i];
 		if (w->process == process && now - w->at < PSFS_WALK_SECONDS && strcmp(w->session, key) == 0)
 			return w;
 	}
@@ -177,34 +212,36 @@ void psfs_session_listed(const char *path)
 	struct psfs_path p;
 	if (psfs_split(path, &p) || p.depth != 2 || *p.rest || p.link_to[0])
 		return;
+	struct sessionops_state *st = psfs_sessionops();
 	pid_t process = psfs_caller_process();
 	time_t now = time(NULL);
-	pthread_mutex_lock(&psfs_walks_lock);
-	struct psfs_walk *w = psfs_walk_find(&p, process, now);
+	pthread_mutex_lock(&st->walks_lock);
+	struct psfs_walk *w = psfs_walk_find(st, &p, process, now);
 	if (!w) {
 		/* The oldest goes. */
-		w = &psfs_walks[0];
-		for (size_t i = 1; i < sizeof psfs_walks / sizeof psfs_walks[0]; i++)
-			if (psfs_walks[i].at < w->at)
-				w = &psfs_walks[i];
+		w = &st->walks[0];
+		for (size_t i = 1; i < PSFS_WALKS_KEPT; i++)
+			if (st->walks[i].at < w->at)
+				w = &st->walks[i];
 		w->process = process;
 		psfs_walk_key(&p, w->session, sizeof w->session);
 		w->deleting = 0;
 	}
 	w->at = now;
-	pthread_mutex_unlock(&psfs_walks_lock);
+	pthread_mutex_unlock(&st->walks_lock);
 }
 
 int psfs_session_deleting(const struct psfs_path *p)
 {
+	struct sessionops_state *st = psfs_sessionops();
 	pid_t process = psfs_caller_process();
 	time_t now = time(NULL);
-	pthread_mutex_lock(&psfs_walks_lock);
-	struct psfs_walk *w = psfs_walk_find(p, process, now);
+	pthread_mutex_lock(&st->walks_lock);
+	struct psfs_walk *w = psfs_walk_find(st, p, process, now);
 	int deleting = w && w->deleting;
 	if (deleting)
 		w->at = now;
-	pthread_mutex_unlock(&psfs_walks_lock);
+	pthread_mutex_unlock(&st->walks_lock);
 	return deleting;
 }
 
@@ -216,14 +253,15 @@ int psfs_session_deleting(const struct psfs_path *p)
 int psfs_session_unlink(const char *path, const struct psfs_path *p)
 {
 	struct psfs *fs = psfs_self();
+	struct sessionops_state *st = fs->sessionops;
 	struct psfs_caller c;
 	struct stat dir, file;
 	pid_t process = psfs_caller_process();
 	time_t now = time(NULL);
 
-	pthread_mutex_lock(&psfs_walks_lock);
-	int walked = psfs_walk_find(p, process, now) != NULL;
-	pthread_mutex_unlock(&psfs_walks_lock);
+	pthread_mutex_lock(&st->walks_lock);
+	int walked = psfs_walk_find(st, p, process, now) != NULL;
+	pthread_mutex_unlock(&st->walks_lock);
 	if (!walked) {
 		/* tar xf unlinks what it cannot create and tries again: the
 		 * labels it meets next are not to be cleared either. */
@@ -247,13 +285,13 @@ int psfs_session_unlink(const char *path, const struct psfs_path *p)
 		psfs_refused_rm_note(p);
 		return -EACCES;
 	}
-	pthread_mutex_lock(&psfs_walks_lock);
-	struct psfs_walk *w = psfs_walk_find(p, process, now);
+	pthread_mutex_lock(&st->walks_lock);
+	struct psfs_walk *w = psfs_walk_find(st, p, process, now);
 	if (w) {
 		w->deleting = 1;
 		w->at = now;
 	}
-	pthread_mutex_unlock(&psfs_walks_lock);
+	pthread_mutex_unlock(&st->walks_lock);
 	return w ? 0 : -EPERM;
 }
 
@@ -278,11 +316,11 @@ int psfs_session_rmdir(const char *path, int *res)
 		store_release(fs->store, &ref);
 	}
 	pid_t process = psfs_caller_process();
-	pthread_mutex_lock(&psfs_walks_lock);
-	struct psfs_walk *w = psfs_walk_find(&p, process, time(NULL));
+	pthread_mutex_lock(&fs->sessionops->walks_lock);
+	struct psfs_walk *w = psfs_walk_find(fs->sessionops, &p, process, time(NULL));
 	if (w)
 		memset(w, 0, sizeof *w);
-	pthread_mutex_unlock(&psfs_walks_lock);
+	pthread_mutex_unlock(&fs->sessionops->walks_lock);
 	if (err) {
 		journal_log("refused removing %s: the session file could not be moved to the trash (%s): %s", path,
 			    fs->trash_home ? fs->trash_home : "no home trash: neither $XDG_DATA_HOME nor $HOME is set",

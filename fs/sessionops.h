@@ -5,6 +5,14 @@
 #include <sys/types.h>
 #include "pisessionfs.h"
 
+/* What sessionops.c remembers for a mount (struct psfs's sessionops):
+ * which process read which session directory's listing and which is
+ * deleting it, and whose deletion of which session was refused.  Made by
+ * main.c (NULL when out of memory), which frees it with
+ * sessionops_state_free (NULL is a no-op).  Thread-safe. */
+struct sessionops_state *sessionops_state_new(void);
+void sessionops_state_free(struct sessionops_state *st);
+
 /* mkdir PATH (NAME in the folder parent, a project or a flat store's
  * root): a new session named NAME.  0 or -errno, logged. */
 int psfs_session_start(const char *path, const struct psfs_path *parent, const char *name, mode_t mode);

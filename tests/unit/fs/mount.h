@@ -13,9 +13,11 @@
 #include "helpers.h"
 #include "infocache.h"
 #include "journal.h"
+#include "overlay.h"
 #include "overview.h"
 #include "pisessionfs.h"
 #include "searchdir.h"
+#include "sessionops.h"
 #include "store.h"
 
 struct test_mount {
@@ -67,7 +69,9 @@ static inline void test_mount_open(struct test_mount *m)
 	ck_assert_int_eq(store_open(m->root, 16, &m->fs.store), PS_OK);
 	ck_assert_int_eq(catalog_new(m->fs.store, &m->fs.catalog), PS_OK);
 	ck_assert_int_eq(infocache_new(SEARCH_CACHE_DEFAULT, &m->fs.infos), PS_OK);
-	ck_assert_ptr_nonnull(m->fs.journal = journal_new(JOURNAL_REJECTED_DEFAULT_BUDGET));
+	ck_assert_ptr_nonnull(m->fs.overlay = overlay_new());
+	ck_assert_ptr_nonnull(m->fs.sessionops = sessionops_state_new());
+	ck_assert_ptr_nonnull(m->fs.journal = journal_new(JOURNAL_REJECTED_DEFAULT_BUDGET, m->fs.overlay));
 	ck_assert_ptr_nonnull(m->fs.search = search_results_new());
 	ck_assert_ptr_nonnull(m->fs.overview = overview_memo_new());
 }
@@ -77,6 +81,8 @@ static inline void test_mount_close(struct test_mount *m)
 	overview_memo_free(m->fs.overview);
 	search_results_free(m->fs.search);
 	journal_free(m->fs.journal);
+	overlay_free(m->fs.overlay);
+	sessionops_state_free(m->fs.sessionops);
 	infocache_free(m->fs.infos);
 	catalog_free(m->fs.catalog);
 	store_free(m->fs.store);

@@ -11,5 +11,6 @@ Suite *journal_suite(void);
 Suite *searchdir_suite(void);
 Suite *overview_fs_suite(void);
 Suite *draft_suite(void);
+Suite *overlay_suite(void);
 
 #endif

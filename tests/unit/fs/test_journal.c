@@ -14,6 +14,7 @@
 #include "overlay.h"
 #include "suites.h"
 
+static struct overlay *ov;
 static struct journal *j;
 
 static void journal_fixture(void)
@@ -23,7 +24,9 @@ static void journal_fixture(void)
 	ck_assert_int_ge(null, 0);
 	ck_assert_int_eq(dup2(null, STDERR_FILENO), STDERR_FILENO);
 	close(null);
-	j = journal_new(JOURNAL_REJECTED_DEFAULT_BUDGET);
+	ov = overlay_new();
+	ck_assert_ptr_nonnull(ov);
+	j = journal_new(JOURNAL_REJECTED_DEFAULT_BUDGET, ov);
 	ck_assert_ptr_nonnull(j);
 	psfs_caller_act_for(1000, 1000);
 }
@@ -32,7 +35,8 @@ static void journal_cleanup(void)
 {
 	journal_free(j);
 	j = NULL;
-	overlay_destroy();
+	overlay_free(ov);
+	ov = NULL;
 	psfs_caller_act_for_done();
 }
 
@@ -66,8 +70,8 @@ static char *kept(const char *name, size_t *len, struct stat *out)
 	char path[256];
 	char *copy = NULL;
 	snprintf(path, sizeof path, JOURNAL_REJECTED "/%s", name);
-	overlay_lock();
-	struct overlay_node *node = overlay_get(path);
+	overlay_lock(ov);
+	struct overlay_node *node = overlay_get(ov, path);
 	if (node) {
 		struct stat st;
 		overlay_stat(node, &st);
@@ -76,7 +80,7 @@ static char *kept(const char *name, size_t *len, struct stat *out)
 		if (out)
 			*out = st;
 	}
-	overlay_unlock();
+	overlay_unlock(ov);
 	return copy;
 }
 
@@ -97,9 +101,9 @@ static void kept_count(void *ctx, const char *name, const struct overlay_node *n
 static struct kept_sum kept_all(void)
 {
 	struct kept_sum sum = { 0, 0 };
-	overlay_lock();
-	overlay_list(JOURNAL_REJECTED, kept_count, &sum);
-	overlay_unlock();
+	overlay_lock(ov);
+	overlay_list(ov, JOURNAL_REJECTED, kept_count, &sum);
+	overlay_unlock(ov);
 	return sum;
 }
 
@@ -182,7 +186,7 @@ END_TEST
 START_TEST(test_journal_reject_within_the_budget)
 {
 	journal_free(j);
-	j = journal_new(1000);
+	j = journal_new(1000, ov);
 	char a[600], b[600];
 	memset(a, 'a', sizeof a);
 	memset(b, 'b', sizeof b);
@@ -209,7 +213,7 @@ END_TEST
 START_TEST(test_journal_reject_cuts_to_the_budget)
 {
 	journal_free(j);
-	j = journal_new(1000);
+	j = journal_new(1000, ov);
 	char big[5000];
 	for (size_t i = 0; i < sizeof big; i++)
 		big[i] = (char)('a' + i % 26);
@@ -235,8 +239,9 @@ START_TEST(test_journal_reject_cuts_to_the_budget)
 	free(text);
 	/* A budget below the note's room is raised to the least there is. */
 	journal_free(j);
-	overlay_destroy();
-	j = journal_new(10);
+	overlay_free(ov);
+	ck_assert_ptr_nonnull(ov = overlay_new());
+	j = journal_new(10, ov);
 	journal_reject_in(j, "/p/s/big.md", big, sizeof big, "too big");
 	text = kept("1-big.md", &len, NULL);
 	ck_assert_ptr_nonnull(text);
