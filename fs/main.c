@@ -317,6 +317,21 @@ static int psfs_lazy_unmount(const char *mp)
 	return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
 }
 
+/* Whether the mount on mp has lost its daemon: every call fails with
+ * ENOTCONN.  Right after the daemon died the kernel may still hold the
+ * root's attributes, so stat() succeeds and only opendir() tells. */
+static int psfs_dead_mount(const char *mp)
+{
+	struct stat st;
+	DIR *d;
+	if (stat(mp, &st) != 0)
+		return errno == ENOTCONN || errno == ECONNABORTED;
+	if (!(d = opendir(mp)))
+		return errno == ENOTCONN || errno == ECONNABORTED;
+	closedir(d);
+	return 0;
+}
+
 /* One line each, saying what to do: the errors people meet first. */
 static int psfs_check_mountpoint(const char *mp)
 {
@@ -329,7 +344,7 @@ static int psfs_check_mountpoint(const char *mp)
 	 * process still inside keeps its detached copy) and the new daemon
 	 * mounts where the user asked.  Another file system's dead mount is
 	 * not ours to clear: the stat below says how. */
-	if (ours && stat(real, &st) != 0 && (errno == ENOTCONN || errno == ECONNABORTED)) {
+	if (ours && psfs_dead_mount(real)) {
 		ours = 0;
 		if (psfs_lazy_unmount(real) == 0) {
 			fprintf(stderr, "pisessionfs: %s was a stale mount of pisessionfs (its daemon is gone); "
