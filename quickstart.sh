@@ -63,5 +63,5 @@ fi
 
 "$daemon" --store "$store" "$mountpoint"
 echo "quickstart: $store is mounted at $mountpoint"
-echo "  try:     ls $mountpoint;  cat $mountpoint/*/*/name"
+echo "  try:     ls $mountpoint;  ls $mountpoint/recent"
 echo "  unmount: fusermount3 -u $mountpoint"
