@@ -6,6 +6,10 @@
       of the transcript blocks (``` fences whose first line starts with
       "$ ") between the headings "## FIRST" and "## LAST", each preceded
       by a marker line, its stderr with its stdout;
+  readme_transcript.py update README FIRST LAST OUTPUT HOME STORE
+      writes what each command printed into the README, under it (then
+      review the diff: ls -l's owner and time and new ids are this run's,
+      and what changed may be a bug rather than an old example);
   readme_transcript.py compare README FIRST LAST OUTPUT HOME STORE
       compares what each command printed (OUTPUT, split at the markers)
       with the lines the README shows under it, and prints "ok N CMD" or
@@ -156,8 +160,8 @@ def compare(cmds, output, home, store):
 
 
 def update(readme, first, last, output, home, store):
-    """Rewrites the README's lines under each command whose output no
-    longer matches with what it printed (the home written /root again)."""
+    """Rewrites the README's lines under every command with what it
+    printed (the home written /root again).  STORE is not read."""
     cmds = transcripts(readme, first, last)
     with open(output, encoding="utf-8", errors="replace") as f:
         text = f.read()
@@ -168,8 +172,6 @@ def update(readme, first, last, output, home, store):
             got[cur] = []
         elif cur is not None:
             got[cur].append(line.replace(home, "/root").rstrip())
-    known = store_text(store)
-    want_ids, got_ids = Ids(known), Ids(known)
     with open(readme, encoding="utf-8") as f:
         lines = f.read().split("\n")
     for i in reversed(range(len(cmds))):
@@ -178,7 +180,6 @@ def update(readme, first, last, output, home, store):
         while g and g[-1] == "":
             g.pop()
         lines[n:n + len(want)] = g
-    # ids are numbered in order: compare once more from the top
     with open(readme, "w", encoding="utf-8") as f:
         f.write("\n".join(lines))
 

@@ -75,7 +75,7 @@ done < <(python3 "$LIB_DIR/readme_transcript.py" compare "$REPO/README.md" "What
 # The man page's, as its source writes it (\- is -, fonts dropped).
 man_line=$(grep 'fuse\.pisessionfs *noauto' "$REPO/docs/pisessionfs.1" | sed -e 's/\\-/-/g' -e 's/\\f[BIRP]//g')
 assert_eq "the man page has one fstab line" 1 "$(grep -c . <<<"$man_line")"
-shown=$(MANWIDTH=80 MAN_KEEP_FORMATTING= man -l "$REPO/docs/pisessionfs.1" 2>/dev/null | sed 's/^ *//')
+shown=$(MANWIDTH=80 man -l "$REPO/docs/pisessionfs.1" 2>/dev/null | sed 's/^ *//')
 assert_contains "man at 80 columns prints the fstab line whole, on one line" $'\n'"$man_line"$'\n' $'\n'"$shown"$'\n'
 readme_line=$(grep -E '^/[^ ]+ +/[^ ]+ +fuse\.pisessionfs ' "$REPO/README.md" | head -n 1)
 for l in "$man_line" "$readme_line"; do
