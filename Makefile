@@ -43,8 +43,11 @@ PCRE2_CFLAGS   := $(shell pkg-config --cflags libpcre2-8)
 PCRE2_LIBS     := $(shell pkg-config --libs libpcre2-8)
 FUSE_CFLAGS    := $(shell pkg-config --cflags fuse3)
 FUSE_LIBS      := $(shell pkg-config --libs fuse3)
-CHECK_CFLAGS   := $(shell pkg-config --cflags check)
-CHECK_LIBS     := $(shell pkg-config --libs check)
+# Check is for the unit tests only: asked for when a rule that uses it runs
+# (then once), so that building the daemon on a machine without Check
+# (quickstart.sh installs no test packages) prints no pkg-config error.
+CHECK_CFLAGS    = $(eval CHECK_CFLAGS := $$(shell pkg-config --cflags check))$(CHECK_CFLAGS)
+CHECK_LIBS      = $(eval CHECK_LIBS := $$(shell pkg-config --libs check))$(CHECK_LIBS)
 
 BUILD    ?= build
 # Sanitized objects must never mix with plain ones.

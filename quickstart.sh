@@ -27,7 +27,16 @@ escaped=${escaped//$'\n'/\\012}
 mounted=$(MP=$escaped awk '$5 == ENVIRON["MP"] {
 		for (i = 7; i < NF; i++) if ($i == "-") { type = $(i + 1); source = $(i + 2); break }
 	} END { if (type) print type " " source }' /proc/self/mountinfo)
-if [ -n "$mounted" ]; then
+# A pisessionfs mount whose daemon is gone (every call: "Transport
+# endpoint is not connected") is no mount to keep: the daemon clears it
+# (a lazy unmount) and says so.
+stale=
+if [ -n "$mounted" ] && [ "${mounted%% *}" = fuse.pisessionfs ]; then
+	case $(LC_ALL=C stat -- "$mountpoint" 2>&1 >/dev/null) in
+	*"Transport endpoint is not connected"*) stale=1 ;;
+	esac
+fi
+if [ -n "$mounted" ] && [ -z "$stale" ]; then
 	type=${mounted%% *}
 	source=$(printf '%b' "${mounted#* }")
 	if [ "$type" = fuse.pisessionfs ]; then
@@ -54,5 +63,5 @@ fi
 
 "$daemon" --store "$store" "$mountpoint"
 echo "quickstart: $store is mounted at $mountpoint"
-echo "  try:     ls $mountpoint;  cat $mountpoint/*/*/name"
+echo "  try:     ls $mountpoint;  ls $mountpoint/recent"
 echo "  unmount: fusermount3 -u $mountpoint"

@@ -12,7 +12,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <spawn.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include "catalog.h"
 #include "entrycache.h"
@@ -296,12 +299,66 @@ static void psfs_note_recovery(void *ctx, const struct recover_event *ev)
 	}
 }
 
+/* A lazy unmount of the mount on the absolute path mp: umount2 where we
+ * may (root), else fusermount3 -u -z, which lets a user unmount what they
+ * mounted.  0 when it is gone. */
+static int psfs_lazy_unmount(const char *mp)
+{
+	extern char **environ;
+	char *argv[] = { "fusermount3", "-u", "-z", "--", (char *)mp, NULL };
+	pid_t pid;
+	int status;
+	if (umount2(mp, MNT_DETACH) == 0)
+		return 0;
+	if (posix_spawnp(&pid, "fusermount3", NULL, NULL, argv, environ) != 0)
+		return -1;
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			return -1;
+	return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
+}
+
+/* Whether the mount on mp has lost its daemon: every call fails with
+ * ENOTCONN.  Right after the daemon died the kernel may still hold the
+ * root's attributes, so stat() succeeds and only opendir() tells. */
+static int psfs_dead_mount(const char *mp)
+{
+	struct stat st;
+	DIR *d;
+	if (stat(mp, &st) != 0)
+		return errno == ENOTCONN || errno == ECONNABORTED;
+	if (!(d = opendir(mp)))
+		return errno == ENOTCONN || errno == ECONNABORTED;
+	closedir(d);
+	return 0;
+}
+
 /* One line each, saying what to do: the errors people meet first. */
 static int psfs_check_mountpoint(const char *mp)
 {
 	struct stat st;
 	char *real = realpath(mp, NULL), *fstype = NULL, *source = NULL;
 	int ours = real && psfs_mounted_on(real, &fstype, &source) && strcmp(fstype, "fuse.pisessionfs") == 0;
+	/* A pisessionfs mount whose daemon is gone (killed, crashed, without
+	 * auto_unmount) answers every call with ENOTCONN.  Nobody serves it and
+	 * nothing can be read through it, so a lazy unmount loses nothing (a
+	 * process still inside keeps its detached copy) and the new daemon
+	 * mounts where the user asked.  Another file system's dead mount is
+	 * not ours to clear: the stat below says how. */
+	if (ours && psfs_dead_mount(real)) {
+		ours = 0;
+		if (psfs_lazy_unmount(real) == 0) {
+			fprintf(stderr, "pisessionfs: %s was a stale mount of pisessionfs (its daemon is gone); "
+				"unmounted it (fusermount3 -u -z %s)\n", mp, mp);
+		} else {
+			fprintf(stderr, "pisessionfs: %s is a stale mount of pisessionfs (its daemon is gone) and could not "
+				"be unmounted; run: fusermount3 -u -z %s\n", mp, mp);
+			free(real);
+			free(fstype);
+			free(source);
+			return -1;
+		}
+	}
 	free(real);
 	if (ours) {
 		/* Since 0.1.0 the source is the store's path (fsname). */

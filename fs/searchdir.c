@@ -480,6 +480,28 @@ static int search_build_links(struct psfs *fs, const struct search_result *r, st
 	return res;
 }
 
+/* The query a search directory's name stands for: no path component can
+ * hold a '/', so "%2F" in it is '/', and "%25" is '%' (so that "%252F" is
+ * the text "%2F"); every other byte, and every other %XX, is itself, so
+ * pi's query language is otherwise typed as it is (docs/layout.md
+ * "Searching").  out holds NAME_MAX + 1 bytes; the query is never longer
+ * than its name. */
+static void search_query_of_name(const char *name, size_t len, char out[NAME_MAX + 1])
+{
+	size_t n = 0;
+	if (len > NAME_MAX)
+		len = NAME_MAX;
+	for (size_t i = 0; i < len; i++) {
+		if (name[i] == '%' && i + 2 < len && name[i + 1] == '2' && (name[i + 2] == 'F' || name[i + 2] == '5')) {
+			out[n++] = name[i + 2] == 'F' ? '/' : '%';
+			i += 2;
+		} else {
+			out[n++] = name[i];
+		}
+	}
+	out[n] = '\0';
+}
+
 /* Resolves where to its result, hit and link (as far as its depth goes).
  * Search locked. */
 static int search_resolve(struct psfs *fs, const struct search_where *w, struct search_result **r,
@@ -494,7 +516,7 @@ static int search_resolve(struct psfs *fs, const struct search_where *w, struct 
 	if (w->depth == 0)
 		return 0;
 	char query[NAME_MAX + 1];
-	snprintf(query, sizeof query, "%.*s", (int)w->query_len, w->query);
+	search_query_of_name(w->query, w->query_len, query);
 	if (w->depth == 1) {
 		/* The directory of a query exists when the query is valid: a
 		 * lookup needs no search. */
@@ -579,7 +601,7 @@ int search_readdir(struct psfs *fs, const char *path, const struct psfs_path *p,
 		res = -ENOTDIR;
 	if (!res && f.w.depth == 1) {
 		char query[NAME_MAX + 1];
-		snprintf(query, sizeof query, "%.*s", (int)f.w.query_len, f.w.query);
+		search_query_of_name(f.w.query, f.w.query_len, query);
 		res = search_result_get(fs, f.w.scope, query, &f.r);
 		for (size_t i = 0; !res && i < f.r->n; i++) {
 			struct stat dir = { .st_mode = S_IFDIR };

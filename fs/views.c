@@ -147,12 +147,24 @@ static int views_oldest_first(const void *a, const void *b)
 	return c ? c : strcmp(x->project, y->project);
 }
 
-/* The first suffix that tells apart sessions listed under one name: 8
- * characters of the id (by-name) or of the file name (by-id). */
-static const char *views_suffix8(const struct catalog_session *c, enum views_kind kind, char buf[9])
+/* The first suffix that tells apart sessions listed under one name in
+ * by-name/: 8 characters of the id. */
+static const char *views_suffix8(const struct catalog_session *c, char buf[9])
 {
-	snprintf(buf, 9, "%.8s", kind == VIEW_BY_ID ? c->stem : c->id);
+	snprintf(buf, 9, "%.8s", c->id);
 	return buf;
+}
+
+/* by-id/'s second suffix, for a file whose name another file of that id
+ * has too (a copy in another project): PROJECT%2FFILE, the file's path in
+ * the store with its / escaped as every listed name escapes it.  New
+ * string, or NULL. */
+static char *views_project_stem(const struct catalog_session *c)
+{
+	char *s = NULL;
+	if (asprintf(&s, "%s%%2F%s", c->project, c->stem) < 0)
+		s = NULL;
+	return s;
 }
 
 /* key's name with ~suffix, within a file name's length. */
@@ -180,9 +192,12 @@ static int views_alias_of(const struct catalog_session *c, enum views_kind kind,
 {
 	const char *key = kind == VIEW_BY_ID ? c->id : c->name;
 	char sfx8[9];
-	const char *suffixes[2] = { views_suffix8(c, kind, sfx8), c->stem };
+	char *path = kind == VIEW_BY_ID ? views_project_stem(c) : NULL;
+	/* by-name: ~<8 of the id>, ~<file>; by-id: ~<file>, ~<project>%2F<file>. */
+	const char *suffixes[2] = { kind == VIEW_BY_ID ? c->stem : views_suffix8(c, sfx8),
+				    kind == VIEW_BY_ID ? path : c->stem };
 	char *before = views_escape_before(key);
-	int same = !before ? -ENOMEM : strcmp(before, name) == 0;
+	int same = !before || (kind == VIEW_BY_ID && !path) ? -ENOMEM : strcmp(before, name) == 0;
 	for (int i = 0; i < 2 && same == 0; i++) {
 		char *now = views_escape_max(key, NAME_MAX - 1 - strlen(suffixes[i]));
 		same = !now ? -ENOMEM
@@ -190,6 +205,7 @@ static int views_alias_of(const struct catalog_session *c, enum views_kind kind,
 		free(now);
 	}
 	free(before);
+	free(path);
 	return same;
 }
 
@@ -250,6 +266,18 @@ static const struct catalog_session *views_recent_find(const struct views_list *
 	return found;
 }
 
+/* Whether another session of c's id has c's file name (in another
+ * project). */
+static int views_same_stem(const struct views_list *l, const struct catalog_session *c)
+{
+	for (size_t i = 0; i < l->n_items; i++) {
+		const struct catalog_session *o = &l->items[i];
+		if (o != c && strcmp(o->id, c->id) == 0 && strcmp(o->stem, c->stem) == 0)
+			return 1;
+	}
+	return 0;
+}
+
 /* The symlinks of by-id/, by-name/ or recent/. */
 static int views_build(struct psfs *fs, enum views_kind kind, struct views_list *l)
 {
@@ -286,13 +314,24 @@ static int views_build(struct psfs *fs, enum views_kind kind, struct views_list 
 			res = -ENOMEM;
 			break;
 		}
-		if (views_taken(l, base)) {
+		if (views_taken(l, base) && kind == VIEW_BY_ID) {
+			/* Files that share an id: each named by its file, or,
+			 * where another file of the id has the same name (a
+			 * copy in another project), by its project and file
+			 * (views_alias_of keeps both resolving if the first
+			 * holder of the plain id goes). */
+			free(base);
+			char *path = views_same_stem(l, c) ? views_project_stem(c) : NULL;
+			name = views_same_stem(l, c) ? (path ? views_suffixed(key, path) : NULL)
+						     : views_suffixed(key, c->stem);
+			free(path);
+		} else if (views_taken(l, base)) {
 			/* A stable suffix: the session's own id, then its file
 			 * (views_suffixed keeps them resolving if the first
 			 * holder of the name goes). */
 			char sfx[9];
 			free(base);
-			name = views_suffixed(key, views_suffix8(c, kind, sfx));
+			name = views_suffixed(key, views_suffix8(c, sfx));
 			if (name && views_taken(l, name)) {
 				free(name);
 				name = views_suffixed(key, c->stem);

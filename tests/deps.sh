@@ -10,6 +10,8 @@ packages=(
 	libfuse3-dev fuse3 libjansson-dev uuid-dev
 	# /resume's re: search (src/search.c)
 	libpcre2-dev
+	# the README's examples read context.json and usage.json with jq
+	jq
 )
 test_packages=(
 	clang

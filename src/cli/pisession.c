@@ -412,8 +412,20 @@ static int cmd_search(int argc, char **argv)
 	}
 	struct sessioninfo **infos = NULL;
 	size_t n = 0, cap = 0;
-	for (; i < argc && !rc; i++)
+	int missing = 0;
+	for (; i < argc && !rc; i++) {
+		/* A path the user named that is not there is their mistake, and
+		 * says so in the exit status (2, as grep's); the others are still
+		 * searched.  Inside a directory, pi's rule holds: what cannot be
+		 * read is skipped. */
+		struct stat st;
+		if (stat(argv[i], &st) != 0) {
+			fprintf(stderr, "pisession: search: %s: %s\n", argv[i], strerror(errno));
+			missing = 1;
+			continue;
+		}
 		rc = search_add(&infos, &n, &cap, argv[i]);
+	}
 	if (!rc)
 		sessioninfo_sort(infos, n);
 	for (size_t k = 0; k < n && !rc; k++) {
@@ -435,7 +447,7 @@ static int cmd_search(int argc, char **argv)
 	search_query_free(q);
 	if (rc)
 		fprintf(stderr, "pisession: search failed\n");
-	return rc;
+	return rc ? rc : missing ? 2 : 0;
 }
 
 /* pisession fork FILE ID [--name NAME] [--dir DIR] (docs/layout.md

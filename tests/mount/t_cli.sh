@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The command line: --help, --version, the errors people meet first (each
 # one line on stderr saying what to do, a non-zero exit, nothing mounted),
-# a stale mount, and the default store from the environment.
+# and the default store from the environment (a stale mount: t_stale.sh).
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh" "$@"
 
@@ -68,31 +68,7 @@ one_line_error "a mountpoint that is a file" "not a directory" "$T_DIR/a-file"
 run_daemon --store "$STORE" -f
 one_line_error "no mountpoint" "mountpoint" ""
 
-# --- a stale mount ------------------------------------------------------------------------
-STALE=$T_DIR/stale
-mkdir -p "$STALE"
-mount_fs --no-auto-unmount "$STORE" "$STALE"
-assert_true "the mount works" test -f "$STALE/--proj--/s/0001-user.a.md"
-EXPECT_DEAD[$STALE]=1
-kill -KILL "$DAEMON_PID"
-wait "$DAEMON_PID" 2>/dev/null || true
-fsx_out stat "$STALE"
-assert_contains "after kill -9 the mount is stale" "Transport endpoint is not connected" "$ERR"
-# Right away (the kernel may still hold the mount root's attributes, so
-# stat() succeeds and only opendir() says ENOTCONN) ...
-run_daemon --store "$STORE" -f "$STALE"
-one_line_error "mounting on a stale mount, at once" "fusermount3 -u $STALE" ""
-# ... and once the attribute timeout (1 s) has passed.
-sleep 1.2
-run_daemon --store "$STORE" -f "$STALE"
-one_line_error "mounting on a stale mount, later" "fusermount3 -u $STALE" ""
-assert_eq "the stale mount is still the only one there" 1 "$(awk -v mp="$STALE" '$5 == mp' /proc/self/mountinfo | wc -l)"
-# Clean it up as the message says, then mounting works again.
-if timeout -s KILL 10 fusermount3 -u "$STALE"; then pass; else fail "fusermount3 -u of the stale mount failed"; fi
-if is_mounted "$STALE"; then fail "still mounted after fusermount3 -u"; else pass; fi
-mount_fs "$STORE" "$STALE"
-assert_true "mounting again after the cleanup works" test -f "$STALE/--proj--/s/0001-user.a.md"
-umount_fs "$STALE"
+# --- a stale mount: tests/mount/t_stale.sh ---------------------------------------------------
 
 # --- auto_unmount: a killed daemon takes its mount with it ------------------------------------
 AUTO=$T_DIR/auto

@@ -27,6 +27,8 @@ mk --w-alpha-- 2026-01-02T00-00-00-000Z_a2 01900000-0000-7000-8000-0000000000a2 
 	"write the release notes" "mention the deploy fix"
 mk --w-beta-- 2026-01-03T00-00-00-000Z_b1 01900000-0000-7000-8000-0000000000b1 "" 40 \
 	"unrelated question about tests"
+mk --w-beta-- 2026-01-04T00-00-00-000Z_c1 01900000-0000-7000-8000-0000000000c1 "" 10 \
+	"open packages/coding-agent now" "the url has %2F in it"
 mount_fs "$STORE" "$MNT"
 
 assert_contains "the root lists search" "search" "$(fsx ls "$MNT")"
@@ -84,6 +86,21 @@ assert_true "its old name still resolves" ls "$OLD"
 assert_contains "and links the new entry" "0004-user.m9.md" "$(fsx ls "$OLD")"
 assert_true "any rank and title with its id tail resolve" test -d "$MNT/search/deploy/07-whatever~000000a2"
 assert_missing "$MNT/search/deploy/01-no such~ffffffff"
+
+# A query with a / in it: no path component can hold one (the kernel
+# splits 'search/re:a[/]c' at it), so in a query's directory name %2F
+# stands for / and %25 for %; every other byte, and every other %XX, is
+# itself, so pi's query language is otherwise typed as it is.
+C="01-open packages%2Fcoding-agent now~000000c1"
+assert_eq "packages%2Fcoding searches for packages/coding" "$C" "$(fsx ls "$MNT/search/packages%2Fcoding")"
+assert_eq "... and marks the entry that has it" "0001-user.m1.md session" "$(fsx ls "$MNT/search/packages%2Fcoding/$C" | tr '\n' ' ' | sed 's/ $//')"
+assert_eq "re:es%2Fcod is the regular expression es/cod" "$C" "$(fsx ls "$MNT/search/re:es%2Fcod")"
+assert_eq "... also in a phrase, and in a project's search/" "$C" "$(fsx ls "$MNT/--w-beta--/search/\"packages%2Fcoding-agent now\"")"
+assert_eq "%252F is the text %2F" "0002-user.m2.md session" "$(fsx ls "$MNT/search/%252F/$C" | tr '\n' ' ' | sed 's/ $//')"
+assert_eq "another %XX is itself (%41 is not A)" "" "$(fsx ls "$MNT/search/%41")"
+assert_eq "a % before anything else is itself" "" "$(fsx ls "$MNT/search/100%")"
+assert_contains "the log names the query searched" "search re:(a/: Invalid regular expression" \
+	"$(fsx ls "$MNT/search/re:(a%2F" 2>&1; fsx cat "$MNT/.pisessionfs/log")"
 
 # Nothing can be made in a search directory; the store is untouched.
 before=$(cat "$STORE"/*/*.jsonl | sha256sum)

@@ -75,4 +75,27 @@ for i in $(seq 10 70); do
 done
 assert_poll "recent stops at 50" 3 bash -c "[[ \$(ls '$MNT/recent' | wc -l) == 50 ]]"
 
+# by-id: several files with one id (a copied session file, a renamed copy).
+# The oldest file takes the plain id; each other is named by what tells it
+# apart: its file name, or, where another file of that id has the same
+# name (a copy in another project), its project and file name, the / as
+# %2F.  Before, the second was named ID~<the first 8 characters of its
+# file name>, a date fragment they all share ("ID~2026-03-").
+D=ffff6666-0000-0000-0000-000000000006
+S5=2026-03-05T00-00-00-000Z_ffff6666
+S6=2026-03-06T00-00-00-000Z_ffff6666
+mk_session --p1-- "$S5" "$D" /p1 "" 7000
+mk_session --p1-- "$S6" "$D" /p1 "" 7001
+mk_session --p2-- "$S5" "$D" /p2 "" 7002
+mk_session --p3-- "$S5" "$D" /p3 "" 7003
+assert_poll "the four files of one id show in by-id" 3 bash -c "[[ \$(ls '$MNT/by-id' | grep -c '^$D') == 4 ]]"
+assert_eq "each has a name that tells it apart" "$D
+$D~--p2--%2F$S5
+$D~--p3--%2F$S5
+$D~$S6" "$(fsx ls "$MNT/by-id" | grep "^$D" | sort)"
+assert_eq "the plain id is the oldest file" "../--p1--/$S5" "$(fsx readlink "$MNT/by-id/$D")"
+assert_eq "~FILE is that file" "../--p1--/$S6" "$(fsx readlink "$MNT/by-id/$D~$S6")"
+assert_eq "~PROJECT%2FFILE is that one" "../--p2--/$S5" "$(fsx readlink "$MNT/by-id/$D~--p2--%2F$S5")"
+assert_eq "... and the other" "../--p3--/$S5" "$(fsx readlink "$MNT/by-id/$D~--p3--%2F$S5")"
+
 finish

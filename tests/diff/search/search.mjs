@@ -211,6 +211,9 @@ function queries(infos) {
 		() => `"${word()} ${word()}`,
 		() => `${word()} "${sub(word())}`,
 		() => pick(["", "   ", '""', '" "', "\u3000"]),
+		// A / and a %: through the mount as %2F and %25.
+		() => pick(["re:a/b", "re:[/]", "re:\\/", "/", "%2F", "%", "50%", `${sub(word())}/${sub(word())}`, `"${word()} /"`,
+			`re:${reEsc(sub(reWord()))}/`, "%25", "%41"]),
 		() => `zq${hex(6)}`,
 		() => `${sub(word())}${pick(SPACES)}${sub(word())}${pick(SPACES)}${fieldSubseq()}`,
 	];
@@ -236,8 +239,16 @@ for (const f of readdirSync(work)) rmSync(join(work, f), { recursive: true, forc
 let mountCompared = 0, mountSkipped = 0;
 // What the mount's search directory lists, as store file paths in its
 // order; { error } when listing it failed.
+// A query as a search directory's name (docs/layout.md "Searching"): %
+// as %25, / as %2F.
+const queryName = (q) => q.replaceAll("%", "%25").replaceAll("/", "%2F");
+// Whether the mount can be asked q: its name must be one path component.
+const mountable = (q) => {
+	const n = queryName(q);
+	return q.trim() !== "" && n !== "." && n !== ".." && Buffer.byteLength(n) <= 255;
+};
 function mountSearch(k, dir, q) {
-	const top = join(mount, `store${k}`, "search", q);
+	const top = join(mount, `store${k}`, "search", queryName(q));
 	let names;
 	try {
 		names = readdirSync(top);
@@ -294,7 +305,7 @@ for (let k = 0; k < nStores; k++) {
 			fail(`${label}: pi ${piErr ? "refuses it (" + parsed.error + ")" : "accepts it"}, pisession ${gotErr ? "refuses it: " + res.stderr.trim() : "accepts it"}`);
 		} else if (JSON.stringify(want) !== JSON.stringify(got)) {
 			fail(`${label}: pi lists ${want.length} [${want.map((p) => p.slice(-12)).join(" ")}], pisession ${got.length} [${got.map((p) => p.slice(-12)).join(" ")}]`);
-		} else if (mount && (q.includes("/") || q.trim() === "" || q === "." || q === ".." || Buffer.byteLength(q) > 255)) {
+		} else if (mount && !mountable(q)) {
 			// Not a path component: the CLI's answer alone is compared.
 			mountSkipped++;
 			passed++;
@@ -321,14 +332,14 @@ let allCompared = 0;
 if (mount) {
 	const all = await SessionManager.listAll();
 	for (const q of queries(all)) {
-		if (q.includes("/") || q.trim() === "" || q === "." || q === ".." || Buffer.byteLength(q) > 255)
+		if (!mountable(q))
 			continue;
 		compared++;
 		allCompared++;
 		const parsed = parseSearchQuery(q);
 		const piErr = parsed.error !== undefined;
 		const want = filterAndSortSessions(all, q, "recent").map((s) => s.path);
-		const top = join(mount, "search", q);
+		const top = join(mount, "search", queryName(q));
 		let got = null, error = null;
 		try {
 			const names = readdirSync(top);
