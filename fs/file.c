@@ -92,6 +92,15 @@ int psfs_open_overlay(const char *path, struct fuse_file_info *fi, int *found)
 		fresh->gid = ctx->gid;
 		node = fresh;
 		psfs_watch_queue(path);
+	} else if (node->kind == OVERLAY_ALIAS) {
+		/* The kernel's name of an entry whose node libfuse hid for a
+		 * rename that was then refused: it is that entry. */
+		char *entry = strdup(node->edit_of);
+		overlay_unlock(psfs_overlay());
+		*found = entry != NULL;
+		int res = entry ? psfs_open(entry, fi) : -ENOMEM;
+		free(entry);
+		return res;
 	} else if (node->kind != OVERLAY_FILE && node->kind != OVERLAY_SAVED) {
 		overlay_unlock(psfs_overlay());
 		return node->kind == OVERLAY_BRANCH ? -EISDIR : -ENOENT;
@@ -619,7 +628,7 @@ enum psfs_commit_point {
 
 /* Commits a draft written over an entry, `name` or session.jsonl (locked):
  * 0 or -errno, nothing appended on error. */
-static int psfs_commit_session(struct psfs_file *f, struct draft *d)
+static int psfs_commit_session(struct psfs_file *f, struct draft *d, enum psfs_commit_point at)
 {
 	struct psfs *fs = psfs_self();
 	struct store_ref ref;
@@ -627,6 +636,11 @@ static int psfs_commit_session(struct psfs_file *f, struct draft *d)
 	const char *text = d->data ? d->data : "";
 	int res = 0;
 
+	/* fsync() of session.jsonl while its last line is incomplete: no
+	 * line is taken, and the close (or an fsync once it is whole) takes
+	 * them all. */
+	if (d->target == DRAFT_RAW && at == AT_FSYNC && d->len && text[d->len - 1] != '\n')
+		return -EINVAL;
 	ps_err err = store_acquire(fs->store, d->project, d->session, &ref);
 	if (err) {
 		journal_reject(f->path, text, d->len, err == PS_ERR_NOMEM ? "out of memory" : "the session is gone");
@@ -737,7 +751,7 @@ static int psfs_commit(struct psfs_file *f, enum psfs_commit_point at)
 	if (at == AT_RELEASE && d->failed)
 		goto out;
 	if (d->target != DRAFT_OVERLAY) {
-		res = psfs_commit_session(f, d);
+		res = psfs_commit_session(f, d, at);
 		goto out;
 	}
 	/* mkstemp's file is about to be renamed into place (an edit, or a

@@ -345,7 +345,10 @@ int psfs_unlink(const char *path)
 			ov->kind == OVERLAY_FILE && ov->edit_of ? overlay_get(psfs_overlay(), ov->edit_of) : NULL;
 		if (hidden && hidden->kind == OVERLAY_HIDDEN)
 			overlay_remove(psfs_overlay(), hidden);
-		overlay_remove(psfs_overlay(), ov);
+		if (ov->kind == OVERLAY_ALIAS)
+			overlay_saved_keep(ov, psfs_saved_grace());
+		else
+			overlay_remove(psfs_overlay(), ov);
 	} else if (ov) {
 		res = ov->kind == OVERLAY_HIDDEN ? -ENOENT : -EISDIR;
 	}

@@ -61,7 +61,8 @@ void overlay_unlock(struct overlay *ov)
 static int overlay_expired(const struct overlay_node *node)
 {
 	struct timespec now;
-	if (node->kind != OVERLAY_SAVED)
+	/* An alias libfuse let go of (psfs_unlink) ends as a saved name does. */
+	if (node->kind != OVERLAY_SAVED && !(node->kind == OVERLAY_ALIAS && node->expires.tv_sec))
 		return 0;
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	return now.tv_sec > node->expires.tv_sec ||

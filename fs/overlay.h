@@ -26,7 +26,10 @@ enum overlay_kind {
 			   * `> same.md`) find it; never listed */
 	OVERLAY_ALIAS,    /* the name libfuse gave an open entry file replaced or
 			   * removed (.fuse_hidden…): edit_of is the entry's path,
-			   * which its stat answers for; never listed */
+			   * which its stat and open answer for; never listed.  When
+			   * libfuse removes it, it answers until `expires`: a rename
+			   * refused after libfuse hid its target leaves the kernel's
+			   * name of the entry on this one until its cache times out */
 };
 
 struct overlay_node {
