@@ -18,7 +18,7 @@ out=$T_DIR/model.out
 rc=0
 timeout -s KILL "$(scaled_int 90)" python3 "$ROOT/tests/model/wpmodel.py" --daemon "$DAEMON" \
 	--dir "$T_DIR/model" --replay "$ROOT/tests/model/regressions.json" \
-	--seed 1 --count "${MODEL_SEEDS_COUNT:-150}" --no-shrink --max-failures 10 --max-again 30 >"$out" 2>"$out.err" || rc=$?
+	--seed 1 --count "${MODEL_SEEDS_COUNT:-150}" --seconds "$(scaled_int 60)" --no-shrink --max-failures 10 --max-again 30 >"$out" 2>"$out.err" || rc=$?
 before=$FAILS
 while IFS= read -r line; do
 	case $line in
