@@ -1634,9 +1634,12 @@ def main():
                 return f
         return None
 
+    shrink_time = [0.0]
+
     def report(label, ops, f, seed=None):
         nonlocal failures
         failures += 1
+        ts = time.time()
         emit(out, "not ok - %s: %s: %s" % (label, f.kind, str(f).split("\n")[0]))
         if "\n" in str(f):
             emit(out, str(f).split("\n", 1)[1])
@@ -1654,6 +1657,7 @@ def main():
             again = attempt(small, tries)
             if again is not None:
                 f = again
+        shrink_time[0] += time.time() - ts
         note_block(out, "%s: minimal failing sequence (%d ops of %d)%s; fails with %s: %s" % (
             label, len(small), len(ops), "" if seed is None else ", seed %d" % seed, f.kind,
             str(f).split("\n")[0]), script(small))
@@ -1695,7 +1699,7 @@ def main():
                     report("seed %d" % seed, ops, f, seed)
                 if len(kinds) >= a.max_failures or again >= a.max_again:
                     break
-        dt = time.time() - t1
+        dt = time.time() - t1 - shrink_time[0]  # without the shrinking
         if a.count and ran:
             emit(out, "# %d sequences (seeds %d..%d), %d calls in %.1fs: %.1f sequences/s, %.0f calls/s" % (
                 ran, a.seed, a.seed + ran + skipped - 1, runner.calls - calls0, dt, ran / dt if dt else 0,
