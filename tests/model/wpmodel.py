@@ -38,7 +38,6 @@ import subprocess
 import sys
 import threading
 import time
-import traceback
 import uuid
 
 TIME_SCALE = float(os.environ.get("TIME_SCALE", "1") or 1)
@@ -558,13 +557,11 @@ def fd_order(name):
 
 
 def simulate(ops):
-    """Runs the model alone; raises Unsupported for a sequence it does not
-    judge.  Returns the full op list (finish included) and the model."""
+    """Runs the model alone (the implicit end included); raises
+    Unsupported for a sequence it does not judge.  Returns the model."""
     m = Model()
-    full = []
     for op in ops:
         m.step(op)
-        full.append(op)
     tail = m.finish_ops()
     for op in tail:
         m.step(op)
@@ -775,7 +772,7 @@ class Gen:
                 self.try_op({"p": p, "op": "rename_entry", "key": "u1", "to": r.choice(["a1", "u2"])})
 
 
-def generate(seed, shape=None):
+def generate(seed):
     g = Gen(seed)
     n = g.r.randrange(6, 28)
     for _ in range(n * 3):
@@ -1093,7 +1090,7 @@ class Pool:
         if self.d.proc is not None:
             self.problems += self.d.stop()
             for path, model, what in self.used:
-                why = check_file(path, model, settle=False)
+                why = check_file(path, model)
                 if why:
                     self.problems.append("%s, after the unmount: %s" % (what, why))
         self.used = []
@@ -1147,16 +1144,17 @@ def root_tip(entries):
     return cur
 
 
-def check_file(path, model, settle=True):
+def check_file(path, model):
     """None when the store file holds exactly the fixture and the model's
     entries; else why not."""
     data = read_lines(path)
     if not data.endswith(b"\n"):
         return "the session file ends in a partial line"
     lines = data.decode(errors="replace").split("\n")[:-1]
-    fx = fixture("x").split("\n")[:-1]
     if len(lines) < FIXTURE_LINES:
         return "the session file lost lines: %d" % len(lines)
+    if lines[1:FIXTURE_LINES] != fixture("x").split("\n")[1:FIXTURE_LINES] or '"type":"session"' not in lines[0]:
+        return "a line that was in the file before changed (history is append-only)"
     got = lines[FIXTURE_LINES:]
     exp = model.appends
     try:

@@ -27,7 +27,8 @@ if ((QUICK)); then
 else
 	COUNT=${MODEL_COUNT:-20000}
 	SECS=${MODEL_SECONDS:-800}
-	SEED=${MODEL_SEED:-$(( $(date +%s) / 86400 * 100000 % 1000000000 ))}
+	DAY=$(($(date +%s) / 86400))
+	SEED=${MODEL_SEED:-$((DAY % 10000 * 100000 + 1))}
 	SHRINK=150
 fi
 note "seeds $SEED.. (MODEL_SEED=$SEED MODEL_COUNT=$COUNT repeats them)"
