@@ -41,7 +41,7 @@ import time
 import uuid
 
 TIME_SCALE = float(os.environ.get("TIME_SCALE", "1") or 1)
-OP_TIMEOUT = float(os.environ.get("MODEL_OP_TIMEOUT", "5")) * TIME_SCALE
+OP_TIMEOUT = float(os.environ.get("MODEL_OP_TIMEOUT", "10")) * TIME_SCALE  # as lib.sh's TIMEOUT
 WAIT_APPEND = 3.0 * TIME_SCALE  # for an asynchronous (release) commit to show
 SETTLE = 0.002                   # the session file must stay as it is this long (a late
                                  # change is also caught by the check after the unmount)
