@@ -31,6 +31,7 @@ import errno
 import json
 import os
 import random
+import re
 import select
 import signal
 import socket
@@ -141,7 +142,7 @@ class Model:
         self.appends = []         # expected entries, in order
         self.rejected = []        # texts that must be in rejected/
         self.name = ""
-        self.labels = {}          # live label -> target key
+        self.labels = {}          # live label -> target (key or ref); one per target
         self.side = {}            # side file key -> text
         self.opened_entries = set()  # entries that had a draft in this sequence
         self.tree = [("u1", None), ("a1", "u1"), ("u2", "a1")]  # (ref, parent ref)
@@ -229,7 +230,8 @@ class Model:
         return 0
 
     def _commit_name(self, d, out):
-        nm = bytes(d.text).decode().replace("\n", " ").strip()
+        # pi: name.replace(/[\r\n]+/g, " ").trim()
+        nm = re.sub(r"[\r\n]+", " ", bytes(d.text).decode()).strip()
         if nm != self.name:
             self._append(out, type="session_info", name=nm, parent=("leaf",))
             self.name = nm
@@ -483,6 +485,11 @@ class Model:
             name = op["name"]
             if name in self.labels:
                 return "EEXIST", sync, asyn
+            # an entry has one label: the latest label entry for a target
+            # wins, so a label already on that entry goes
+            for other, on in list(self.labels.items()):
+                if on == op["on"]:
+                    del self.labels[other]
             self.labels[name] = op["on"]
             self._append(sync, type="label", target=op["on"], label=name, parent=("leaf",))
             return 0, sync, asyn
