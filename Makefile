@@ -245,12 +245,13 @@ check-valgrind: $(UNIT) $(FS_UNIT) $(TOOL) $(DAEMON) $(HELPER)
 
 # ---- reliability tests (tests/stress/run.sh) -------------------------------
 # make stress: kill -9, concurrency, disk full, store gone, escapes, a
-# million-entry session (< 10 min); make stress-quick: the CI sizes (< 2 min).
+# million-entry session, the write path against its model (tests/model)
+# (< 25 min); make stress-quick: the CI sizes (< 5 min).
 # SANITIZE=1 runs the ASan build.
 .PHONY: stress stress-quick
 stress: $(DAEMON)
 	tests/stress/run.sh $(DAEMON)
-# Both run all seven (t_sshfs: two sshfs mounts of one store); t_kill9 --quick is 10 rounds, 3 of them with the kill
+# Both run all eight (t_sshfs: two sshfs mounts of one store; t_model: 20,000 random sequences, --quick 2,500 or 150 s); t_kill9 --quick is 10 rounds, 3 of them with the kill
 # aimed inside the daemon's write() of a 32 MiB entry, 2 inside a migration;
 # t_million --quick is a 100,000-entry session.
 stress-quick: $(DAEMON)

@@ -8,9 +8,12 @@
 #   t_escape       no path in the mount leads outside the store
 #   t_million      a session of a million entries (--quick: 100,000)
 #   t_sshfs        one store, two machines over sshfs (a private sshd on 127.0.0.1)
+#   t_model        the write path against its model: random call sequences from
+#                  several processes and threads (tests/model/README.md)
 #
-# --quick: CI sizes (the first six in under 2 minutes, t_sshfs in about 30 s); without it, `make stress`
-# sizes (under 10 minutes).  They run through the one runner,
+# --quick: CI sizes (the first six in under 2 minutes, t_sshfs in about 30 s,
+# t_model 150 s); without it, `make stress`
+# sizes (under 10 minutes each; t_model 800 s of sequences).  They run through the one runner,
 # tests/run-suite.sh, judged as the mount tests are, and it ends with
 # exactly "N passed, M failed" (tests).  Each test prints one line per
 # check; the runner shows a test's notes (its figures, "# " lines) and, for
@@ -32,5 +35,5 @@ for a in "$@"; do
 	esac
 done
 exec "$here/../run-suite.sh" "${opts[@]}" \
-	--default "t_kill9 t_concurrency t_diskfull t_storegone t_escape t_million t_sshfs" \
+	--default "t_kill9 t_concurrency t_diskfull t_storegone t_escape t_million t_sshfs t_model" \
 	"$here" "$daemon" "${names[@]}"
