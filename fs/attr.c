@@ -181,9 +181,11 @@ int psfs_getattr(const char *path, struct stat *st, struct fuse_file_info *fi)
 	if (views_owns(path))
 		return views_getattr(fs, path, st);
 	/* The log and the rejected texts stay reachable even when the store
-	 * directory is gone: that is when they are most needed. */
+	 * directory is gone: that is when they are most needed.  A store gone
+	 * from its path (removed, moved away) is an empty store, its views
+	 * empty, until a directory is there again (store_follow_root). */
 	if (fstatat(AT_FDCWD, store_root(fs->store), &file, 0) != 0) {
-		if (!journal_owns(path) && p.depth != 0)
+		if (errno != ENOENT && errno != ENOTDIR && !journal_owns(path) && p.depth != 0)
 			return -errno;
 		memset(&file, 0, sizeof file);
 		file.st_uid = getuid();

@@ -644,7 +644,20 @@ static int psfs_commit_session(struct psfs_file *f, struct draft *d, enum psfs_c
 	ps_err err = store_acquire(fs->store, d->project, d->session, &ref);
 	if (err) {
 		journal_reject(f->path, text, d->len, err == PS_ERR_NOMEM ? "out of memory" : "the session is gone");
-		return -psfs_errno(err);
+		res = -psfs_errno(err);
+		if (err == PS_ERR_NOMEM)
+			return res; /* the next commit point tries again */
+		/* Kept once: the closes and the release that follow (a shell
+		 * closes its dup of the descriptor, then the descriptor) have
+		 * nothing new to keep. */
+		if (d->target == DRAFT_RAW) {
+			draft_empty(d);
+			d->truncated = 0;
+			d->dirty = 0;
+		} else {
+			draft_committed(d, d->project, d->session, NULL);
+		}
+		return res;
 	}
 	struct ps_session *s = ref.session;
 	uint32_t entry;

@@ -94,8 +94,14 @@ static int psfs_removexattr(const char *path, const char *name)
 static int psfs_statfs(const char *path, struct statvfs *st)
 {
 	(void)path;
-	if (statvfs(store_root(psfs_self()->store), st) != 0)
-		return -errno;
+	if (statvfs(store_root(psfs_self()->store), st) != 0) {
+		if (errno != ENOENT && errno != ENOTDIR)
+			return -errno;
+		/* The store gone from its path (store_follow_root): df still
+		 * names it, with nothing in it. */
+		memset(st, 0, sizeof *st);
+		st->f_bsize = st->f_frsize = 4096;
+	}
 	st->f_namemax = NAME_MAX;
 	return 0;
 }

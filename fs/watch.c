@@ -24,6 +24,9 @@
 #include "buf.h"
 #include "overview.h"
 #include "views.h"
+#include "catalog.h"
+#include "journal.h"
+#include <time.h>
 
 /* The same for the root and the projects: the root holds session files
  * too (a flat store), and a symlinked project may be the root itself, one
@@ -48,7 +51,13 @@ struct watch {
 	pthread_mutex_t queue_lock;
 	char **queue;       /* paths handlers asked to invalidate */
 	size_t queued, queue_cap;
+	struct timespec looked; /* when the store's path was last looked at */
 };
+
+/* How often the store's path is looked at (one stat): a store directory
+ * replaced or moved back shows within a second.  inotify cannot tell:
+ * a new directory at the path sends nothing to the old one's watch. */
+#define WATCH_ROOT_LOOK_MS 400
 
 void watch_queue(struct watch *w, const char *path)
 {
@@ -297,17 +306,83 @@ static void watch_event(struct watch *w, const struct inotify_event *ev)
 	free(is_root);
 }
 
+static int watch_forget_old_name(void *ctx, const char *name, const struct stat *st)
+{
+	(void)st;
+	watch_forget_tree(ctx, name);
+	return 0;
+}
+
+static long watch_ms_since(const struct timespec *then)
+{
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (now.tv_sec - then->tv_sec) * 1000 + (now.tv_nsec - then->tv_nsec) / 1000000;
+}
+
+/* The store directory replaced, gone or back (store_follow_root): the
+ * watches move to the directory now at the path, and the kernel forgets
+ * every name it holds from the old one, so the mount shows the new store
+ * whole at once, not after the cache timeout. */
+static void watch_follow_root(struct watch *w)
+{
+	clock_gettime(CLOCK_MONOTONIC, &w->looked);
+	enum store_root_change change = store_follow_root(w->fs->store, watch_forget_old_name, w);
+	const char *root = store_root(w->fs->store);
+	static const char *const views[] = { "by-id", "by-name", "by-cwd", "recent", "search" };
+	switch (change) {
+	case STORE_ROOT_SAME:
+		return;
+	case STORE_ROOT_GONE:
+		journal_log_in(w->fs->journal,
+			       "the store %s is gone (removed or moved away): the mount shows no sessions until a "
+			       "directory is there again, and follows it then",
+			       root);
+		break;
+	case STORE_ROOT_BACK:
+		journal_log_in(w->fs->journal, "the store %s is back (the same directory): showing it again", root);
+		break;
+	case STORE_ROOT_BACK_NEW:
+		journal_log_in(w->fs->journal, "the store %s is back (a new directory): showing it", root);
+		break;
+	case STORE_ROOT_REPLACED:
+		journal_log_in(w->fs->journal, "the store %s was replaced by another directory: showing the new one",
+			       root);
+		break;
+	}
+	/* The old directory's watches would report a store no longer shown. */
+	for (size_t i = 0; i < w->n; i++) {
+		if (w->dirs[i].name)
+			watch_forget_tree(w, w->dirs[i].name);
+		inotify_rm_watch(w->fd, w->dirs[i].wd);
+		free(w->dirs[i].name);
+	}
+	w->n = 0;
+	if (change != STORE_ROOT_GONE) {
+		watch_add(w, NULL);
+		store_list_projects(w->fs->store, watch_add_project, w);
+	}
+	catalog_expire(w->fs->catalog);
+	for (size_t i = 0; i < sizeof views / sizeof views[0]; i++)
+		watch_forget_tree(w, views[i]);
+	watch_forget_tree(w, OVERVIEW_USAGE_CSV);
+	watch_forget_tree(w, OVERVIEW_SESSIONS_MD);
+	fuse_invalidate_path(w->fs->fuse, "/");
+}
+
 static void *watch_main(void *arg)
 {
 	struct watch *w = arg;
 	char buf[64 * 1024] __attribute__((aligned(__alignof__(struct inotify_event))));
 	for (;;) {
 		struct pollfd pfd[2] = { { w->fd, POLLIN, 0 }, { w->wake[0], POLLIN, 0 } };
-		if (poll(pfd, 2, -1) < 0) {
-			if (errno == EINTR)
-				continue;
+		int ready = poll(pfd, 2, WATCH_ROOT_LOOK_MS);
+		if (ready < 0 && errno != EINTR)
 			break;
-		}
+		if (watch_ms_since(&w->looked) >= WATCH_ROOT_LOOK_MS)
+			watch_follow_root(w);
+		if (ready <= 0)
+			continue;
 		if (pfd[1].revents) {
 			char c[64];
 			ssize_t got = read(w->wake[0], c, sizeof c);
@@ -403,6 +478,7 @@ struct watch *watch_start(struct psfs *fs)
 	}
 	watch_add(w, NULL);
 	store_list_projects(fs->store, watch_add_project, w);
+	clock_gettime(CLOCK_MONOTONIC, &w->looked);
 	if (pthread_create(&w->thread, NULL, watch_main, w) != 0) {
 		watch_free(w);
 		return NULL;

@@ -72,6 +72,13 @@ ps_err catalog_new(struct ps_store *store, struct ps_catalog **out)
 	return PS_OK;
 }
 
+void catalog_expire(struct ps_catalog *cat)
+{
+	pthread_mutex_lock(&cat->lock);
+	cat->scanned_ns = 0;
+	pthread_mutex_unlock(&cat->lock);
+}
+
 void catalog_session_clear(struct catalog_session *c)
 {
 	free(c->project);

@@ -35,6 +35,8 @@ struct ps_catalog;
 
 ps_err catalog_new(struct ps_store *store, struct ps_catalog **out);
 void catalog_free(struct ps_catalog *cat);
+/* The next snapshot or lookup scans the store again (it was replaced). */
+void catalog_expire(struct ps_catalog *cat);
 
 /* A consistent copy of the table (new array of new strings; free with
  * catalog_snapshot_free), sorted by last activity, newest first.  Scans the

@@ -32,9 +32,21 @@ struct store_slot {
 	struct store_slot *buried_next;
 };
 
+/* Descriptors of store directories the path no longer leads to, kept
+ * open a while: a handler may have loaded one just before the swap.  A
+ * handler holds it for one system call, and the watcher swaps at most
+ * twice a second, so the oldest of these is long unused. */
+#define STORE_RETIRED_FDS 8
+
 struct ps_store {
 	char *root;
-	int root_fd;
+	/* The store directory the path leads to now, or -1 while there is
+	 * none (store_follow_root).  Loaded once per use, without the lock. */
+	_Atomic int root_fd;
+	dev_t root_dev;   /* of the directory root_fd is, or was last */
+	ino_t root_ino;
+	int retired[STORE_RETIRED_FDS];
+	size_t n_retired; /* the watcher's own: only store_follow_root and store_free touch these */
 	size_t max_sessions;
 	pthread_mutex_t lock;
 	struct store_slot **table;
@@ -80,13 +92,17 @@ ps_err store_open(const char *root, size_t max_sessions, struct ps_store **out)
 	st->table_size = 1024;
 	st->table = calloc(st->table_size, sizeof *st->table);
 	pthread_mutex_init(&st->lock, NULL);
-	st->root_fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (!st->root || !st->table || st->root_fd < 0) {
-		ps_err err = st->root_fd < 0 && st->root && st->table
+	int fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	struct stat sb;
+	st->root_fd = fd;
+	if (!st->root || !st->table || fd < 0 || fstat(fd, &sb) != 0) {
+		ps_err err = fd < 0 && st->root && st->table
 			? (errno == ENOENT || errno == ENOTDIR ? PS_ERR_NOENT : PS_ERR_IO) : PS_ERR_NOMEM;
 		store_free(st);
 		return err;
 	}
+	st->root_dev = sb.st_dev;
+	st->root_ino = sb.st_ino;
 	*out = st;
 	return PS_OK;
 }
@@ -106,6 +122,8 @@ void store_free(struct ps_store *st)
 	}
 	if (st->root_fd >= 0)
 		close(st->root_fd);
+	for (size_t i = 0; i < st->n_retired; i++)
+		close(st->retired[i]);
 	pthread_mutex_destroy(&st->lock);
 	free(st->table);
 	free(st->root);
@@ -115,6 +133,92 @@ void store_free(struct ps_store *st)
 const char *store_root(const struct ps_store *st)
 {
 	return st->root;
+}
+
+/* The store directory now, for one system call: -1 with errno ENOENT
+ * while the path leads to none. */
+static int store_dirfd(const struct ps_store *st)
+{
+	int fd = st->root_fd;
+	if (fd < 0)
+		errno = ENOENT;
+	return fd;
+}
+
+static void store_retire_fd(struct ps_store *st, int fd)
+{
+	if (fd < 0)
+		return;
+	if (st->n_retired == STORE_RETIRED_FDS) {
+		close(st->retired[0]);
+		memmove(st->retired, st->retired + 1, (STORE_RETIRED_FDS - 1) * sizeof st->retired[0]);
+		st->n_retired--;
+	}
+	st->retired[st->n_retired++] = fd;
+}
+
+static int store_session_file(const char *name, size_t *stem);
+
+/* Each name in the store directory dir: project folders as they are,
+ * session files without ".jsonl". */
+static void store_tell_names(int dir, store_fill_fn fill, void *ctx)
+{
+	int fd = dup(dir);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	struct dirent *de;
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	rewinddir(d);
+	while ((de = readdir(d))) {
+		char name[NAME_MAX + 1];
+		size_t stem = strlen(de->d_name);
+		if (!store_name_ok(de->d_name))
+			continue;
+		store_session_file(de->d_name, &stem);
+		memcpy(name, de->d_name, stem);
+		name[stem] = '\0';
+		if (fill(ctx, name, NULL))
+			break;
+	}
+	closedir(d);
+}
+
+enum store_root_change store_follow_root(struct ps_store *st, store_fill_fn old_name, void *ctx)
+{
+	struct stat sb;
+	int now = st->root_fd;
+	if (stat(st->root, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
+		if (now < 0)
+			return STORE_ROOT_SAME;
+		st->root_fd = -1;
+		if (old_name)
+			store_tell_names(now, old_name, ctx);
+		store_retire_fd(st, now);
+		return STORE_ROOT_GONE;
+	}
+	int same = sb.st_dev == st->root_dev && sb.st_ino == st->root_ino;
+	if (now >= 0 && same)
+		return STORE_ROOT_SAME;
+	int fd = open(st->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	struct stat opened;
+	if (fd < 0 || fstat(fd, &opened) != 0) {
+		if (fd >= 0)
+			close(fd);
+		return STORE_ROOT_SAME; /* changing right now: the next look tells */
+	}
+	same = opened.st_dev == st->root_dev && opened.st_ino == st->root_ino;
+	st->root_dev = opened.st_dev;
+	st->root_ino = opened.st_ino;
+	st->root_fd = fd;
+	if (now >= 0 && old_name)
+		store_tell_names(now, old_name, ctx);
+	store_retire_fd(st, now);
+	if (now >= 0)
+		return STORE_ROOT_REPLACED;
+	return same ? STORE_ROOT_BACK : STORE_ROOT_BACK_NEW;
 }
 
 static ps_err store_errno(int e)
@@ -137,7 +241,8 @@ ps_err store_stat_project(struct ps_store *st, const char *project, struct stat 
 		return PS_ERR_NOENT;
 	/* A symlinked project directory is followed, as pi's listAll does
 	 * (docs/security.md); a loop is ELOOP, so not a project. */
-	if (fstatat(st->root_fd, project, sb, 0) != 0)
+	int root = store_dirfd(st);
+	if (root < 0 || fstatat(root, project, sb, 0) != 0)
 		return store_errno(errno);
 	return S_ISDIR(sb->st_mode) ? PS_OK : PS_ERR_NOENT;
 }
@@ -178,7 +283,8 @@ ps_err store_stat_session(struct ps_store *st, const char *project, const char *
 		return PS_ERR_NOENT;
 	/* The session file itself is never a symlink: it is what appends go
 	 * to.  Its project is a directory, or a symlink to one. */
-	if (fstatat(st->root_fd, rel, sb, AT_SYMLINK_NOFOLLOW) != 0) {
+	int root = store_dirfd(st);
+	if (root < 0 || fstatat(root, rel, sb, AT_SYMLINK_NOFOLLOW) != 0) {
 		int e = errno;
 		return store_buried_stat(st, project, session, sb) ? PS_OK : store_errno(e);
 	}
@@ -195,7 +301,10 @@ static ps_err store_list(struct ps_store *st, const char *dir, int sessions, int
 			 void *ctx)
 {
 	/* A project may be a symlink to a directory (store_stat_project). */
-	int fd = openat(st->root_fd, dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int root = store_dirfd(st);
+	if (root < 0 && strcmp(dir, ".") == 0)
+		return PS_OK; /* the store gone: it holds nothing */
+	int fd = root < 0 ? -1 : openat(root, dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
 		return store_errno(errno);
 	DIR *d = fdopendir(fd);
@@ -254,7 +363,8 @@ ps_err store_list_projects(struct ps_store *st, store_fill_fn fill, void *ctx)
 int store_project_is_link(const struct ps_store *st, const char *project)
 {
 	struct stat link;
-	return store_project_ok(project) && *project && fstatat(st->root_fd, project, &link, AT_SYMLINK_NOFOLLOW) == 0 &&
+	int root = store_dirfd(st);
+	return store_project_ok(project) && *project && root >= 0 && fstatat(root, project, &link, AT_SYMLINK_NOFOLLOW) == 0 &&
 	       S_ISLNK(link.st_mode);
 }
 
@@ -598,6 +708,7 @@ ps_err store_open_project(struct ps_store *st, const char *project, int *fd)
 		if (err)
 			return err;
 	}
-	*fd = openat(st->root_fd, *project ? project : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int root = store_dirfd(st);
+	*fd = root < 0 ? -1 : openat(root, *project ? project : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	return *fd < 0 ? store_errno(errno) : PS_OK;
 }

@@ -37,6 +37,25 @@ const char *store_root(const struct ps_store *store);
  * --session-dir or $PI_CODING_AGENT_SESSION_DIR). */
 typedef int (*store_fill_fn)(void *ctx, const char *name, const struct stat *st);
 ps_err store_list_projects(struct ps_store *store, store_fill_fn fill, void *ctx);
+
+/* The store is its path, as pi finds it: a store directory replaced by
+ * another (a restore from a backup, a sync tool) or moved away and back
+ * is followed, and while the path leads to no directory the store holds
+ * nothing (every lookup is PS_ERR_NOENT).  store_follow_root looks at
+ * the path once and switches to the directory there now; one caller at a
+ * time (the daemon's watcher), any number of readers meanwhile. */
+enum store_root_change {
+	STORE_ROOT_SAME,     /* as before (also: still gone) */
+	STORE_ROOT_GONE,     /* no directory at the path any more */
+	STORE_ROOT_BACK,     /* the same directory again, after it was gone */
+	STORE_ROOT_BACK_NEW, /* another directory, after the store was gone */
+	STORE_ROOT_REPLACED, /* another directory, with no gap seen between */
+};
+/* old_name (may be NULL) hears each name the directory left behind
+ * held, as it holds them now (a directory moved away keeps its names; one
+ * removed has none left), so the caller can drop what it shows of them. */
+enum store_root_change store_follow_root(struct ps_store *store, store_fill_fn old_name, void *ctx);
+
 /* Whether the project folder is a symlink in the store (followed, as pi
  * follows it): a session reached through it and through its target is
  * listed by the views under its real folder only. */
