@@ -50,7 +50,7 @@ static mode_t psfs_perm(const struct stat *file, int dir, int writable)
 static int psfs_node_writable(enum layout_kind kind)
 {
 	return kind == LAYOUT_TREE_DIR || kind == LAYOUT_LABELS_DIR || kind == LAYOUT_ENTRY ||
-	       kind == LAYOUT_NAME || kind == LAYOUT_RAW;
+	       kind == LAYOUT_NAME || kind == LAYOUT_LOADOUT || kind == LAYOUT_RAW;
 }
 
 /* Attributes of a node whose size is known. */

@@ -7,6 +7,7 @@
 #include "journal.h"
 #include "jstext.h"
 #include "layout.h"
+#include "loadout.h"
 #include "parse.h"
 #include "pisessionfs.h"
 #include "rewrite.h"
@@ -270,6 +271,51 @@ int commit_name(struct store_ref *ref, const char *path, const char *text, size_
 out:
 	free(name);
 	return res;
+}
+
+int commit_loadout(struct store_ref *ref, const char *path, const char *text, size_t len)
+{
+	struct ps_session *s = ref->session;
+	json_t *data = NULL, *current = NULL, *entry = NULL;
+	json_error_t error;
+	char why[256];
+	int res = 0;
+
+	if (!(data = json_loadb(text, len, 0, &error))) {
+		snprintf(why, sizeof why, "not valid JSON: line %d: %s", error.line, error.text);
+		return commit_refuse(path, text, len, PS_ERR_INVALID, why);
+	}
+	if (!loadout_valid(data, why, sizeof why)) {
+		res = commit_refuse(path, text, len, PS_ERR_INVALID, why);
+		goto out;
+	}
+	ps_err err = session_loadout(s, &current, NULL);
+	if (err) {
+		res = commit_refuse(path, text, len, err, "the saved loadout could not be read");
+		goto out;
+	}
+	/* An editor's save of what it read, or a reset with nothing to
+	 * reset: the spec writes a reset marker only to clear a saved
+	 * loadout. */
+	if (json_equal(current, data) || (loadout_is_reset(data) && loadout_is_reset(current)))
+		goto out;
+	entry = json_pack("{s:s,s:s,s:O}", "type", "custom", "customType", LOADOUT_CUSTOM_TYPE, "data", data);
+	if (!entry) {
+		res = commit_refuse(path, text, len, PS_ERR_NOMEM, "out of memory");
+		goto out;
+	}
+	struct append_item item = { entry, APPEND_PARENT_LEAF, PS_NIL, NULL, 0 };
+	res = commit_append(ref, s->generation, &item, 1, path, text, len, NULL);
+out:
+	json_decref(entry);
+	json_decref(current);
+	json_decref(data);
+	return res;
+}
+
+int commit_meta(struct store_ref *ref, enum layout_kind kind, const char *path, const char *text, size_t len)
+{
+	return kind == LAYOUT_LOADOUT ? commit_loadout(ref, path, text, len) : commit_name(ref, path, text, len);
 }
 
 int commit_raw(struct store_ref *ref, const char *path, const char *text, size_t len)

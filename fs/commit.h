@@ -8,6 +8,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include "layout.h"
 #include "store.h"
 
 /* Room for the id of what a commit appended (id_out below, which may be
@@ -39,6 +40,16 @@ int commit_branch(struct store_ref *ref, const char *fork_id, const char *label,
 
 /* `name` rewritten: a session_info entry (newlines folded, trimmed). */
 int commit_name(struct store_ref *ref, const char *path, const char *text, size_t len);
+
+/* `loadout.json` rewritten: a pi.loadout custom entry with the written
+ * payload (loadout.h), refused when it is not valid.  Nothing is appended
+ * when it equals the loadout in force, nor for an empty overrides array
+ * (the reset marker) when no loadout is saved. */
+int commit_loadout(struct store_ref *ref, const char *path, const char *text, size_t len);
+
+/* commit_name or commit_loadout, for a layout node of that kind: the
+ * session's metadata files. */
+int commit_meta(struct store_ref *ref, enum layout_kind kind, const char *path, const char *text, size_t len);
 
 /* Bytes appended to session.jsonl: whole JSON lines, each an entry. */
 int commit_raw(struct store_ref *ref, const char *path, const char *text, size_t len);

@@ -29,6 +29,7 @@ enum draft_target {
 	DRAFT_EDIT,    /* an entry file: `entry` of the index (serial, generation) */
 	DRAFT_REVISE,  /* an entry appended by an earlier commit of this draft: by `id` */
 	DRAFT_NAME,    /* the session's `name` */
+	DRAFT_LOADOUT, /* the session's `loadout.json` */
 	DRAFT_RAW,     /* session.jsonl: lines after `raw_base` */
 };
 

@@ -203,6 +203,7 @@ int psfs_open(const char *path, struct fuse_file_info *fi)
 			kind = HANDLE_EDIT;
 			break;
 		case LAYOUT_NAME:
+		case LAYOUT_LOADOUT:
 			kind = HANDLE_NAME;
 			break;
 		case LAYOUT_RAW:
@@ -218,7 +219,9 @@ int psfs_open(const char *path, struct fuse_file_info *fi)
 			err = PS_ERR_PERM;
 			goto out;
 		}
-		enum draft_target target = kind == HANDLE_EDIT ? DRAFT_EDIT : kind == HANDLE_NAME ? DRAFT_NAME : DRAFT_RAW;
+		enum draft_target target = kind == HANDLE_EDIT ? DRAFT_EDIT
+					 : kind != HANDLE_NAME ? DRAFT_RAW
+					 : node.kind == LAYOUT_LOADOUT ? DRAFT_LOADOUT : DRAFT_NAME;
 		if (!(f = psfs_file_new(kind, path)) || !(f->draft = draft_new(target))) {
 			err = PS_ERR_NOMEM;
 			goto out;
@@ -577,8 +580,8 @@ int psfs_commit_file(const char *at, const char *as, uint64_t serial, struct dra
 	} else if (edit_of && node.kind == LAYOUT_ENTRY) {
 		res = commit_edit(&ref, ref.session->generation, node.entry, as, text, len, id);
 		committed = 1;
-	} else if (edit_of && node.kind == LAYOUT_NAME) {
-		res = commit_name(&ref, as, text, len);
+	} else if (edit_of && (node.kind == LAYOUT_NAME || node.kind == LAYOUT_LOADOUT)) {
+		res = commit_meta(&ref, node.kind, as, text, len);
 		committed = 1;
 	} else if (node.kind == LAYOUT_TREE_DIR) {
 		res = commit_new(&ref, ref.session->generation, node.branch, as, text, len, id);
@@ -589,8 +592,8 @@ int psfs_commit_file(const char *at, const char *as, uint64_t serial, struct dra
 		 * nothing new until it is written again, and what it holds
 		 * then revises what this commit made. */
 		draft_committed(d, p.project, p.session, res == 0 && id[0] ? id : NULL);
-		if (res == 0 && edit_of && node.kind == LAYOUT_NAME)
-			d->target = DRAFT_NAME;
+		if (res == 0 && edit_of && (node.kind == LAYOUT_NAME || node.kind == LAYOUT_LOADOUT))
+			d->target = node.kind == LAYOUT_LOADOUT ? DRAFT_LOADOUT : DRAFT_NAME;
 	}
 	if (res == 0 && committed) {
 		/* It is an entry now: the file gives way to the entry's, and
@@ -682,6 +685,9 @@ static int psfs_commit_session(struct psfs_file *f, struct draft *d, enum psfs_c
 	case DRAFT_NAME:
 		res = commit_name(&ref, f->path, text, d->len);
 		break;
+	case DRAFT_LOADOUT:
+		res = commit_loadout(&ref, f->path, text, d->len);
+		break;
 	case DRAFT_RAW:
 		res = commit_raw(&ref, f->path, text, d->len);
 		break;
@@ -729,7 +735,8 @@ static int psfs_commit(struct psfs_file *f, enum psfs_commit_point at)
 	/* A release carries no credentials: what the commit logs and keeps
 	 * belongs to whoever opened the file. */
 	psfs_caller_act_for(f->uid, f->gid);
-	int emptied_entry = d->target == DRAFT_EDIT || d->target == DRAFT_REVISE;
+	/* loadout.json emptied is no loadout: refused as an emptied entry is. */
+	int emptied_entry = d->target == DRAFT_EDIT || d->target == DRAFT_REVISE || d->target == DRAFT_LOADOUT;
 	uint64_t serial = 0;
 	int temporary = 0, named = 0;
 	char *path = NULL;

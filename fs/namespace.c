@@ -537,7 +537,7 @@ static int psfs_rename_label(const char *from, const char *to, unsigned int flag
 	return res;
 }
 
-/* A side file renamed over an entry file or `name` (sed -i, perl -i, gio,
+/* A side file renamed over an entry file, `name` or `loadout.json` (sed -i, perl -i, gio,
  * rsync, JetBrains, Python's mkstemp + os.replace): an edit of it, with
  * the text of its draft d (locked by the caller, before the session).  A
  * rename that reports failure has appended nothing. */
@@ -545,8 +545,9 @@ static int psfs_rename_over(const char *from, uint64_t serial, const char *to, s
 			    const struct layout_node *dst, struct draft *d)
 {
 	const char *text = d->data ? d->data : "";
-	int res = dst->kind == LAYOUT_NAME ? commit_name(ref, to, text, d->len)
-					   : commit_edit(ref, ref->session->generation, dst->entry, to, text, d->len, NULL);
+	int meta = dst->kind == LAYOUT_NAME || dst->kind == LAYOUT_LOADOUT;
+	int res = meta ? commit_meta(ref, dst->kind, to, text, d->len)
+		       : commit_edit(ref, ref->session->generation, dst->entry, to, text, d->len, NULL);
 	if (res == 0) {
 		draft_committed(d, d->project, d->session, NULL);
 		overlay_lock(psfs_overlay());
@@ -712,7 +713,7 @@ int psfs_rename(const char *from, const char *to, unsigned int flags)
 			return -ENOENT;
 		draft_lock(d);
 		if (!target_listed && psfs_locate(to, &pt, &ref, &dst) == 0) {
-			if (dst.kind == LAYOUT_ENTRY || dst.kind == LAYOUT_NAME)
+			if (dst.kind == LAYOUT_ENTRY || dst.kind == LAYOUT_NAME || dst.kind == LAYOUT_LOADOUT)
 				res = psfs_rename_over(from, serial, to, &ref, &dst, d);
 			else {
 				journal_log("refused renaming %s over %s: it is generated from the session", from, to);
@@ -747,7 +748,7 @@ int psfs_rename(const char *from, const char *to, unsigned int flags)
 		store_release(psfs_self()->store, &ref);
 		return psfs_rename_label(from, to, flags);
 	}
-	if (src.kind == LAYOUT_ENTRY || src.kind == LAYOUT_NAME) {
+	if (src.kind == LAYOUT_ENTRY || src.kind == LAYOUT_NAME || src.kind == LAYOUT_LOADOUT) {
 		/* Onto another entry would rewrite history; onto any other
 		 * name, the entry is put aside (vim's f~, sed -i.orig,
 		 * JetBrains' f___jb_old___). */

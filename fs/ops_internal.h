@@ -37,7 +37,7 @@ enum psfs_handle {
 	HANDLE_READ,    /* a snapshot taken at open (data), or the raw file (fd) */
 	HANDLE_OVERLAY, /* an in-memory file */
 	HANDLE_EDIT,    /* an entry file opened for writing: a buffer */
-	HANDLE_NAME,    /* `name` opened for writing */
+	HANDLE_NAME,    /* `name` or `loadout.json` opened for writing */
 	HANDLE_RAW,     /* session.jsonl opened for appending */
 };
 

@@ -9,6 +9,7 @@
 #include "transcript.h"
 #include "usage.h"
 #include "content.h"
+#include "loadout.h"
 
 /* Larger texts are regenerated at open rather than held between a stat
  * and an open that may never come. */
@@ -290,6 +291,18 @@ static ps_err content_text(struct buf *b, char **buf, size_t *len, int bad)
 	return PS_OK;
 }
 
+/* A reset marker shows as no loadout: it is what it means. */
+static ps_err content_loadout(struct ps_session *s, char **buf, size_t *len)
+{
+	json_t *data;
+	ps_err err = session_loadout(s, &data, NULL);
+	if (err)
+		return err;
+	err = jsonout_pretty(data, buf, len);
+	json_decref(data);
+	return err;
+}
+
 static int content_stash_matches(const struct ps_session *s, const struct layout_node *node)
 {
 	const struct content_cache *c = content_cache_peek(s);
@@ -362,6 +375,8 @@ static ps_err content_generate(struct ps_session *s, const struct layout_node *n
 		if (s->name != PS_NIL)
 			bad = buf_puts(&b, session_str(s, s->name)) || buf_putc(&b, '\n');
 		return content_text(&b, buf, len, bad);
+	case LAYOUT_LOADOUT:
+		return content_loadout(s, buf, len);
 	case LAYOUT_HEADER: {
 		err = session_read_header(s, &line, &n);
 		if (err)

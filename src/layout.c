@@ -582,6 +582,7 @@ static const struct {
 	{ "parent", LAYOUT_PARENT },
 	{ "labels", LAYOUT_LABELS_DIR },
 	{ "name", LAYOUT_NAME },
+	{ "loadout.json", LAYOUT_LOADOUT },
 	{ "header.json", LAYOUT_HEADER },
 	{ "entries", LAYOUT_ENTRIES_DIR },
 	{ "problems", LAYOUT_PROBLEMS },

@@ -12,6 +12,7 @@
 #include "escape.h"
 #include "scan.h"
 #include "session.h"
+#include "loadout.h"
 
 #define SESSION_READ_CHUNK (1u << 20)
 
@@ -464,6 +465,15 @@ static ps_err session_index_line(struct ps_session *s, const char *line, size_t 
 		s->n_entries--;
 		goto out;
 	}
+	if (is_type && TYPE_IS("custom") && loadout_line_may_be(line, len)) {
+		json_t *full = parsed ? json_incref(parsed) : jsonline_object(line, len, &err);
+		if (full && loadout_entry_valid(full))
+			s->loadout = idx;
+		json_decref(full);
+		if (err == PS_ERR_NOMEM)
+			goto out;
+		err = PS_OK;
+	}
 	if (is_type && (TYPE_IS("label") || TYPE_IS("session_info"))) {
 		json_t *full = parsed ? json_incref(parsed) : jsonline_object(line, len, &err);
 		if (full) {
@@ -506,6 +516,7 @@ static void session_reset(struct ps_session *s)
 	s->have_header = 0;
 	s->version = 0;
 	s->name = PS_NIL;
+	s->loadout = PS_NIL;
 	s->session_id = PS_NIL;
 	s->parent_session = PS_NIL;
 	s->not_session = "the file is empty";
@@ -715,4 +726,26 @@ void session_attach(struct ps_session *s, struct ps_attachment *a)
 {
 	a->next = s->attachments;
 	s->attachments = a;
+}
+
+ps_err session_loadout(struct ps_session *s, json_t **out, int *saved)
+{
+	if (saved)
+		*saved = s->loadout != PS_NIL;
+	if (s->loadout == PS_NIL) {
+		*out = loadout_none();
+		return *out ? PS_OK : PS_ERR_NOMEM;
+	}
+	char *line;
+	size_t n;
+	ps_err err = session_read_line(s, s->loadout, &line, &n);
+	if (err)
+		return err;
+	json_t *entry = session_parse_line(line, n);
+	free(line);
+	if (!entry)
+		return PS_ERR_INVALID; /* indexed as valid: the file changed under us */
+	*out = json_incref(json_object_get(entry, "data"));
+	json_decref(entry);
+	return PS_OK;
 }

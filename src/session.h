@@ -97,6 +97,7 @@ struct ps_session {
 	struct ps_problem *problems;
 	uint32_t n_problems, cap_problems;
 	uint32_t name;         /* pool offset of the display name, PS_NIL if none */
+	uint32_t loadout;      /* the latest valid loadout entry in file order (loadout.h), PS_NIL if none */
 
 	/* Caches other modules derive from this index (content.c's texts and
 	 * sizes, usage.c's running totals).  Each belongs to its module; the
@@ -184,5 +185,11 @@ static inline const char *session_str(const struct ps_session *s, uint32_t off)
 {
 	return strpool_get(&s->pool, off);
 }
+
+/* The loadout pi would apply (loadout.h): the payload of the latest valid
+ * pi.loadout entry in file order, or loadout_none() when none is saved
+ * (*saved 0; a reset marker counts as saved).  *out is a new reference;
+ * saved may be NULL. */
+ps_err session_loadout(struct ps_session *s, json_t **out, int *saved);
 
 #endif

@@ -17,6 +17,7 @@
 #include "entrycache.h"
 #include "context.h"
 #include "search.h"
+#include "content.h"
 #include "session.h"
 #include "sessionfork.h"
 #include "sessioninfo.h"
@@ -29,6 +30,7 @@ static void usage(FILE *out)
 		"       pisession render SESSION.jsonl ID   an entry's Markdown file\n"
 		"       pisession context SESSION.jsonl [ID] context.json for the leaf or ID\n"
 		"       pisession problems SESSION.jsonl    lines skipped and why\n"
+		"       pisession loadout SESSION.jsonl     the loadout pi applies (loadout.json)\n"
 		"       pisession render-json ENTRY.json [NAME.md]\n"
 		"                                           render one entry given as JSON, as the\n"
 		"                                           file NAME.md (default entry.md: image links)\n"
@@ -94,6 +96,24 @@ static int cmd_tree(const struct ps_session *s)
 		fprintf(stderr, "pisession: %s\n", ps_strerror(w.err));
 		return 1;
 	}
+	return 0;
+}
+
+/* A generated file of the session directory, as the mount shows it. */
+static int cmd_file(struct ps_session *s, const char *name)
+{
+	struct layout_node node;
+	char *text = NULL;
+	size_t len = 0;
+	ps_err err = layout_resolve(s, name, &node);
+	if (!err)
+		err = content_build(s, &node, &text, &len);
+	if (err) {
+		fprintf(stderr, "pisession: %s: %s\n", name, ps_strerror(err));
+		return 1;
+	}
+	fwrite(text, 1, len, stdout);
+	free(text);
 	return 0;
 }
 
@@ -558,6 +578,8 @@ int main(int argc, char **argv)
 		rc = cmd_render(s, argv[3]);
 	} else if (!strcmp(argv[1], "context") && argc <= 4) {
 		rc = cmd_context(s, argc == 4 ? argv[3] : NULL);
+	} else if (!strcmp(argv[1], "loadout") && argc == 3) {
+		rc = cmd_file(s, "loadout.json");
 	} else if (!strcmp(argv[1], "problems") && argc == 3) {
 		if (s->not_session)
 			printf("not a session: %s\n", s->not_session);

@@ -51,6 +51,7 @@ context.json
 header.json
 labels
 leaf
+loadout.json
 name
 problems
 session.jsonl
@@ -158,12 +159,12 @@ for id in "${ids[@]}"; do
 done
 assert_eq "find: number of .md files (entries, the session's transcript, two sessions.md)" "$((${#ids[@]} + 3))" "$(grep -c '\.md$' "$T_DIR/find.txt" || true)"
 # root, project, session, 13 entry files, the branch and its context.json
-# (its transcript.md and entries/ answer by name only), 9 generated names
+# (its transcript.md and entries/ answer by name only), 10 generated names
 # in the session, 1 label, .pisessionfs with log and rejected/, the 4 views with the
 # session's link in by-id and recent and 6 nested by-cwd names (by-cwd/home/
 # user/demo-project/<session>), the two usage.csv, the two sessions.md and
 # the two search/ directories (empty until a query is named).
-assert_eq "find: number of paths" 48 "$(wc -l <"$T_DIR/find.txt")"
+assert_eq "find: number of paths" 49 "$(wc -l <"$T_DIR/find.txt")"
 fsx_out find -L "$S" -type l
 assert_eq "find -L: every symlink resolves" "" "$OUT"
 

@@ -267,6 +267,7 @@ context.json
 header.json
 labels
 leaf
+loadout.json
 name
 problems
 session.jsonl" "$(ls_names "$T")"
