@@ -204,6 +204,7 @@ fsx_out stat -c %s "$M/trunc/session.jsonl"
 assert_eq "truncated: session.jsonl size includes the partial line" "$(stat -c %s "$PD/trunc.jsonl")" "${OUT%$'\n'}"
 # The next append through the mount ends it with a newline first: the cut
 # line becomes line 3, skipped as pi skips it, and the new message line 4.
+# shellcheck disable=SC2016 # bash -c gets its argument as $1
 fsx_out bash -c 'echo after-cut >"$1"' _ "$M/trunc/new.md"
 assert_eq "truncated: a message appended through the mount" 0 "$RC"
 assert_eq "truncated: the cut line got its newline, then the message" \
