@@ -318,6 +318,19 @@ int psfs_symlink(const char *target, const char *path)
 		snprintf(why, sizeof why, "the target %s is not an entry of this session", target);
 		journal_reject(path, target, strlen(target), why);
 		res = -EINVAL;
+	} else if (ref.session->entries[entry].label != PS_NIL) {
+		/* pi keeps one label per entry, the latest: a second link
+		 * would silently remove the first.  EMLINK, not EEXIST: the
+		 * name typed is free, and `ln -sf` retries EEXIST under
+		 * fresh temporary names (hundreds of thousands of them). */
+		char *had = layout_label_name(ref.session, entry);
+		char *file = layout_entry_path(ref.session, entry);
+		journal_log("refused symlink %s: %s already has the label %s, and an entry has one label; "
+			    "mv labels/%s labels/%s renames it, or rm labels/%s first", path, file ? file : target,
+			    had ? had : "(another)", had ? had : "OLD", name, had ? had : "OLD");
+		free(had);
+		free(file);
+		res = -EMLINK;
 	} else {
 		res = commit_label(&ref, path, entry, label, PS_NIL);
 	}

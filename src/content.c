@@ -405,6 +405,11 @@ static ps_err content_generate(struct ps_session *s, const struct layout_node *n
 	case LAYOUT_PROBLEMS:
 		for (uint32_t i = 0; i < s->n_problems && !bad; i++)
 			bad = buf_printf(&b, "line %u: %s\n", s->problems[i].line, s->problems[i].why);
+		if (!bad) {
+			char tail[512];
+			size_t tail_len = session_tail_problem(s, tail, sizeof tail);
+			bad = tail_len && buf_put(&b, tail, tail_len);
+		}
 		return content_text(&b, buf, len, bad);
 	case LAYOUT_TRANSCRIPT:
 		/* Links go up to the session directory, then down to the entry. */

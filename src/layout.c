@@ -532,6 +532,22 @@ static ps_err layout_label_alias(const struct ps_session *s, uint32_t e, const c
 
 /* Resolves one name inside the labels/ directory: a listed name, else a
  * name of the same label from before (see layout_label_alias). */
+char *layout_label_name(const struct ps_session *s, uint32_t idx)
+{
+	char **names;
+	char *out = NULL;
+	if (s->entries[idx].label == PS_NIL || !(names = layout_label_names(s)))
+		return NULL;
+	for (uint32_t i = 0; i < s->n_labeled; i++)
+		if (s->labeled[i] == idx && names[i]) {
+			out = names[i];
+			names[i] = NULL;
+			break;
+		}
+	layout_label_names_free(s, names);
+	return out;
+}
+
 static ps_err layout_find_label(const struct ps_session *s, const char *name, uint32_t *out)
 {
 	char **names = layout_label_names(s);

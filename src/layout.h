@@ -73,6 +73,9 @@ char *layout_branch_id_name(const struct ps_session *s, uint32_t branch);
  * that name ("%41": the label "A" is named "A"), with *err PS_ERR_NOMEM
  * when memory runs out. */
 char *layout_typed_label(const char *name, ps_err *err);
+/* The name labels/ lists the entry's live label under (new string), or
+ * NULL when it has none or memory runs out. */
+char *layout_label_name(const struct ps_session *s, uint32_t idx);
 /* Target of a symlink node (leaf, label, parent), relative to the symlink. */
 char *layout_symlink_target(const struct ps_session *s, const struct layout_node *node);
 

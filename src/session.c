@@ -35,6 +35,21 @@ static ps_err session_grow(void **arr, uint32_t *cap, uint32_t need, size_t elem
 	return PS_OK;
 }
 
+size_t session_tail_problem(const struct ps_session *s, char *buf, size_t n)
+{
+	if (s->size <= s->scanned || !n)
+		return 0;
+	uint64_t bytes = s->size - s->scanned;
+	int w = snprintf(buf, n,
+			 "line %u: no newline at its end (%llu byte%s), not shown: cut short by a crash or a full "
+			 "disk, or being written now; pi skips it unless it is whole JSON, and the mount's next "
+			 "append ends it with a newline first\n",
+			 s->lines + 1, (unsigned long long)bytes, bytes == 1 ? "" : "s");
+	if (w < 0)
+		return 0;
+	return (size_t)w < n ? (size_t)w : n - 1;
+}
+
 static ps_err session_problem(struct ps_session *s, uint32_t line, const char *why)
 {
 	ps_err err = session_grow((void **)&s->problems, &s->cap_problems, s->n_problems + 1,

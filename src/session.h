@@ -142,6 +142,10 @@ uint64_t session_labels_digest(const struct ps_session *s);
  * a session still opens (s->not_session says why).  *out is new: release
  * with session_free. */
 ps_err session_open(const char *path, struct ps_session **out);
+/* The problem line for bytes after the last newline (a line cut short, or
+ * one being written), "line N: ...\n" like the others, into buf (n bytes);
+ * 0 when the file ends in a newline, else the length (cut to fit). */
+size_t session_tail_problem(const struct ps_session *s, char *buf, size_t n);
 void session_free(struct ps_session *s);
 
 /* Brings the index up to date with the file: appended bytes are indexed

@@ -585,6 +585,9 @@ int main(int argc, char **argv)
 			printf("not a session: %s\n", s->not_session);
 		for (uint32_t i = 0; i < s->n_problems; i++)
 			printf("line %u: %s\n", s->problems[i].line, s->problems[i].why);
+		char tail[512];
+		if (session_tail_problem(s, tail, sizeof tail))
+			fputs(tail, stdout);
 		rc = 0;
 	} else {
 		usage(stderr);

@@ -485,11 +485,10 @@ class Model:
             name = op["name"]
             if name in self.labels:
                 return "EEXIST", sync, asyn
-            # an entry has one label: the latest label entry for a target
-            # wins, so a label already on that entry goes
-            for other, on in list(self.labels.items()):
-                if on == op["on"]:
-                    del self.labels[other]
+            # an entry has one label (the latest label entry for a target
+            # wins): a second one would remove the first, so it is refused
+            if op["on"] in self.labels.values():
+                return "EMLINK", sync, asyn
             self.labels[name] = op["on"]
             self._append(sync, type="label", target=op["on"], label=name, parent=("leaf",))
             return 0, sync, asyn

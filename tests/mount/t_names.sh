@@ -10,7 +10,7 @@
 # * ln -s into labels/ that succeeds appends exactly one label and the
 #   name answers lstat at once; a retry is EEXIST and appends nothing; a
 #   name no label can have (%41) is EINVAL with a log line, nothing
-#   appended.
+#   appended; a second label on an entry that has one is EMLINK.
 # * mkdir 'NNNN~my idea', cd into it, write: the shell's directory keeps
 #   existing, under the name typed.  mkdir past the last entry, or right
 #   after it (no branch: the write would continue the directory): ERANGE
@@ -71,6 +71,8 @@ try_label() {
 	# A retry is EEXIST, appends nothing.
 	assert_errno "File exists" ln -s ../0004-assistant.a2.md "$S/labels/$name"
 	assert_eq "a retry of $what appends nothing" "$after" "$(lines)"
+	# An entry has one label: u3 is free for the next one.
+	assert_true "rm labels/$what" rm -- "$S/labels/$name"
 }
 try_label "my label" "a label with a space"
 try_label "café ☕ ünïcode" "a Unicode label"
@@ -82,6 +84,11 @@ long=$(printf 'L%.0s' {1..250})
 try_label "$long" "a 250-byte label"
 
 # '/' cannot be typed in a name: %2F is its escape, and the label holds '/'.
+# u1 has the label a/b: a second one is refused until it goes.
+before=$(lines)
+assert_errno "Too many links" ln -s ../0001-user.u1.md "$S/labels/x%2Fy"
+assert_eq "a second label on u1 appends nothing" "$before" "$(lines)"
+assert_true "rm labels/a%2Fb" rm "$S/labels/a%2Fb"
 before=$(lines)
 fsx_out ln -s ../0001-user.u1.md "$S/labels/x%2Fy"
 assert_eq "ln -s labels/x%2Fy exits 0 (${ERR:-})" 0 "$RC"
@@ -90,6 +97,7 @@ assert_eq "x%2Fy appended one line" $((before + 1)) "$(lines)"
 assert_eq "labels/x%2Fy resolves" "../0001-user.u1.md" "$(fsx readlink "$S/labels/x%2Fy")"
 
 # A literal % before two hex digits is %25; "%41" names no label.
+assert_true "rm labels/x%2Fy" rm "$S/labels/x%2Fy"
 before=$(lines)
 fsx_out ln -s ../0001-user.u1.md "$S/labels/a%2541"
 assert_eq "ln -s labels/a%2541 exits 0 (${ERR:-})" 0 "$RC"
@@ -100,6 +108,7 @@ assert_eq "labels/%41 appends nothing" "$before" "$(lines)"
 assert_contains "the log says why %41 was refused" "no label is named so" "$(fsx cat "$LOG")"
 
 # A tab typed in a name: listed %09, and the name typed answers too.
+assert_true "rm labels/a%2541" rm "$S/labels/a%2541"
 before=$(lines)
 fsx_out ln -s ../0001-user.u1.md "$S/labels/tab"$'\t'"here"
 assert_eq "ln -s of a label with a tab exits 0 (${ERR:-})" 0 "$RC"

@@ -11,6 +11,8 @@
 # must list nothing stray afterwards (only what the editor leaves by
 # design), and the daemon must refuse nothing.  strace shows that the
 # interesting paths (4913 probe, rename to f~, O_EXCL backups) are taken.
+# Last, refused saves (a changed role): what vim, nano, emacs --batch and
+# sed -i say, as docs/layout.md quotes it, and that nothing is lost.
 # shellcheck disable=SC2016 # 'bash -c' scripts get their arguments as $1...
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh" "$@"
@@ -167,7 +169,8 @@ traced_run() {
 	fi
 }
 
-for s in vim-auto vim-yes nano nano-backup emacs sed nvim perl py-mkstemp py-named gio jetbrains rsync node sed-orig; do
+REFUSED=(ref-vim-auto ref-vim-yes ref-vim-nobackup ref-nano ref-emacs ref-sed)
+for s in vim-auto vim-yes nano nano-backup emacs sed nvim perl py-mkstemp py-named gio jetbrains rsync node sed-orig "${REFUSED[@]}"; do
 	mksession "s-$s"
 done
 mount_fs "$STORE" "$MNT"
@@ -411,5 +414,88 @@ fsx_out bash -c 'cd "$1" && sed -i.orig "s/^alpha two\$/sed orig/" "$2"' _ "$S" 
 assert_eq "sed -i.orig" "0" "$RC${ERR:+ $ERR}"
 saved "sed -i.orig" '"sed orig"' "$E.orig"
 assert_same_bytes "$S/$E.orig" "$T_DIR/$SESS.orig"
+
+# --- refused saves (docs/layout.md, "A refused save in an editor") ---------------------
+# Each editor saves the entry with its role changed in the front matter,
+# which is refused: what it says is pinned here as the docs quote it, and
+# nothing is lost: the session file is byte-identical, the entry file reads
+# as before, the saved text is in rejected/ exactly, the log says why.
+# refused_save WHAT [LEFT...]: checks the last save of $E in $S.
+refused_save() {
+	local what=$1
+	shift
+	assert_eq "$what: session file unchanged (sha256)" "$MARK_SHA" "$(sha256sum <"$F")"
+	assert_poll "$what: the entry file reads as before" 5 cmp -s "$S/$E" "$T_DIR/$SESS.orig"
+	local log kept
+	# What the editor saved: the entry with role: assistant.
+	sed 's/^role: user$/role: assistant/' "$T_DIR/$SESS.orig" >"$T_DIR/refused.md"
+	log=$(fsx cat "$MNT/.pisessionfs/log" | tail -n +$((MARK_LOG + 1)) | grep "refused /$PROJ/$SESS/$E: " || true)
+	assert_contains "$what: the log says why" 'front matter field "role" cannot change (was user, now assistant)' "$log"
+	kept=$(sed -n 's|.*your text is kept in MOUNT/\(.pisessionfs/rejected/[^)]*\)).*|\1|p' <<<"$log" | tail -1)
+	if [[ -n $kept ]] && fsx cat "$MNT/$kept" | cmp -s - "$T_DIR/refused.md"; then
+		pass
+	else
+		fail "$what: the saved text is not kept in rejected/ (${kept:-no name in the log})"
+	fi
+	assert_eq "$what: the mount lists nothing new" \
+		"$(printf '%s\n' "$BEFORE_LS" "$@" | grep . | sort)" "$(ls_names "$S" | sort)"
+}
+
+# vim: the message of :write, caught (v:exception); E667 with its backup,
+# and without one (backupskip=*, as for files under /tmp) the same E667,
+# after which vim adds "WARNING: Original file may be lost or damaged".
+vim_refused() {
+	local c=$1 settings=$2
+	shift 2
+	start "s-$c"
+	rm -f "$T_DIR/vim.msg"
+	(cd "$S" && fsx vim -Nu NONE -i NONE -n -es -c "set $settings" -c '%s/^role: user$/role: assistant/' \
+		-c "try | write | catch | call writefile([v:exception], '$T_DIR/vim.msg') | endtry" -c 'q!' "$E") \
+		>"$T_DIR/vim.out" 2>&1 || true
+	assert_eq "vim ($settings), refused save: what :write says" "Vim(write):E667: Fsync failed ($E)" \
+		"$(cat "$T_DIR/vim.msg" 2>/dev/null || echo "no error: $(cat "$T_DIR/vim.out")")"
+	refused_save "vim ($settings), refused save" "$@"
+}
+vim_refused ref-vim-auto 'backupskip= backupcopy=auto'
+vim_refused ref-vim-yes 'backupskip= backupcopy=yes' "$E~"
+vim_refused ref-vim-nobackup 'backupskip=* backupcopy=auto'
+
+# nano: the error in its status bar; the buffer stays modified.
+start s-ref-nano
+tmux -L "$TMUX_SOCK" new-session -d -s nanoref -x 200 -y 30 \
+	"cd $(printf '%q' "$S") && exec nano --ignorercfiles +6 $E"
+if poll_until 5 bash -c 'tmux -L "$1" capture-pane -p -t nanoref | grep -q "^\^G Help"' _ "$TMUX_SOCK"; then
+	pass
+else
+	fail "nano did not start: $(tmux -L "$TMUX_SOCK" capture-pane -p -t nanoref 2>&1 | head -5)"
+fi
+tmux -L "$TMUX_SOCK" send-keys -t nanoref C-k
+tmux -L "$TMUX_SOCK" send-keys -t nanoref -l 'role: assistant'
+tmux -L "$TMUX_SOCK" send-keys -t nanoref Enter C-s
+assert_poll "nano, refused save: says the write failed" 5 \
+	bash -c 'tmux -L "$1" capture-pane -p -t nanoref | grep -qF "[ Error writing $2: Invalid argument ]"' _ "$TMUX_SOCK" "$E"
+tmux -L "$TMUX_SOCK" send-keys -t nanoref C-x
+assert_poll "nano, refused save: asks whether to save the modified buffer" 5 \
+	bash -c 'tmux -L "$1" capture-pane -p -t nanoref | grep -q "Save modified buffer"' _ "$TMUX_SOCK"
+tmux -L "$TMUX_SOCK" send-keys -t nanoref n
+assert_poll "nano, refused save: exits" 5 bash -c '! tmux -L "$1" has-session -t nanoref 2>/dev/null' _ "$TMUX_SOCK"
+refused_save "nano, refused save"
+
+# emacs in batch mode (no fsync there): the write error of the close.
+start s-ref-emacs
+fsx_out bash -c 'cd "$1" && emacs -Q --batch --eval "(progn (setq backup-enable-predicate (lambda (f) nil))
+	(find-file \"$2\") (goto-char (point-min)) (re-search-forward \"^role: user$\")
+	(replace-match \"role: assistant\") (save-buffer))"' _ "$S" "$E"
+assert_ne "emacs --batch, refused save: its exit status" "0" "$RC"
+assert_contains "emacs --batch, refused save: what it says" "(file-error \"Write error\" \"Invalid argument\"" "$ERR"
+refused_save "emacs --batch, refused save"
+
+# sed -i: the rename of its temporary over the entry fails; sed removes it.
+start s-ref-sed
+fsx_out bash -c 'cd "$1" && sed -i "s/^role: user\$/role: assistant/" "$2"' _ "$S" "$E"
+assert_eq "sed -i, refused save: its exit status" 4 "$RC"
+assert_contains "sed -i, refused save: what it says" "Invalid argument" "$ERR"
+assert_contains "sed -i, refused save: names its temporary" "sed: cannot rename ./sed" "$ERR"
+refused_save "sed -i, refused save"
 
 finish

@@ -406,6 +406,58 @@ expect_new "rm labels/y: the label entry that clears it" \
 assert_eq "labels after rm" "" "$(ls_names "$S/labels")"
 expect_no_refusal "labels"
 
+# One label per entry (pi keeps the latest label entry of a target): a
+# second link onto a labelled entry is refused (EMLINK, "Too many links"),
+# not obeyed by silently removing the first; the log names the label it
+# has and says how to rename or remove it.  ln -sf links a temporary name
+# first and renames it over, so it is refused the same way when the entry
+# carries a label, and moves a label onto an unlabelled entry.
+U1=0001-user.aaaa0001.md
+A2=0002-assistant.aaaa0002.md
+A4=0004-assistant.aaaa0004.md
+assert_true "ln -s ../ENTRY labels/one" ln -s ../$A2 "$S/labels/one"
+mark "$F"
+fsx_out ln -s ../$A2 "$S/labels/two"
+assert_eq "ln -s onto an entry with a label: fails" 1 "$RC"
+assert_contains "ln -s onto an entry with a label: ln says" "Too many links" "$ERR"
+expect_same "a second label on one entry"
+fsx_out bash -c 'tail -n +$(($1 + 1)) "$2" | grep refused' _ "$MARK_LOG" "$MNT/.pisessionfs/log"
+assert_contains "a second label: the log says why" \
+	"refused symlink /$PROJ/s-label/labels/two: $A2 already has the label one, and an entry has one label; mv labels/one labels/two renames it, or rm labels/one first" "$OUT"
+assert_eq "a second label: labels/ unchanged" "one" "$(ls_names "$S/labels")"
+op "symlink onto an entry with a label (errno)" symlink:EMLINK symlink ../$A2 "$S/labels/two"
+fsx_out ln -s aaaa0002 "$S/labels/two"
+assert_eq "ln -s ID onto an entry with a label: fails" 1 "$RC"
+expect_same "a second label on one entry, by id"
+# ln -sf onto the entry's own label, and onto another name: refused.
+assert_true "ln -s ../ENTRY labels/other" ln -s ../$U1 "$S/labels/other"
+mark "$F"
+fsx_out ln -sf ../$A2 "$S/labels/one"
+assert_eq "ln -sf ENTRY labels/ITS-LABEL: fails" 1 "$RC"
+assert_contains "ln -sf ENTRY labels/ITS-LABEL: ln says" "Too many links" "$ERR"
+fsx_out ln -sf ../$A2 "$S/labels/other"
+assert_eq "ln -sf onto another label, from a labelled entry: fails" 1 "$RC"
+expect_same "ln -sf from a labelled entry"
+fsx_out readlink "$S/labels/other"
+assert_eq "ln -sf refused: labels/other unchanged" "../$U1" "${OUT%$'\n'}"
+# ln -sf from an unlabelled entry: the label moves there.
+mark "$F"
+assert_true "ln -sf UNLABELLED labels/other" ln -sf ../$A4 "$S/labels/other"
+fsx_out readlink "$S/labels/other"
+assert_eq "ln -sf moved labels/other" "../$A4" "${OUT%$'\n'}"
+assert_eq "labels after ln -sf" $'one\nother' "$(ls_names "$S/labels")"
+expect_no_refusal "ln -sf from an unlabelled entry"
+# The ways the log gives still work: mv renames, rm then ln -s.
+mark "$F"
+prev=$(tail -1 "$F" | "$PY" -I -S -c 'import json, sys; print(json.load(sys.stdin)["id"])')
+assert_true "mv labels/one labels/two" mv "$S/labels/one" "$S/labels/two"
+expect_new "mv labels/one labels/two: the label renamed" \
+	"[{\"type\":\"label\",\"id\":\"@id\",\"parentId\":\"$prev\",\"timestamp\":\"@ts\",\"targetId\":\"aaaa0002\",\"label\":\"two\"}]"
+assert_true "rm labels/two" rm "$S/labels/two"
+assert_true "ln -s after rm" ln -s ../$A2 "$S/labels/three"
+assert_eq "labels after mv, rm, ln -s" $'other\nthree' "$(ls_names "$S/labels")"
+expect_no_refusal "mv, rm, ln -s"
+
 # --- name -----------------------------------------------------------------------
 S=$D/s-name
 F=$STORE/$PROJ/s-name.jsonl
