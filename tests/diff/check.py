@@ -425,7 +425,7 @@ def build_layout(sess):
 
 # ---------------------------------------------------------------- one session
 
-ROOT_EXTRA = {"context.json", "leaf", "labels", "name", "header.json", "session.jsonl", "problems",
+ROOT_EXTRA = {"context.json", "leaf", "labels", "name", "loadout.json", "header.json", "session.jsonl", "problems",
               "transcript.md", "usage.json"}
 SUB_EXTRA = {"context.json"}
 # Names that answer by name but are not listed (docs/layout.md "What a

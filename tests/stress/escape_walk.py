@@ -32,7 +32,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "diff"))
 import check  # noqa: E402
 
 VIEWS = {"by-id", "by-name", "by-cwd", "recent", "search"}
-FIXED = {"context.json", "leaf", "labels", "name", "header.json", "entries", "session.jsonl", "problems", "error",
+FIXED = {"context.json", "leaf", "labels", "name", "loadout.json", "header.json", "entries", "session.jsonl", "problems", "error",
          "transcript.md", "usage.json"}
 ESCAPED = re.compile(r"^(?:[A-Za-z0-9_.~-]|%[0-9A-F]{2})+$")
 BRANCH = re.compile(r"^[0-9]{4,}~")
