@@ -20,6 +20,7 @@
 #include "searchdir.h"
 #include "sessionops.h"
 #include "watch.h"
+#include "views.h"
 
 /* Where a new name may be made: a tree directory of a session, a pending
  * branch, or labels/.  Returns the kind of directory, or -errno. */
@@ -410,10 +411,28 @@ int psfs_mkdir(const char *path, mode_t mode)
 		free(dir);
 		return -EPERM;
 	}
+	if (views_owns(dir)) {
+		journal_log("refused mkdir %s: the views hold links to sessions, not sessions; mkdir PROJECT/NAME "
+			    "starts one (the project folder by-cwd leads to: cd -P by-cwd/...; ls -l shows it)",
+			    path);
+		free(dir);
+		return -EPERM;
+	}
 	/* In a project folder, or at the root of a flat store: a session. */
 	if (!psfs_split(dir, &p) && (p.depth == 1 || (p.depth == 0 && psfs_store_is_flat()))) {
 		free(dir);
 		return psfs_session_start(path, &p, name, mode);
+	}
+	if (strcmp(dir, "/") == 0) {
+		/* pi makes a project folder when it first saves a session for
+		 * a cwd, and the folder's name does not give that cwd back. */
+		journal_log("refused mkdir %s: project folders are made by pi, the first time it saves a session for a "
+			    "directory, and a folder's name does not say its directory exactly ('-' stands for '/', '\\' "
+			    "and ':'); run pi once in that directory, or make the folder in the store yourself, then "
+			    "mkdir PROJECT/NAME starts a session in it",
+			    path);
+		free(dir);
+		return -EPERM;
 	}
 	res = psfs_locate_live(dir, &p, &ref, &dirnode);
 	free(dir);
