@@ -1,5 +1,6 @@
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -7,6 +8,7 @@
 #include <string.h>
 #include "buf.h"
 #include "caller.h"
+#include "filememo.h"
 #include "infocache.h"
 #include "overview.h"
 #include "sessionsmd.h"
@@ -18,11 +20,19 @@ enum overview_file { OVERVIEW_CSV, OVERVIEW_MD };
 
 /* --- the sessions a folder's overview covers ----------------------------------- */
 
-/* Called with each session the overview covers, acquired. */
-typedef ps_err (*overview_session_fn)(void *ctx, const char *project, const char *name, struct ps_session *s);
+/* Called with each session the overview covers that its row was not kept
+ * for, acquired (with or without a header: a file without one has no row,
+ * and that is kept too); st as listed. */
+typedef ps_err (*overview_session_fn)(void *ctx, const char *project, const char *name, const struct stat *st,
+				      struct ps_session *s);
+/* Called first with each: 1 when the row kept for the file as listed was
+ * used (no session is acquired then), 0 when none is kept, -1 when memory
+ * ran out. */
+typedef int (*overview_kept_fn)(void *ctx, const char *project, const char *name, const struct stat *st);
 
 struct overview_each {
 	struct psfs *fs;
+	overview_kept_fn kept;
 	overview_session_fn fn;
 	void *ctx;
 	ps_err err;
@@ -35,35 +45,98 @@ static int overview_each_session(void *ctx, const char *project, const char *nam
 	struct store_ref ref;
 	if (!psfs_caller_may_read(&c->who, st->st_uid, st->st_gid, st->st_mode))
 		return 0;
+	int kept = c->kept(c->ctx, project, name, st);
+	if (kept) {
+		if (kept < 0)
+			c->err = PS_ERR_NOMEM;
+		return kept < 0;
+	}
 	if (store_acquire(c->fs->store, project, name, &ref) != PS_OK)
 		return 0; /* gone meanwhile */
-	if (ref.session->have_header)
-		c->err = c->fn(c->ctx, project, name, ref.session);
+	c->err = c->fn(c->ctx, project, name, st, ref.session);
 	store_release(c->fs->store, &ref);
 	return c->err != PS_OK;
 }
 
-/* Calls fn with each session of project (NULL: the whole store, its root's
- * own sessions last) that the caller may read, each file once. */
-static ps_err overview_each(struct psfs *fs, const char *project, overview_session_fn fn, void *ctx)
+/* Calls kept, and fn where it kept nothing, with each session of project
+ * (NULL: the whole store, its root's own sessions last) that the caller
+ * may read, each file once. */
+static ps_err overview_each(struct psfs *fs, const char *project, overview_kept_fn kept, overview_session_fn fn,
+			    void *ctx)
 {
-	struct overview_each c = { fs, fn, ctx, PS_OK, { 0 } };
+	struct overview_each c = { fs, kept, fn, ctx, PS_OK, { 0 } };
 	psfs_caller_get(&c.who);
 	ps_err err = store_each_session(fs->store, project, overview_each_session, &c);
 	return err ? err : c.err;
 }
 
+static struct filememo *overview_rows(struct psfs *fs);
+
+/* --- the rows kept ------------------------------------------------------------- */
+
+/* Kept per session file (filememo.h): its usage.csv row, and what its
+ * sessions.md row shows.  Keys: 'c' or 'm', then "project/name". */
+#define OVERVIEW_ROWS_BUDGET ((size_t)16 << 20)
+
+static int overview_row_key(char kind, const char *project, const char *name, char *key, size_t size, size_t *len)
+{
+	int n = snprintf(key, size, "%c%s/%s", kind, project, name);
+	if (n < 0 || (size_t)n >= size)
+		return 0;
+	*len = (size_t)n;
+	return 1;
+}
+
+/* Whether the session as indexed is the file as listed: only then is what
+ * was derived from it kept under the listing's stamp. */
+static int overview_session_is(const struct ps_session *s, const struct stat *st)
+{
+	return s->dev == st->st_dev && s->ino == st->st_ino && s->size == (uint64_t)st->st_size &&
+	       s->mtime_ns == (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec;
+}
+
 /* --- usage.csv ----------------------------------------------------------------- */
 
-static ps_err overview_csv_row(void *ctx, const char *project, const char *name, struct ps_session *s)
+struct overview_csv {
+	struct psfs *fs;
+	struct buf *out;
+};
+
+static int overview_csv_kept(void *ctx, const char *project, const char *name, const struct stat *st)
 {
-	return usage_csv_row(s, project, name, ctx);
+	struct overview_csv *c = ctx;
+	char key[2 * NAME_MAX + 4];
+	size_t key_len;
+	struct filememo_stamp stamp;
+	if (!overview_row_key('c', project, name, key, sizeof key, &key_len))
+		return 0;
+	filememo_stamp_of(st, &stamp);
+	return filememo_get(overview_rows(c->fs), key, key_len, &stamp, c->out);
+}
+
+static ps_err overview_csv_row(void *ctx, const char *project, const char *name, const struct stat *st,
+			       struct ps_session *s)
+{
+	struct overview_csv *c = ctx;
+	size_t start = c->out->len;
+	ps_err err = s->have_header ? usage_csv_row(s, project, name, c->out) : PS_OK;
+	char key[2 * NAME_MAX + 4];
+	size_t key_len;
+	if (!err && overview_session_is(s, st) && overview_row_key('c', project, name, key, sizeof key, &key_len)) {
+		struct filememo_stamp stamp;
+		filememo_stamp_of(st, &stamp);
+		/* Out of memory here only costs the row's next build. */
+		(void)filememo_put(overview_rows(c->fs), key, key_len, &stamp, c->out->data + start,
+				   c->out->len - start);
+	}
+	return err;
 }
 
 static ps_err overview_build_csv(struct psfs *fs, const char *project, struct buf *out)
 {
+	struct overview_csv c = { fs, out };
 	ps_err err = usage_csv_header(out);
-	return err ? err : overview_each(fs, project, overview_csv_row, out);
+	return err ? err : overview_each(fs, project, overview_csv_kept, overview_csv_row, &c);
 }
 
 /* --- sessions.md ----------------------------------------------------------------- */
@@ -81,13 +154,21 @@ struct overview_md {
 	size_t n, cap;
 };
 
-static ps_err overview_md_session(void *ctx, const char *project, const char *name, struct ps_session *s)
+/* What a session's sessions.md row shows, as kept (then the title's
+ * bytes): all but its directory, which depends on the file asked for. */
+struct overview_md_kept {
+	int listed;             /* 0: the session has no row */
+	uint32_t branches;
+	uint64_t messages;
+	double cost, created_ms, modified_ms;
+	size_t title_len;
+};
+
+/* Adds the row (row.dir is set here). */
+static ps_err overview_md_add(struct overview_md *md, const char *project, const char *name,
+			      struct sessionsmd_row *row)
 {
-	struct overview_md *md = ctx;
-	const struct sessioninfo *info;
-	double cost = 0;
-	uint64_t messages = 0;
-	char *dir = NULL, *title = NULL;
+	char *dir = NULL;
 	if (md->n == md->cap) {
 		size_t cap = md->cap ? md->cap * 2 : 32;
 		struct overview_md_row *rows = realloc(md->rows, cap * sizeof *rows);
@@ -96,9 +177,104 @@ static ps_err overview_md_session(void *ctx, const char *project, const char *na
 		md->rows = rows;
 		md->cap = cap;
 	}
+	if (md->scoped ? asprintf(&dir, "%s", name) < 0
+		       : asprintf(&dir, "%s%s%s", project, *project ? "/" : "", name) < 0)
+		dir = NULL;
+	struct overview_md_row *r = &md->rows[md->n];
+	memset(r, 0, sizeof *r);
+	row->dir = dir;
+	ps_err err = row->title && dir ? sessionsmd_row(&r->text, row) : PS_ERR_NOMEM;
+	free(dir);
+	row->dir = NULL;
+	if (err) {
+		buf_free(&r->text);
+		return err;
+	}
+	r->modified_ms = isnan(row->modified_ms) ? -INFINITY : row->modified_ms;
+	r->order = md->n++;
+	return PS_OK;
+}
+
+static int overview_md_kept(void *ctx, const char *project, const char *name, const struct stat *st)
+{
+	struct overview_md *md = ctx;
+	char key[2 * NAME_MAX + 4];
+	size_t key_len;
+	struct filememo_stamp stamp;
+	struct buf got = BUF_INIT;
+	struct overview_md_kept k;
+	if (!overview_row_key('m', project, name, key, sizeof key, &key_len))
+		return 0;
+	filememo_stamp_of(st, &stamp);
+	int found = filememo_get(overview_rows(md->fs), key, key_len, &stamp, &got);
+	if (found <= 0 || got.len < sizeof k || buf_putc(&got, '\0')) {
+		buf_free(&got);
+		return found < 0 ? -1 : 0;
+	}
+	memcpy(&k, got.data, sizeof k);
+	ps_err err = PS_OK;
+	if (k.listed) {
+		struct sessionsmd_row row = { 0 };
+		row.title = got.data + sizeof k;
+		row.created_ms = k.created_ms;
+		row.modified_ms = k.modified_ms;
+		row.messages = k.messages;
+		row.branches = k.branches;
+		row.cost = k.cost;
+		err = overview_md_add(md, project, name, &row);
+	}
+	buf_free(&got);
+	return err ? -1 : 1;
+}
+
+/* Keeps what the row shows (title NULL: the session has no row). */
+static void overview_md_keep(struct overview_md *md, const char *project, const char *name, const struct stat *st,
+			     const struct sessionsmd_row *row)
+{
+	char key[2 * NAME_MAX + 4];
+	size_t key_len;
+	struct overview_md_kept k;
+	struct buf val = BUF_INIT;
+	struct filememo_stamp stamp;
+	if (!overview_row_key('m', project, name, key, sizeof key, &key_len))
+		return;
+	memset(&k, 0, sizeof k);
+	k.listed = row && row->title;
+	if (k.listed) {
+		k.branches = row->branches;
+		k.messages = row->messages;
+		k.cost = row->cost;
+		k.created_ms = row->created_ms;
+		k.modified_ms = row->modified_ms;
+		k.title_len = strlen(row->title);
+	}
+	if (!buf_put(&val, &k, sizeof k) && (!k.listed || !buf_put(&val, row->title, k.title_len))) {
+		filememo_stamp_of(st, &stamp);
+		(void)filememo_put(overview_rows(md->fs), key, key_len, &stamp, val.data, val.len);
+	}
+	buf_free(&val);
+}
+
+static ps_err overview_md_session(void *ctx, const char *project, const char *name, const struct stat *st,
+				  struct ps_session *s)
+{
+	struct overview_md *md = ctx;
+	const struct sessioninfo *info;
+	double cost = 0;
+	uint64_t messages = 0;
+	char *title = NULL;
+	int same = overview_session_is(s, st);
+	if (!s->have_header) {
+		if (same)
+			overview_md_keep(md, project, name, st, NULL);
+		return PS_OK;
+	}
 	ps_err err = usage_totals(s, &cost, &messages);
-	if (err)
+	if (err) {
+		if (err == PS_ERR_NOTSESSION && same)
+			overview_md_keep(md, project, name, st, NULL);
 		return err == PS_ERR_NOTSESSION ? PS_OK : err;
+	}
 	/* What pi's list shows of it: its title and last activity. */
 	infocache_lock(md->fs->infos);
 	err = infocache_get(md->fs->infos, s->path, &info);
@@ -109,30 +285,23 @@ static ps_err overview_md_session(void *ctx, const char *project, const char *na
 		title = title_line(info->name, first, first_len, OVERVIEW_TITLE_MAX);
 		row.created_ms = info->created_ms;
 		row.modified_ms = info->modified_ms;
+		/* The info read the file as listed too. */
+		same = same && info->dev == st->st_dev && info->ino == st->st_ino &&
+		       info->size == (uint64_t)st->st_size &&
+		       info->mtime_ns == (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec;
 	}
 	infocache_unlock(md->fs->infos);
 	if (err)
 		return err == PS_ERR_NOMEM ? err : PS_OK; /* gone meanwhile */
-	if (md->scoped ? asprintf(&dir, "%s", name) < 0
-		       : asprintf(&dir, "%s%s%s", project, *project ? "/" : "", name) < 0)
-		dir = NULL;
-	struct overview_md_row *r = &md->rows[md->n];
-	memset(r, 0, sizeof *r);
 	row.title = title;
 	row.messages = messages;
 	row.branches = s->n_branches;
 	row.cost = cost;
-	row.dir = dir;
-	err = title && dir ? sessionsmd_row(&r->text, &row) : PS_ERR_NOMEM;
+	err = title ? overview_md_add(md, project, name, &row) : PS_ERR_NOMEM;
+	if (!err && same)
+		overview_md_keep(md, project, name, st, &row);
 	free(title);
-	free(dir);
-	if (err) {
-		buf_free(&r->text);
-		return err;
-	}
-	r->modified_ms = isnan(row.modified_ms) ? -INFINITY : row.modified_ms;
-	r->order = md->n++;
-	return PS_OK;
+	return err;
 }
 
 static int overview_md_newest_first(const void *a, const void *b)
@@ -146,7 +315,7 @@ static int overview_md_newest_first(const void *a, const void *b)
 static ps_err overview_build_md(struct psfs *fs, const char *project, struct buf *out)
 {
 	struct overview_md md = { fs, project != NULL, NULL, 0, 0 };
-	ps_err err = overview_each(fs, project, overview_md_session, &md);
+	ps_err err = overview_each(fs, project, overview_md_kept, overview_md_session, &md);
 	if (!err) {
 		if (md.n > 1) /* (rows is NULL when there are none) */
 			qsort(md.rows, md.n, sizeof *md.rows, overview_md_newest_first);
@@ -191,6 +360,7 @@ struct overview_slot {
 };
 
 struct overview_memo {
+	struct filememo *rows; /* each session's rows (filememo.h), NULL: none kept */
 	pthread_mutex_t lock;
 	struct overview_slot slot[OVERVIEW_SLOTS];
 	uint64_t clock;
@@ -352,9 +522,19 @@ out:
 struct overview_memo *overview_memo_new(void)
 {
 	struct overview_memo *memo = calloc(1, sizeof *memo);
-	if (memo)
-		pthread_mutex_init(&memo->lock, NULL);
+	if (!memo)
+		return NULL;
+	if (filememo_new(OVERVIEW_ROWS_BUDGET, &memo->rows)) {
+		free(memo);
+		return NULL;
+	}
+	pthread_mutex_init(&memo->lock, NULL);
 	return memo;
+}
+
+static struct filememo *overview_rows(struct psfs *fs)
+{
+	return fs->overview ? fs->overview->rows : NULL;
 }
 
 void overview_memo_free(struct overview_memo *memo)
@@ -363,6 +543,7 @@ void overview_memo_free(struct overview_memo *memo)
 		return;
 	for (size_t i = 0; i < OVERVIEW_SLOTS; i++)
 		overview_slot_free(&memo->slot[i]);
+	filememo_free(memo->rows);
 	pthread_mutex_destroy(&memo->lock);
 	free(memo);
 }

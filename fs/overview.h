@@ -13,8 +13,15 @@
  * file opened) and, when the listing is the same, answers with the length
  * kept.
  *
+ * Each session's row is kept too (filememo.h: by the file's place and
+ * stat stamp, 16 MiB at most), so a build after the first acquires,
+ * indexes and reads only the sessions that changed: without it a file
+ * over more sessions than the session cache holds (256) read the whole
+ * store on every build, and a first cat of one built it twice (its size,
+ * then its text).
+ *
  * Ownership: the memo (struct psfs's overview: a few listings, the
- * latest used kept) is made and freed by main.c; texts returned are new
+ * latest used kept, and the rows) is made and freed by main.c; texts returned are new
  * and the caller's.  Thread-safe. */
 #ifndef PSFS_OVERVIEW_H
 #define PSFS_OVERVIEW_H

@@ -182,7 +182,20 @@ static int jparse_string(struct jparser *jp, const char **s, size_t *n)
 	return 1;
 }
 
+/* Reads a number as jparse_number does; builds its value only when keep. */
+static json_t *jparse_number_at(struct jparser *jp, int keep);
+
 static json_t *jparse_number(struct jparser *jp)
+{
+	return jparse_number_at(jp, 1);
+}
+
+/* The skipped number (keep 0) is no value: a non-NULL token stands for
+ * it, never dereferenced. */
+static char jparse_skipped;
+#define JPARSE_SKIPPED ((json_t *)(void *)&jparse_skipped)
+
+static json_t *jparse_number_at(struct jparser *jp, int keep)
 {
 	const char *start = jp->p, *p = jp->p;
 	int is_real = 0;
@@ -229,9 +242,9 @@ static json_t *jparse_number(struct jparser *jp)
 		/* jansson refuses overflow to infinity, and takes underflow. */
 		if (isinf(d))
 			return jparse_fail(jp, JPARSE_DECLINED), NULL;
-		v = json_real(d);
+		v = keep ? json_real(d) : JPARSE_SKIPPED;
 	} else {
-		v = json_integer((json_int_t)strtoll(tmp, NULL, 10));
+		v = keep ? json_integer((json_int_t)strtoll(tmp, NULL, 10)) : JPARSE_SKIPPED;
 	}
 	if (!v)
 		jparse_fail(jp, JPARSE_NOMEM);
@@ -248,7 +261,83 @@ static int jparse_literal(struct jparser *jp, const char *word, size_t n)
 
 static json_t *jparse_value(struct jparser *jp, int depth);
 
+/* Reads a value as jparse_value does, declining exactly what it declines,
+ * but builds nothing: 1, or 0 (jp->why says why). */
+static int jparse_skip_value(struct jparser *jp, int depth)
+{
+	const char *s;
+	size_t n;
+	if (depth > JPARSE_MAX_DEPTH || jp->p >= jp->end)
+		return jparse_fail(jp, JPARSE_DECLINED);
+	switch (*jp->p) {
+	case '{':
+	case '[': {
+		char close = *jp->p == '{' ? '}' : ']';
+		int object = close == '}';
+		jp->p++;
+		jparse_ws(jp);
+		if (jp->p < jp->end && *jp->p == close) {
+			jp->p++;
+			return 1;
+		}
+		for (;;) {
+			jparse_ws(jp);
+			if (object) {
+				if (jp->p >= jp->end || *jp->p != '"' || !jparse_string(jp, &s, &n))
+					return jp->why == JPARSE_OK ? jparse_fail(jp, JPARSE_DECLINED) : 0;
+				if (memchr(s, '\0', n))
+					return jparse_fail(jp, JPARSE_DECLINED);
+				jparse_ws(jp);
+				if (jp->p >= jp->end || *jp->p != ':')
+					return jparse_fail(jp, JPARSE_DECLINED);
+				jp->p++;
+				jparse_ws(jp);
+			}
+			if (!jparse_skip_value(jp, depth + 1))
+				return 0;
+			jparse_ws(jp);
+			if (jp->p < jp->end && *jp->p == ',') {
+				jp->p++;
+				continue;
+			}
+			if (jp->p < jp->end && *jp->p == close) {
+				jp->p++;
+				return 1;
+			}
+			return jparse_fail(jp, JPARSE_DECLINED);
+		}
+	}
+	case '"':
+		return jparse_string(jp, &s, &n);
+	case 't':
+		return jparse_literal(jp, "true", 4);
+	case 'f':
+		return jparse_literal(jp, "false", 5);
+	case 'n':
+		return jparse_literal(jp, "null", 4);
+	default:
+		return jparse_number_at(jp, 0) != NULL;
+	}
+}
+
+static int jparse_in(const char *const *names, const char *key)
+{
+	for (; names && *names; names++)
+		if (strcmp(*names, key) == 0)
+			return 1;
+	return 0;
+}
+
+/* keep: NULL builds every member; else only those keep->top names (and of
+ * the object under keep->inner_key, only the keep->inner names). */
+static json_t *jparse_object_keep_at(struct jparser *jp, int depth, const struct jparse_keep *keep, int inner);
+
 static json_t *jparse_object_at(struct jparser *jp, int depth)
+{
+	return jparse_object_keep_at(jp, depth, NULL, 0);
+}
+
+static json_t *jparse_object_keep_at(struct jparser *jp, int depth, const struct jparse_keep *keep, int inner)
 {
 	json_t *obj = json_object();
 	if (!obj)
@@ -278,16 +367,23 @@ static json_t *jparse_object_at(struct jparser *jp, int depth)
 		k[klen] = '\0';
 		jparse_ws(jp);
 		json_t *v = NULL;
+		int skip = keep && !jparse_in(inner ? keep->inner : keep->top, k);
 		if (jp->p < jp->end && *jp->p == ':') {
 			jp->p++;
 			jparse_ws(jp);
-			v = jparse_value(jp, depth + 1);
+			if (skip)
+				v = jparse_skip_value(jp, depth + 1) ? JPARSE_SKIPPED : NULL;
+			else if (keep && !inner && keep->inner_key && strcmp(k, keep->inner_key) == 0 &&
+				 jp->p < jp->end && *jp->p == '{' && depth + 1 <= JPARSE_MAX_DEPTH)
+				v = jparse_object_keep_at(jp, depth + 1, keep, 1);
+			else
+				v = jparse_value(jp, depth + 1);
 		} else {
 			jparse_fail(jp, JPARSE_DECLINED);
 		}
 		/* Sets replace: a repeated key keeps its place and takes the
 		 * last value, as in jansson's decoder. */
-		int bad = !v || json_object_setn_new_nocheck(obj, k, klen, v);
+		int bad = !v || (v != JPARSE_SKIPPED && json_object_setn_new_nocheck(obj, k, klen, v));
 		if (v && bad)
 			jparse_fail(jp, JPARSE_NOMEM);
 		if (k != small)
@@ -392,13 +488,18 @@ static json_t *jparse_value(struct jparser *jp, int depth)
 
 enum jparse_result jparse_object(const char *text, size_t len, json_t **out)
 {
+	return jparse_object_keep(text, len, NULL, out);
+}
+
+enum jparse_result jparse_object_keep(const char *text, size_t len, const struct jparse_keep *keep, json_t **out)
+{
 	struct jparser jp = { .p = text, .end = text + len, .why = JPARSE_OK };
 	json_t *v = NULL;
 
 	*out = NULL;
 	jparse_ws(&jp);
 	if (jp.p < jp.end && *jp.p == '{')
-		v = jparse_object_at(&jp, 1);
+		v = jparse_object_keep_at(&jp, 1, keep, 0);
 	else
 		jparse_fail(&jp, JPARSE_DECLINED);
 	if (v) {

@@ -26,4 +26,20 @@ enum jparse_result {
  * a new reference; otherwise *out is NULL. */
 enum jparse_result jparse_object(const char *text, size_t len, json_t **out);
 
+/* Which members jparse_object_keep builds: of the line's object, those
+ * named in top (NULL-terminated); of the object that is the value of
+ * inner_key (one of top), those named in inner.  The rest is read as
+ * jparse_object reads it (so the same lines are declined) but not built:
+ * a reader that needs a few fields of a large line (usage.c: the usage of
+ * an assistant message, not its content) skips building the rest. */
+struct jparse_keep {
+	const char *const *top;
+	const char *inner_key;
+	const char *const *inner;
+};
+
+/* jparse_object keeping only what keep names (NULL: everything).  Declines
+ * exactly the texts jparse_object declines. */
+enum jparse_result jparse_object_keep(const char *text, size_t len, const struct jparse_keep *keep, json_t **out);
+
 #endif

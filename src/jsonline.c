@@ -65,3 +65,19 @@ json_t *jsonline_object(const char *line, size_t len, ps_err *err)
 	}
 	return v;
 }
+
+json_t *jsonline_object_keep(const char *line, size_t len, const struct jparse_keep *keep, ps_err *err)
+{
+	json_t *v = NULL;
+	*err = PS_OK;
+	switch (jparse_object_keep(line, len, keep, &v)) {
+	case JPARSE_OK:
+		return v;
+	case JPARSE_NOMEM:
+		*err = PS_ERR_NOMEM;
+		return NULL;
+	case JPARSE_DECLINED:
+		break;
+	}
+	return jsonline_object(line, len, err);
+}

@@ -20,4 +20,10 @@ json_t *jsonline_load(const char *text, size_t len, size_t flags, ps_err *err);
  * memory ran out. */
 json_t *jsonline_object(const char *line, size_t len, ps_err *err);
 
+/* jsonline_object building only the members keep names (jparse.h); a line
+ * the fast path declines is decoded whole, as jsonline_object decodes it,
+ * so what keep names reads the same either way. */
+struct jparse_keep;
+json_t *jsonline_object_keep(const char *line, size_t len, const struct jparse_keep *keep, ps_err *err);
+
 #endif

@@ -179,6 +179,15 @@ json_t *session_parse_line(const char *line, size_t len);
  * nobody may modify.  For everything that only reads entries. */
 ps_err session_load_entry_shared(const struct ps_session *s, uint32_t idx, json_t **out);
 
+/* Like session_load_entry_shared, but a tree parsed now holds only the
+ * members keep names (jparse.h) and is the caller's alone (not shared,
+ * not cached); a tree the entry cache holds already is lent whole.  For a
+ * reader of a few fields of many entries (usage.c), which would otherwise
+ * build and free every message's content.  Never modify the tree. */
+struct jparse_keep;
+ps_err session_load_entry_keep(const struct ps_session *s, uint32_t idx, const struct jparse_keep *keep,
+			       json_t **out);
+
 /* Loads the entries from the root to idx (root first) into a new array of
  * new references to shared trees (never modify them); free with
  * session_path_free. */

@@ -123,6 +123,31 @@ ps_err session_load_entry_shared(const struct ps_session *s, uint32_t idx, json_
 	return err;
 }
 
+ps_err session_load_entry_keep(const struct ps_session *s, uint32_t idx, const struct jparse_keep *keep,
+			       json_t **out)
+{
+	char *line;
+	size_t len;
+	if (idx >= s->n_entries)
+		return PS_ERR_NOENT;
+	if ((*out = entrycache_get(s->serial, s->generation, idx)))
+		return PS_OK;
+	ps_err err = session_read_line(s, idx, &line, &len);
+	if (err)
+		return err;
+	json_t *entry = jsonline_object_keep(line, len, keep, &err);
+	free(line);
+	if (!entry)
+		return err;
+	err = session_migrate(s, idx, entry);
+	if (err) {
+		json_decref(entry);
+		return err;
+	}
+	*out = entry;
+	return PS_OK;
+}
+
 void session_path_free(json_t **path, size_t n)
 {
 	if (!path)

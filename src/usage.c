@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "jparse.h"
 #include "jsonout.h"
 #include "usage.h"
 
@@ -163,6 +164,13 @@ static ps_err usage_entry(struct usage_acc *a, const json_t *e)
 	return PS_OK;
 }
 
+/* The members usage_entry reads (and session_migrate may touch): the
+ * rest of a line, an assistant message's content above all, is read but
+ * not built. */
+static const char *const usage_keep_top[] = { "type", "message", "usage", "provider", "model", NULL };
+static const char *const usage_keep_message[] = { "role", "responseModel", "model", "provider", "usage", NULL };
+static const struct jparse_keep usage_keep = { usage_keep_top, "message", usage_keep_message };
+
 /* A session's running totals over entries [0, upto): usage only adds up,
  * so an append costs only the new entries.  Hung on the session
  * (session_attach), which releases it when its index is rebuilt. */
@@ -210,7 +218,7 @@ static ps_err usage_collect(struct ps_session *s, const struct usage_acc **out)
 		case USAGE_PARSE:
 			break;
 		}
-		err = session_load_entry_shared(s, i, &e);
+		err = session_load_entry_keep(s, i, &usage_keep, &e);
 		if (err == PS_ERR_INVALID)
 			continue; /* undecodable line (lone surrogate): nothing to read */
 		if (!err)

@@ -5,7 +5,9 @@
  * same values, the same key order (compared as jansson's own compact
  * encoding, reals to the last bit), and jansson must accept it too.  Also
  * counts how often it declines what jansson reads, so a change that makes
- * the fast path rare shows in the report. */
+ * the fast path rare shows in the report.  jparse_object_keep (usage.c's
+ * members) must decline exactly what jparse_object declines and build the
+ * same of the members it keeps. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,12 +33,61 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	return 0;
 }
 
+static const char *const keep_top[] = { "type", "message", "usage", "provider", "model", NULL };
+static const char *const keep_msg[] = { "role", "responseModel", "model", "provider", "usage", NULL };
+static const struct jparse_keep keep_usage = { keep_top, "message", keep_msg };
+
+static int keep_named(const char *const *names, const char *key)
+{
+	for (; *names; names++)
+		if (strcmp(*names, key) == 0)
+			return 1;
+	return 0;
+}
+
+/* The keeping form against the whole one (r and fast: jparse_object's). */
+static void jparse_check_keep(const char *text, size_t size, enum jparse_result r, json_t *fast)
+{
+	json_t *kept = NULL;
+	enum jparse_result k = jparse_object_keep(text, size, &keep_usage, &kept);
+	if (k != r)
+		fz_fail("jparse_object_keep says %d, jparse_object %d", (int)k, (int)r);
+	if (r != JPARSE_OK)
+		return;
+	json_t *want = json_object();
+	const char *key;
+	json_t *v;
+	json_object_foreach(fast, key, v) {
+		if (!keep_named(keep_top, key))
+			continue;
+		if (strcmp(key, "message") == 0 && json_is_object(v)) {
+			json_t *m = json_object(), *mv;
+			const char *mk;
+			json_object_foreach(v, mk, mv)
+				if (keep_named(keep_msg, mk))
+					json_object_set(m, mk, mv);
+			json_object_set_new(want, key, m);
+		} else {
+			json_object_set(want, key, v);
+		}
+	}
+	char *a = json_dumps(want, JSON_COMPACT | JSON_REAL_PRECISION(17));
+	char *b = json_dumps(kept, JSON_COMPACT | JSON_REAL_PRECISION(17));
+	if (!a || !b || strcmp(a, b) != 0)
+		fz_fail("kept members differ:\n  whole %.300s\n  kept %.300s", a ? a : "?", b ? b : "?");
+	free(a);
+	free(b);
+	json_decref(want);
+	json_decref(kept);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	const char *text = (const char *)data;
 	json_t *fast = NULL, *slow;
 	json_error_t error;
 	enum jparse_result r = jparse_object(text, size, &fast);
+	jparse_check_keep(text, size, r, fast);
 
 	slow = json_loadb(text, size, JSON_ALLOW_NUL, &error);
 	if (r == JPARSE_NOMEM)

@@ -3,8 +3,9 @@
 # the store's and a project's usage.csv, also after a session grows, a
 # session is added and one is removed; and a stat does not build the file
 # when nothing changed since it was last built (it does not open a session
-# file: with a session cache smaller than the project, building reopens
-# them).
+# file: with a session cache smaller than the project, building would
+# reopen them), nor does a build after the first, but for the sessions that
+# changed (their rows are kept by the files' stamps).
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh" "$@"
 
@@ -64,8 +65,13 @@ print(n)
 EOF
 }
 stats="for k in 1 2 3 4 5; do stat -c %s '${CSVS[0]}' '${CSVS[1]}' >/dev/null || exit 1; done"
-assert_eq "the opens counted are the daemon's (a cat of usage.csv builds it)" yes \
+# Each session's row is kept by its file's stamp: a build reads only the
+# sessions that changed.  touch opens the file itself, so before counting.
+touch "$P/s1.jsonl"
+assert_eq "the opens counted are the daemon's (a cat of usage.csv reads the session that changed)" yes \
 	"$(n=$(opens_during "cat '${CSVS[1]}' >/dev/null"); ((n > 0)) && echo yes || echo "no ($n)")"
+assert_eq "a cat of an unchanged usage.csv opens no session file (the rows are kept)" 0 \
+	"$(opens_during "cat '${CSVS[0]}' '${CSVS[1]}' >/dev/null")"
 assert_eq "a stat of an unchanged usage.csv opens no session file" 0 "$(opens_during "$stats")"
 
 # A session grows: the sizes follow (3 messages, 3 + 30 input tokens: the

@@ -1,10 +1,13 @@
 /* title.c, sessionsmd.c and infocache.c: the titles the views and
  * sessions.md show, sessions.md's rows, and the infos search/ keeps
- * within its budget. */
+ * within its budget, and the rows filememo.c keeps per session file. */
 #include <math.h>
+#include <stdio.h>
+#include <sys/stat.h>
 #include <string.h>
 #include <unistd.h>
 #include "buf.h"
+#include "filememo.h"
 #include "helpers.h"
 #include "infocache.h"
 #include "sessionsmd.h"
@@ -115,6 +118,78 @@ START_TEST(test_infocache_budget)
 }
 END_TEST
 
+/* The rows kept per session file: found by key and stamp, dropped when
+ * the stamp changed, the least recently used first past the budget. */
+static struct filememo_stamp stamp_n(uint64_t n)
+{
+	struct stat st;
+	struct filememo_stamp out;
+	memset(&st, 0, sizeof st);
+	st.st_dev = 1;
+	st.st_ino = n;
+	st.st_size = (off_t)(100 + n);
+	st.st_mtim.tv_sec = (time_t)n;
+	st.st_ctim.tv_nsec = (long)n;
+	filememo_stamp_of(&st, &out);
+	return out;
+}
+
+static int memo_has(struct filememo *m, const char *key, uint64_t n, const char *want)
+{
+	struct buf got = BUF_INIT;
+	struct filememo_stamp st = stamp_n(n);
+	int found = filememo_get(m, key, strlen(key), &st, &got);
+	if (found == 1) {
+		ck_assert_uint_eq(got.len, strlen(want));
+		ck_assert(!got.len || memcmp(got.data, want, got.len) == 0);
+	}
+	buf_free(&got);
+	return found;
+}
+
+START_TEST(test_filememo)
+{
+	struct filememo *m;
+	char key[32], val[32];
+	size_t count;
+	ck_assert_int_eq(filememo_new(64 << 10, &m), PS_OK);
+	struct filememo_stamp s1 = stamp_n(1), s2 = stamp_n(2);
+	ck_assert_int_eq(memo_has(m, "a", 1, ""), 0);
+	ck_assert_int_eq(filememo_put(m, "a", 1, &s1, "row a", 5), PS_OK);
+	ck_assert_int_eq(filememo_put(m, "b", 1, &s1, "", 0), PS_OK);
+	ck_assert_int_eq(memo_has(m, "a", 1, "row a"), 1);
+	ck_assert_int_eq(memo_has(m, "b", 1, ""), 1);
+	/* Another stamp: not found, and the old value is gone. */
+	ck_assert_int_eq(memo_has(m, "a", 2, ""), 0);
+	ck_assert_int_eq(memo_has(m, "a", 1, ""), 0);
+	ck_assert_int_eq(filememo_put(m, "a", 1, &s2, "row a2", 6), PS_OK);
+	ck_assert_int_eq(memo_has(m, "a", 2, "row a2"), 1);
+	filememo_bytes(m, &count);
+	ck_assert_uint_eq(count, 2);
+	/* Many more than fit: the budget holds, the latest are kept, and a
+	 * value used lately outlives older ones. */
+	for (uint64_t i = 0; i < 5000; i++) {
+		struct filememo_stamp st = stamp_n(i);
+		snprintf(key, sizeof key, "k%llu", (unsigned long long)i);
+		snprintf(val, sizeof val, "v%llu", (unsigned long long)i);
+		ck_assert_int_eq(filememo_put(m, key, strlen(key), &st, val, strlen(val)), PS_OK);
+		if (i % 100 == 0)
+			ck_assert_int_eq(memo_has(m, "k0", 0, "v0"), 1);
+	}
+	ck_assert_uint_le(filememo_bytes(m, &count), 64 << 10);
+	ck_assert_uint_gt(count, 100);
+	ck_assert_uint_lt(count, 5000);
+	ck_assert_int_eq(memo_has(m, "k4999", 4999, "v4999"), 1);
+	ck_assert_int_eq(memo_has(m, "k0", 0, "v0"), 1);
+	ck_assert_int_eq(memo_has(m, "k1", 1, "v1"), 0);
+	ck_assert_int_eq(memo_has(m, "a", 2, ""), 0);
+	filememo_free(m);
+	/* None at all: nothing kept, nothing found. */
+	ck_assert_int_eq(filememo_put(NULL, "a", 1, &s1, "x", 1), PS_OK);
+	ck_assert_int_eq(memo_has(NULL, "a", 1, "x"), 0);
+}
+END_TEST
+
 Suite *overview_suite(void)
 {
 	Suite *s = suite_create("overview");
@@ -122,6 +197,7 @@ Suite *overview_suite(void)
 	tcase_add_test(tc, test_title_line);
 	tcase_add_test(tc, test_sessionsmd_row);
 	tcase_add_test(tc, test_infocache_budget);
+	tcase_add_test(tc, test_filememo);
 	suite_add_tcase(s, tc);
 	return s;
 }

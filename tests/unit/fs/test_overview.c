@@ -117,6 +117,41 @@ START_TEST(test_overview_rows_are_the_callers)
 }
 END_TEST
 
+/* Built again, the text comes from the rows kept per session, the same
+ * bytes; a session rewritten is read again, the others are not. */
+START_TEST(test_overview_rows_kept)
+{
+	const char *names[] = { OVERVIEW_USAGE_CSV, OVERVIEW_SESSIONS_MD };
+	for (size_t i = 0; i < 2; i++) {
+		for (int scoped = 0; scoped < 2; scoped++) {
+			const char *project = scoped ? "--w-alpha--" : NULL;
+			char *first = built(names[i], project), *again = built(names[i], project);
+			ck_assert_str_eq(first, again);
+			free(first);
+			free(again);
+		}
+	}
+	char *before = built(OVERVIEW_SESSIONS_MD, NULL);
+	char *csv_before = built(OVERVIEW_USAGE_CSV, NULL);
+	static const char *const a[] = { "first question", "and another" };
+	test_mount_session(&m, "--w-alpha--", "s-a", "01900000-0000-7000-8000-0000000000a1", "Renamed", 10, a, 2);
+	char *after = built(OVERVIEW_SESSIONS_MD, NULL);
+	char *csv_after = built(OVERVIEW_USAGE_CSV, NULL);
+	ck_assert_ptr_nonnull(strstr(before, "Alpha"));
+	ck_assert_ptr_null(strstr(after, "Alpha"));
+	ck_assert_ptr_nonnull(strstr(after, "Renamed"));
+	ck_assert_ptr_nonnull(strstr(csv_after, "Renamed"));
+	ck_assert_ptr_null(strstr(csv_after, "Alpha"));
+	ck_assert_ptr_nonnull(strstr(csv_before, "Alpha"));
+	/* The untouched sessions' rows are as they were. */
+	ck_assert_ptr_nonnull(strstr(after, "second question"));
+	free(before);
+	free(after);
+	free(csv_before);
+	free(csv_after);
+}
+END_TEST
+
 Suite *overview_fs_suite(void)
 {
 	Suite *s = suite_create("overview (fs)");
@@ -125,6 +160,7 @@ Suite *overview_fs_suite(void)
 	tcase_add_test(tc, test_overview_gate);
 	tcase_add_test(tc, test_overview_size_follows_the_store);
 	tcase_add_test(tc, test_overview_rows_are_the_callers);
+	tcase_add_test(tc, test_overview_rows_kept);
 	suite_add_tcase(s, tc);
 	return s;
 }
