@@ -157,15 +157,16 @@ int psfs_create(const char *path, mode_t mode, struct fuse_file_info *fi)
 }
 
 /* Cuts a draft to size (ftruncate of a descriptor, truncate(2) of an
- * in-memory file's path).  0 or -errno. */
-static int psfs_truncate_draft(struct draft *d, off_t size, uint64_t raw_base)
+ * in-memory file's path).  0 or -errno.  The target and the raw base are
+ * read under the draft's lock: a commit may change both. */
+static int psfs_truncate_draft(struct draft *d, off_t size)
 {
 	int res = 0;
 	draft_lock(d);
 	if (d->target == DRAFT_RAW) {
 		/* Nothing of the file itself is cut: only a size at or past
 		 * its end as it was opened is a no-op (O_APPEND tools probe). */
-		res = (uint64_t)size >= raw_base ? 0 : -EPERM;
+		res = (uint64_t)size >= d->raw_base ? 0 : -EPERM;
 	} else {
 		res = draft_truncate(d, (size_t)size);
 	}
@@ -182,7 +183,7 @@ int psfs_truncate(const char *path, off_t size, struct fuse_file_info *fi)
 	if (fi && fi->fh) {
 		struct psfs_file *f = (struct psfs_file *)(uintptr_t)fi->fh;
 		if (f->draft && f->writable) {
-			int res = psfs_truncate_draft(f->draft, size, f->draft->target == DRAFT_RAW ? f->draft->raw_base : 0);
+			int res = psfs_truncate_draft(f->draft, size);
 			if (res == -EPERM)
 				journal_log("refused truncating %s: history is append-only", path);
 			return res;
@@ -193,7 +194,7 @@ int psfs_truncate(const char *path, off_t size, struct fuse_file_info *fi)
 	struct draft *d = node && node->kind == OVERLAY_FILE ? overlay_draft(node) : NULL;
 	overlay_unlock(psfs_overlay());
 	if (d) {
-		int res = psfs_truncate_draft(d, size, 0);
+		int res = psfs_truncate_draft(d, size);
 		draft_put(d);
 		return res;
 	}
