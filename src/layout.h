@@ -32,6 +32,7 @@ enum layout_kind {
 	LAYOUT_IMAGES_DIR,  /* NNNN-kind.id.images/ beside an entry with images: entry */
 	LAYOUT_IMAGE,       /* N.ext in it: entry, index */
 	LAYOUT_PARENT,      /* parent symlink: a fork's source session (header's parentSession) */
+	LAYOUT_TREE_TXT,    /* tree.txt of the session directory: the entry tree drawn */
 };
 
 struct layout_node {

@@ -15,6 +15,7 @@
 #include "parse.h"
 #include "render.h"
 #include "entrycache.h"
+#include "content.h"
 #include "context.h"
 #include "search.h"
 #include "session.h"
@@ -29,6 +30,8 @@ static void usage(FILE *out)
 		"       pisession render SESSION.jsonl ID   an entry's Markdown file\n"
 		"       pisession context SESSION.jsonl [ID] context.json for the leaf or ID\n"
 		"       pisession problems SESSION.jsonl    lines skipped and why\n"
+		"       pisession cat SESSION.jsonl PATH    the file at PATH in the session's directory\n"
+		"                                           (tree.txt, 0008~c34de545/context.json, ...)\n"
 		"       pisession render-json ENTRY.json [NAME.md]\n"
 		"                                           render one entry given as JSON, as the\n"
 		"                                           file NAME.md (default entry.md: image links)\n"
@@ -94,6 +97,29 @@ static int cmd_tree(const struct ps_session *s)
 		fprintf(stderr, "pisession: %s\n", ps_strerror(w.err));
 		return 1;
 	}
+	return 0;
+}
+
+/* Any file of the session directory, as the mount shows it. */
+static int cmd_cat(struct ps_session *s, const char *path)
+{
+	struct layout_node node;
+	char *text = NULL;
+	size_t len = 0;
+	ps_err err = layout_resolve(s, path, &node);
+	if (!err && node.kind == LAYOUT_RAW) {
+		/* The session file itself, read in place by the mount. */
+		fprintf(stderr, "pisession: %s: the session file itself\n", path);
+		return 1;
+	}
+	if (!err)
+		err = content_build(s, &node, &text, &len);
+	if (err) {
+		fprintf(stderr, "pisession: %s: %s\n", path, ps_strerror(err));
+		return 1;
+	}
+	fwrite(text, 1, len, stdout);
+	free(text);
 	return 0;
 }
 
@@ -558,6 +584,8 @@ int main(int argc, char **argv)
 		rc = cmd_render(s, argv[3]);
 	} else if (!strcmp(argv[1], "context") && argc <= 4) {
 		rc = cmd_context(s, argc == 4 ? argv[3] : NULL);
+	} else if (!strcmp(argv[1], "cat") && argc == 4) {
+		rc = cmd_cat(s, argv[3]);
 	} else if (!strcmp(argv[1], "problems") && argc == 3) {
 		if (s->not_session)
 			printf("not a session: %s\n", s->not_session);
