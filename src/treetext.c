@@ -375,8 +375,12 @@ static int treetext_line(struct treetext_ctx *c, const struct treetext_item *it)
 		c->assistant_json = json_incref(e);
 	}
 	json_decref(e);
-	if (!bad && text.len)
+	if (!bad && text.len) {
+		size_t at = c->out.len;
 		bad = buf_puts(&c->out, "  ") || treetext_cut(&c->out, text.data, text.len, TREETEXT_WIDTH);
+		if (!bad && c->out.len == at + 2)
+			c->out.len = at; /* only blanks: no text to show */
+	}
 	buf_free(&text);
 	if (!bad && s->entries[idx].label != PS_NIL)
 		bad = buf_puts(&c->out, "  [") ||
