@@ -66,7 +66,7 @@ for proj in sorted(os.listdir(store)):
             hits = [p for p, body in seen.items() if t in body]
             entry_hits = [p for p in hits if entry_re.match(os.path.basename(p))]
             other = [p for p in hits if not entry_re.match(os.path.basename(p))
-                     and p not in ("context.json", "transcript.md", "session.jsonl")
+                     and p not in ("context.json", "transcript.md", "tree.txt", "session.jsonl")
                      and os.path.basename(p) != "context.json"]
             if len(entry_hits) != 1:
                 bad.append("%s/%s: %r in %d entry files: %s" % (proj, stem, t[:40], len(entry_hits), entry_hits))

@@ -55,6 +55,7 @@ name
 problems
 session.jsonl
 transcript.md
+tree.txt
 usage.json'
 assert_eq "ls of the session directory" "$expected_root" "$(ls_names "$S")"
 
@@ -251,7 +252,7 @@ refused() {
 	refused "Operation not permitted" mv "$S/0004-user.7bfd5a82.md" "$S/0005-assistant.8a6d4fb1.md"
 	refused "Operation not permitted" rmdir "$B"
 	refused "Operation not permitted" chmod 777 "$S/0004-user.7bfd5a82.md"
-	for f in context.json header.json entries/7bfd5a82.json problems 0008~c34de545/context.json; do
+	for f in context.json header.json entries/7bfd5a82.json problems tree.txt 0008~c34de545/context.json; do
 		refused "Operation not permitted" bash -c 'printf "x\n" | tee "$1" >/dev/null' _ "$S/$f"
 	done
 	# a text alone replaces an entry's text (docs/entry-format.md), but a
