@@ -406,43 +406,35 @@ static int treetext_push(struct treetext_ctx *c, struct treetext_item it)
 	return 0;
 }
 
-/* Pushes a parent's children (a list through next_sibling from first, or
- * the roots) so that they pop in pi's order: the one on the leaf's path
- * first, then the rest in file order. */
+/* The siblings after e: through next_sibling, or for roots (roots and
+ * orphans, which have no parent to list them) the next one in file order. */
+static uint32_t treetext_next(const struct ps_session *s, uint32_t e, int roots)
+{
+	if (!roots)
+		return s->entries[e].next_sibling;
+	while (++e < s->n_entries && s->entries[e].parent != PS_NIL)
+		;
+	return e < s->n_entries ? e : PS_NIL;
+}
+
+/* Pushes a parent's children (first and its siblings, as treetext_next
+ * goes) so that they pop in pi's order: the one on the leaf's path first,
+ * then the rest in file order. */
 static int treetext_push_children(struct treetext_ctx *c, uint32_t first, int roots, struct treetext_item proto)
 {
 	const struct ps_session *s = c->s;
-	uint32_t base = c->n_stack, count = 0;
-	/* Onto the stack in reverse of the order they are drawn in: the
-	 * others from last to first, then the one on the path on top. */
-	uint32_t active = PS_NIL;
-	for (uint32_t e = first; e != PS_NIL; e = roots ? PS_NIL : s->entries[e].next_sibling, count++) {
+	uint32_t base = c->n_stack, count = 0, drawn = 0, active = PS_NIL;
+	for (uint32_t e = first; e != PS_NIL; e = treetext_next(s, e, roots), count++)
 		if (c->on_path[e])
 			active = e;
-	}
-	if (roots) {
-		count = 0;
-		for (uint32_t e = 0; e < s->n_entries; e++) {
-			if (s->entries[e].parent != PS_NIL)
-				continue;
-			count++;
-			if (c->on_path[e])
-				active = e;
-		}
-	}
-	uint32_t drawn = 0;
-	/* First pass in file order, then reversed in place. */
+	/* Pushed in the order they are drawn, then turned over in place. */
 	if (active != PS_NIL) {
 		proto.entry = active;
-		proto.is_last = count == 1;
+		proto.is_last = ++drawn == count;
 		if (treetext_push(c, proto))
 			return -1;
-		drawn++;
 	}
-	for (uint32_t e = roots ? 0 : first; e != PS_NIL && e < s->n_entries;
-	     e = roots ? e + 1 : s->entries[e].next_sibling) {
-		if (roots && s->entries[e].parent != PS_NIL)
-			continue;
+	for (uint32_t e = first; e != PS_NIL; e = treetext_next(s, e, roots)) {
 		if (e == active)
 			continue;
 		proto.entry = e;
@@ -469,13 +461,17 @@ static uint32_t treetext_count_children(const struct ps_session *s, uint32_t idx
 static int treetext_walk(struct treetext_ctx *c)
 {
 	const struct ps_session *s = c->s;
-	uint32_t roots = 0;
-	for (uint32_t e = 0; e < s->n_entries && roots < 2; e++)
-		roots += s->entries[e].parent == PS_NIL;
-	c->multiple_roots = roots > 1;
-	struct treetext_item proto = { PS_NIL, (uint32_t)c->multiple_roots, PS_NIL, (unsigned char)c->multiple_roots,
-				       (unsigned char)c->multiple_roots, 0, (unsigned char)c->multiple_roots };
-	if (treetext_push_children(c, PS_NIL, 1, proto))
+	uint32_t first_root = 0;
+	while (first_root < s->n_entries && s->entries[first_root].parent != PS_NIL)
+		first_root++;
+	if (first_root == s->n_entries)
+		return 0;
+	/* Several roots are the children of an invisible one: indented one
+	 * level that is not drawn, without connectors. */
+	c->multiple_roots = treetext_next(s, first_root, 1) != PS_NIL;
+	unsigned char multi = (unsigned char)c->multiple_roots;
+	struct treetext_item proto = { PS_NIL, multi, PS_NIL, multi, multi, 0, multi };
+	if (treetext_push_children(c, first_root, 1, proto))
 		return -1;
 	while (c->n_stack) {
 		struct treetext_item it = c->stack[--c->n_stack];
