@@ -4,7 +4,9 @@
  * level in, and the generation after a fork one more; a gutter (│) runs
  * down from each connector that has later siblings.  At every fork the
  * child holding the current leaf comes first, then the others in file
- * order; several roots hang off an invisible root. */
+ * order; several roots hang off an invisible root.  What pi leaves out
+ * (treetext_hidden) is looked through: what hangs below it is drawn on
+ * the nearest entry drawn above, as pi's recalculateVisualStructure does. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,10 +33,15 @@ struct treetext_item {
 	unsigned char just_branched, show_connector, is_last, virtual_root_child;
 };
 
+/* What the walk knows of each entry (treetext_ctx.flags). */
+#define TREETEXT_ON_PATH 1u  /* on the path from the root to the current leaf */
+#define TREETEXT_KNOWN 2u    /* treetext_hidden has decided */
+#define TREETEXT_HIDDEN 4u   /* ... that pi draws no line for it */
+
 struct treetext_ctx {
 	const struct ps_session *s;
 	struct buf out;
-	unsigned char *on_path;  /* per entry: on the path from the root to the leaf */
+	unsigned char *flags;    /* per entry: TREETEXT_* */
 	uint32_t leaf;
 	int multiple_roots;
 	struct treetext_gutter *gutters;
@@ -42,6 +49,8 @@ struct treetext_ctx {
 	struct treetext_item *stack;
 	uint32_t n_stack, cap_stack;
 	uint32_t *level_gutter;  /* scratch for one line: level -> gutter */
+	uint32_t *kids, n_kids, cap_kids;  /* scratch: the entries drawn below one */
+	uint32_t *look, n_look, cap_look;  /* scratch: entries to look through for them */
 	uint32_t cap_levels;
 	/* The last assistant message loaded, for the tool results after it
 	 * (pi names a result by the call it answers). */
@@ -346,7 +355,7 @@ static int treetext_line(struct treetext_ctx *c, const struct treetext_item *it)
 	uint32_t idx = it->entry;
 	if (treetext_prefix_draw(c, it))
 		return -1;
-	if (c->on_path[idx] && buf_puts(&c->out, "• "))
+	if ((c->flags[idx] & TREETEXT_ON_PATH) && buf_puts(&c->out, "• "))
 		return -1;
 	char *name = layout_entry_name(s, idx);
 	size_t n = name ? strlen(name) : 0;
@@ -406,6 +415,54 @@ static int treetext_push(struct treetext_ctx *c, struct treetext_item it)
 	return 0;
 }
 
+/* Whether pi's /tree leaves an entry out, in every filter: an assistant
+ * message without text that is neither an error nor aborted (it only
+ * calls tools; each result's line shows the call), and pi's `usage`
+ * entries, unless the entry is the current leaf (pi shows the leaf
+ * always; it hides a `usage` leaf too, but the leaf's mark would go with
+ * it).  1 or 0, -1 when memory runs out; each entry is looked at once. */
+static int treetext_hidden(struct treetext_ctx *c, uint32_t e)
+{
+	const struct ps_session *s = c->s;
+	if (c->flags[e] & TREETEXT_KNOWN)
+		return (c->flags[e] & TREETEXT_HIDDEN) != 0;
+	int hidden = 0;
+	const char *kind = session_str(s, s->entries[e].kind);
+	if (e == c->leaf) {
+		hidden = 0;
+	} else if (!strcmp(kind, "usage")) {
+		hidden = 1;
+	} else if (!strcmp(kind, "assistant")) {
+		json_t *j;
+		ps_err err = session_load_entry(s, e, &j);
+		if (err == PS_ERR_NOMEM)
+			return -1;
+		if (!err) {
+			const json_t *msg = json_object_get(j, "message");
+			const char *stop = treetext_str(msg, "stopReason");
+			int failed = *stop && strcmp(stop, "stop") && strcmp(stop, "toolUse");
+			hidden = !treetext_has_text(json_object_get(msg, "content")) && !failed;
+			json_decref(j);
+		}
+	}
+	c->flags[e] |= TREETEXT_KNOWN | (hidden ? TREETEXT_HIDDEN : 0);
+	return hidden;
+}
+
+static int treetext_append(uint32_t **a, uint32_t *n, uint32_t *cap, uint32_t v)
+{
+	if (*n == *cap) {
+		uint32_t grown_cap = *cap ? *cap * 2 : 64;
+		uint32_t *grown = realloc(*a, (size_t)grown_cap * sizeof *grown);
+		if (!grown)
+			return -1;
+		*a = grown;
+		*cap = grown_cap;
+	}
+	(*a)[(*n)++] = v;
+	return 0;
+}
+
 /* The siblings after e: through next_sibling, or for roots (roots and
  * orphans, which have no parent to list them) the next one in file order. */
 static uint32_t treetext_next(const struct ps_session *s, uint32_t e, int roots)
@@ -417,45 +474,71 @@ static uint32_t treetext_next(const struct ps_session *s, uint32_t e, int roots)
 	return e < s->n_entries ? e : PS_NIL;
 }
 
-/* Pushes a parent's children (first and its siblings, as treetext_next
- * goes) so that they pop in pi's order: the one on the leaf's path first,
- * then the rest in file order. */
-static int treetext_push_children(struct treetext_ctx *c, uint32_t first, int roots, struct treetext_item proto)
+/* Pushes first and its siblings (as treetext_next goes) onto the look-
+ * through stack so that they pop in pi's order: the one on the leaf's path
+ * first, then the rest in file order. */
+static int treetext_push_siblings(struct treetext_ctx *c, uint32_t first, int roots)
 {
 	const struct ps_session *s = c->s;
-	uint32_t base = c->n_stack, count = 0, drawn = 0, active = PS_NIL;
-	for (uint32_t e = first; e != PS_NIL; e = treetext_next(s, e, roots), count++)
-		if (c->on_path[e])
+	uint32_t base = c->n_look, active = PS_NIL;
+	for (uint32_t e = first; e != PS_NIL && active == PS_NIL; e = treetext_next(s, e, roots))
+		if (c->flags[e] & TREETEXT_ON_PATH)
 			active = e;
 	/* Pushed in the order they are drawn, then turned over in place. */
-	if (active != PS_NIL) {
-		proto.entry = active;
-		proto.is_last = ++drawn == count;
-		if (treetext_push(c, proto))
+	if (active != PS_NIL && treetext_append(&c->look, &c->n_look, &c->cap_look, active))
+		return -1;
+	for (uint32_t e = first; e != PS_NIL; e = treetext_next(s, e, roots))
+		if (e != active && treetext_append(&c->look, &c->n_look, &c->cap_look, e))
 			return -1;
-	}
-	for (uint32_t e = first; e != PS_NIL; e = treetext_next(s, e, roots)) {
-		if (e == active)
-			continue;
-		proto.entry = e;
-		proto.is_last = ++drawn == count;
-		if (treetext_push(c, proto))
-			return -1;
-	}
-	for (uint32_t i = base, j = c->n_stack; i + 1 < j; i++, j--) {
-		struct treetext_item t = c->stack[i];
-		c->stack[i] = c->stack[j - 1];
-		c->stack[j - 1] = t;
+	for (uint32_t i = base, j = c->n_look; i + 1 < j; i++, j--) {
+		uint32_t t = c->look[i];
+		c->look[i] = c->look[j - 1];
+		c->look[j - 1] = t;
 	}
 	return 0;
 }
 
-static uint32_t treetext_count_children(const struct ps_session *s, uint32_t idx)
+/* The entries drawn right below a drawn one (first is its first child),
+ * or at the top (first is the first root), into c->kids in pi's order: a
+ * hidden child's place is taken by what is drawn below it, as pi's
+ * recalculateVisualStructure hangs entries on their nearest drawn
+ * ancestor.  A hidden entry has one such ancestor, so a whole walk looks
+ * through each once. */
+static int treetext_gather(struct treetext_ctx *c, uint32_t first, int roots)
 {
-	uint32_t n = 0;
-	for (uint32_t e = s->entries[idx].first_child; e != PS_NIL && n < 2; e = s->entries[e].next_sibling)
-		n++;
-	return n;
+	const struct ps_session *s = c->s;
+	c->n_kids = 0;
+	c->n_look = 0;
+	if (first == PS_NIL)
+		return 0;
+	if (treetext_push_siblings(c, first, roots))
+		return -1;
+	while (c->n_look) {
+		uint32_t e = c->look[--c->n_look];
+		int hidden = treetext_hidden(c, e);
+		if (hidden < 0)
+			return -1;
+		if (!hidden) {
+			if (treetext_append(&c->kids, &c->n_kids, &c->cap_kids, e))
+				return -1;
+		} else if (s->entries[e].first_child != PS_NIL &&
+			   treetext_push_siblings(c, s->entries[e].first_child, 0)) {
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* Pushes c->kids onto the walk's stack to pop in their order. */
+static int treetext_push_kids(struct treetext_ctx *c, struct treetext_item proto)
+{
+	for (uint32_t i = c->n_kids; i-- > 0;) {
+		proto.entry = c->kids[i];
+		proto.is_last = i == c->n_kids - 1;
+		if (treetext_push(c, proto))
+			return -1;
+	}
+	return 0;
 }
 
 static int treetext_walk(struct treetext_ctx *c)
@@ -464,23 +547,24 @@ static int treetext_walk(struct treetext_ctx *c)
 	uint32_t first_root = 0;
 	while (first_root < s->n_entries && s->entries[first_root].parent != PS_NIL)
 		first_root++;
-	if (first_root == s->n_entries)
-		return 0;
+	if (treetext_gather(c, first_root < s->n_entries ? first_root : PS_NIL, 1))
+		return -1;
 	/* Several roots are the children of an invisible one: indented one
 	 * level that is not drawn, without connectors. */
-	c->multiple_roots = treetext_next(s, first_root, 1) != PS_NIL;
+	c->multiple_roots = c->n_kids > 1;
 	unsigned char multi = (unsigned char)c->multiple_roots;
 	struct treetext_item proto = { PS_NIL, multi, PS_NIL, multi, multi, 0, multi };
-	if (treetext_push_children(c, first_root, 1, proto))
+	if (treetext_push_kids(c, proto))
 		return -1;
 	while (c->n_stack) {
 		struct treetext_item it = c->stack[--c->n_stack];
 		if (treetext_line(c, &it))
 			return -1;
-		uint32_t first = s->entries[it.entry].first_child;
-		if (first == PS_NIL)
+		if (treetext_gather(c, s->entries[it.entry].first_child, 0))
+			return -1;
+		if (!c->n_kids)
 			continue;
-		int multiple = treetext_count_children(s, it.entry) > 1;
+		int multiple = c->n_kids > 1;
 		struct treetext_item child = { PS_NIL, it.indent, it.gutters, (unsigned char)multiple,
 					       (unsigned char)multiple, 0, 0 };
 		if (multiple || (it.just_branched && it.indent > 0))
@@ -499,7 +583,7 @@ static int treetext_walk(struct treetext_ctx *c)
 			c->gutters[c->n_gutters] = (struct treetext_gutter){ display ? display - 1 : 0, it.gutters, !it.is_last };
 			child.gutters = c->n_gutters++;
 		}
-		if (treetext_push_children(c, first, 0, child))
+		if (treetext_push_kids(c, child))
 			return -1;
 	}
 	return 0;
@@ -512,14 +596,16 @@ ps_err treetext_text(const struct ps_session *s, char **buf, size_t *len)
 	struct treetext_ctx c = { .s = s, .leaf = session_leaf(s), .assistant = PS_NIL };
 	int bad = 0;
 	if (s->n_entries) {
-		c.on_path = calloc(s->n_entries, 1);
-		bad = !c.on_path;
+		c.flags = calloc(s->n_entries, 1);
+		bad = !c.flags;
 		for (uint32_t e = c.leaf; !bad && e != PS_NIL; e = s->entries[e].parent)
-			c.on_path[e] = 1;
+			c.flags[e] |= TREETEXT_ON_PATH;
 		bad = bad || treetext_walk(&c);
 	}
 	bad = bad || buf_finish(&c.out);
-	free(c.on_path);
+	free(c.flags);
+	free(c.kids);
+	free(c.look);
 	free(c.gutters);
 	free(c.stack);
 	free(c.level_gutter);

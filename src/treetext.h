@@ -1,7 +1,8 @@
 /* tree.txt: a session's entry tree drawn as pi 1.6.0's /tree draws it
- * (tree-selector.js, its "all" filter: every entry one line), with each
- * line naming the entry's file so it can be found in the mount.  The
- * format is in docs/layout.md ("tree.txt").
+ * (tree-selector.js with its "all" filter: every entry but the assistant
+ * messages that only call tools, one line each), with each line naming
+ * the entry's file so it can be found in the mount.  The format is in
+ * docs/layout.md ("tree.txt").
  *
  * Ownership: the session is borrowed (the caller holds its lock); the
  * buffer returned is new and the caller's. */
@@ -16,7 +17,7 @@
  * before it is cut with "…". */
 #define TREETEXT_WIDTH 60
 
-/* The whole drawing, one line per entry, in pi's order (the branch that
+/* The whole drawing, one line per entry pi shows, in pi's order (the branch that
  * holds the current leaf first at every fork).  Time and memory are linear
  * in the entries (plus the lines' tree prefixes, which only widen at
  * forks).  *buf is new and NUL-terminated; *len excludes the NUL; an empty
