@@ -226,32 +226,42 @@ static int treetext_tool_call(struct buf *b, const char *name, const json_t *arg
 }
 
 /* The assistant message nearest above a tool result (results follow
- * their call, each a child of the one before): at most a few steps up,
- * so a walk over every result stays linear.  Borrowed from the ctx. */
+ * their call, each a child of the one before), into *out (borrowed from
+ * the ctx; NULL when there is none, or it cannot be read): at most a few
+ * steps up, so a walk over every result stays linear.  -1 when memory
+ * runs out. */
 #define TREETEXT_CALL_SEARCH 64
-static const json_t *treetext_calling(struct treetext_ctx *c, uint32_t idx)
+static int treetext_calling(struct treetext_ctx *c, uint32_t idx, const json_t **out)
 {
+	*out = NULL;
 	uint32_t e = c->s->entries[idx].parent;
 	for (int step = 0; e != PS_NIL && step < TREETEXT_CALL_SEARCH; step++, e = c->s->entries[e].parent) {
-		if (e == c->assistant)
-			return c->assistant_json;
+		if (e == c->assistant) {
+			*out = c->assistant_json;
+			return 0;
+		}
 		if (strcmp(session_str(c->s, c->s->entries[e].kind), "assistant") != 0)
 			continue;
 		json_t *j;
-		if (session_load_entry(c->s, e, &j))
-			return NULL;
+		ps_err err = session_load_entry(c->s, e, &j);
+		if (err)
+			return err == PS_ERR_NOMEM ? -1 : 0;
 		json_decref(c->assistant_json);
 		c->assistant = e;
 		c->assistant_json = j;
-		return j;
+		*out = j;
+		return 0;
 	}
-	return NULL;
+	return 0;
 }
 
 static int treetext_tool_result(struct treetext_ctx *c, struct buf *b, uint32_t idx, const json_t *msg)
 {
 	const char *call_id = treetext_str(msg, "toolCallId");
-	const json_t *am = *call_id ? json_object_get(treetext_calling(c, idx), "message") : NULL;
+	const json_t *calling = NULL;
+	if (*call_id && treetext_calling(c, idx, &calling))
+		return -1;
+	const json_t *am = json_object_get(calling, "message");
 	size_t i;
 	const json_t *blk;
 	json_array_foreach(json_object_get(am, "content"), i, blk) {
