@@ -82,6 +82,17 @@ assert_file_content "$S/tree.txt" "• 0001-user.aaaa0001  first question  [star
 "
 assert_size "$S/tree.txt"
 
+# A tool call and its result are one line, the result's (pi's /tree
+# leaves out an assistant message that only calls tools).
+{
+	printf '{"type":"message","id":"dddd0001","parentId":"cccc0002","timestamp":"2026-01-01T00:00:04.000Z","message":{"role":"assistant","content":[{"type":"toolCall","id":"call1","name":"bash","arguments":{"command":"ls -l"}}],"api":"x","provider":"p","model":"m","usage":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"totalTokens":0,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}},"stopReason":"toolUse","timestamp":1767225604000}}\n'
+	printf '{"type":"message","id":"dddd0002","parentId":"dddd0001","timestamp":"2026-01-01T00:00:05.000Z","message":{"role":"toolResult","toolCallId":"call1","toolName":"bash","content":[{"type":"text","text":"total 0"}],"isError":false,"timestamp":1767225605000}}\n'
+} >>"$F"
+assert_poll "a tool call and its result show as one line" 2 \
+	bash -c 'grep -qx "│     │     • 0007-toolResult-bash.dddd0002  \[bash: ls -l\]  ← leaf" "$1"' _ "$S/tree.txt"
+assert_eq "... and the call itself has none" "" "$(fsx cat "$S/tree.txt" | grep dddd0001 || true)"
+assert_size "$S/tree.txt"
+
 # Every line names an entry file that is in the mount.
 fsx_out cat "$S/tree.txt"
 missing=
