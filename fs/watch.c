@@ -176,7 +176,7 @@ static void watch_session_changed(struct watch *w, const char *project, const ch
 	char sdir[PATH_MAX];
 	snprintf(sdir, sizeof sdir, "/%s%s%s", project, *project ? "/" : "", session);
 	static const char *const roots[] = {
-		"context.json", "transcript.md", "usage.json", "leaf", "name", "loadout.json", "labels", "problems",
+		"context.json", "transcript.md", "tree.txt", "usage.json", "leaf", "name", "loadout.json", "labels", "problems",
 		"session.jsonl", "entries", "header.json",
 	};
 	static const char *const views[] = { "by-id", "by-name", "by-cwd", "recent" };

@@ -7,6 +7,7 @@
 #include "images.h"
 #include "render.h"
 #include "transcript.h"
+#include "treetext.h"
 #include "usage.h"
 #include "content.h"
 #include "loadout.h"
@@ -47,9 +48,9 @@ struct content_cache {
 		size_t len;
 	} stash;
 
-	/* Sizes of generated files (context.json, transcript.md, usage.json)
-	 * by node, so a stat does not build the text again: `ls -l` asks
-	 * each time.  A context's size holds while its tip is the same; the
+	/* Sizes of generated files (context.json, transcript.md, usage.json,
+	 * tree.txt) by node, so a stat does not build the text again: `ls -l`
+	 * asks each time.  A context's size holds while its tip is the same; the
 	 * others while the session's `changes` is. */
 	struct content_size {
 		uint64_t changes;
@@ -211,6 +212,9 @@ static uint32_t content_tip(const struct ps_session *s, const struct layout_node
 	return node->session_root ? session_leaf(s) : s->branches[node->branch].tip;
 }
 
+/* The kinds of generated files whose sizes are memoized per directory. */
+#define CONTENT_SIZED_KINDS 4
+
 /* Where a generated file's size is memoized in the cache's sizes: 0 for files
  * that are not (cheap or immutable ones), else the slot's index + 1. */
 static uint64_t content_size_index(const struct ps_session *s, const struct layout_node *node)
@@ -226,6 +230,9 @@ static uint64_t content_size_index(const struct ps_session *s, const struct layo
 	case LAYOUT_USAGE:
 		kind = 2;
 		break;
+	case LAYOUT_TREE_TXT:
+		kind = 3;
+		break;
 	default:
 		return 0;
 	}
@@ -233,7 +240,7 @@ static uint64_t content_size_index(const struct ps_session *s, const struct layo
 	uint64_t dir = node->session_root ? 0 : (uint64_t)node->branch + 1;
 	if (dir > s->n_branches)
 		return 0;
-	return dir * 3 + kind + 1;
+	return dir * CONTENT_SIZED_KINDS + kind + 1;
 }
 
 /* The memo slot of a generated file, the table grown to the session's
@@ -242,7 +249,7 @@ static uint64_t content_size_index(const struct ps_session *s, const struct layo
 static struct content_size *content_size_slot(struct ps_session *s, const struct layout_node *node)
 {
 	uint64_t idx = content_size_index(s, node);
-	uint64_t want = ((uint64_t)s->n_branches + 1) * 3;
+	uint64_t want = ((uint64_t)s->n_branches + 1) * CONTENT_SIZED_KINDS;
 	if (!idx || want > UINT32_MAX)
 		return NULL;
 	struct content_cache *c = content_cache_of(s);
@@ -425,6 +432,8 @@ static ps_err content_generate(struct ps_session *s, const struct layout_node *n
 		return err;
 	case LAYOUT_USAGE:
 		return usage_json(s, buf, len);
+	case LAYOUT_TREE_TXT:
+		return treetext_text(s, buf, len);
 	case LAYOUT_IMAGE:
 		return images_data(s, node->entry, node->index, buf, len);
 	case LAYOUT_ERROR:
@@ -502,7 +511,8 @@ int content_size_known(const struct ps_session *s, const struct layout_node *nod
 		return 1;
 	case LAYOUT_CONTEXT:
 	case LAYOUT_TRANSCRIPT:
-	case LAYOUT_USAGE: {
+	case LAYOUT_USAGE:
+	case LAYOUT_TREE_TXT: {
 		uint64_t idx = content_size_index(s, node);
 		const struct content_cache *c = content_cache_peek(s);
 		return c && idx && idx <= c->n_sizes && content_size_remembered(s, node, &c->sizes[idx - 1], size);

@@ -603,6 +603,7 @@ static const struct {
 	{ "entries", LAYOUT_ENTRIES_DIR },
 	{ "problems", LAYOUT_PROBLEMS },
 	{ "transcript.md", LAYOUT_TRANSCRIPT },
+	{ "tree.txt", LAYOUT_TREE_TXT },
 	{ "usage.json", LAYOUT_USAGE },
 };
 

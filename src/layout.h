@@ -33,6 +33,7 @@ enum layout_kind {
 	LAYOUT_IMAGE,       /* N.ext in it: entry, index */
 	LAYOUT_PARENT,      /* parent symlink: a fork's source session (header's parentSession) */
 	LAYOUT_LOADOUT,     /* loadout.json of the session (loadout.h) */
+	LAYOUT_TREE_TXT,    /* tree.txt of the session directory: the entry tree drawn */
 };
 
 struct layout_node {

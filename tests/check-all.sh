@@ -57,6 +57,7 @@ stage mount make -s check-mount
 stage differential make -s check-diff
 stage search-differential make -s check-diff-search
 stage fork-differential make -s check-diff-fork
+stage tree-differential make -s check-diff-tree
 stage interop make -s check-interop
 
 if [ "${#failed_stages[@]}" -gt 0 ]; then

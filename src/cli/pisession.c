@@ -15,6 +15,7 @@
 #include "parse.h"
 #include "render.h"
 #include "entrycache.h"
+#include "content.h"
 #include "context.h"
 #include "search.h"
 #include "content.h"
@@ -31,6 +32,8 @@ static void usage(FILE *out)
 		"       pisession context SESSION.jsonl [ID] context.json for the leaf or ID\n"
 		"       pisession problems SESSION.jsonl    lines skipped and why\n"
 		"       pisession loadout SESSION.jsonl     the loadout pi applies (loadout.json)\n"
+		"       pisession cat SESSION.jsonl PATH    the file at PATH in the session's directory\n"
+		"                                           (tree.txt, 0008~c34de545/context.json, ...)\n"
 		"       pisession render-json ENTRY.json [NAME.md]\n"
 		"                                           render one entry given as JSON, as the\n"
 		"                                           file NAME.md (default entry.md: image links)\n"
@@ -99,17 +102,22 @@ static int cmd_tree(const struct ps_session *s)
 	return 0;
 }
 
-/* A generated file of the session directory, as the mount shows it. */
-static int cmd_file(struct ps_session *s, const char *name)
+/* Any file of the session directory, as the mount shows it. */
+static int cmd_cat(struct ps_session *s, const char *path)
 {
 	struct layout_node node;
 	char *text = NULL;
 	size_t len = 0;
-	ps_err err = layout_resolve(s, name, &node);
+	ps_err err = layout_resolve(s, path, &node);
+	if (!err && node.kind == LAYOUT_RAW) {
+		/* The session file itself, read in place by the mount. */
+		fprintf(stderr, "pisession: %s: the session file itself\n", path);
+		return 1;
+	}
 	if (!err)
 		err = content_build(s, &node, &text, &len);
 	if (err) {
-		fprintf(stderr, "pisession: %s: %s\n", name, ps_strerror(err));
+		fprintf(stderr, "pisession: %s: %s\n", path, ps_strerror(err));
 		return 1;
 	}
 	fwrite(text, 1, len, stdout);
@@ -579,7 +587,9 @@ int main(int argc, char **argv)
 	} else if (!strcmp(argv[1], "context") && argc <= 4) {
 		rc = cmd_context(s, argc == 4 ? argv[3] : NULL);
 	} else if (!strcmp(argv[1], "loadout") && argc == 3) {
-		rc = cmd_file(s, "loadout.json");
+		rc = cmd_cat(s, "loadout.json");
+	} else if (!strcmp(argv[1], "cat") && argc == 4) {
+		rc = cmd_cat(s, argv[3]);
 	} else if (!strcmp(argv[1], "problems") && argc == 3) {
 		if (s->not_session)
 			printf("not a session: %s\n", s->not_session);

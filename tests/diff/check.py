@@ -426,7 +426,7 @@ def build_layout(sess):
 # ---------------------------------------------------------------- one session
 
 ROOT_EXTRA = {"context.json", "leaf", "labels", "name", "loadout.json", "header.json", "session.jsonl", "problems",
-              "transcript.md", "usage.json"}
+              "transcript.md", "tree.txt", "usage.json"}
 SUB_EXTRA = {"context.json"}
 # Names that answer by name but are not listed (docs/layout.md "What a
 # recursive walk sees"), with whether each is a directory.

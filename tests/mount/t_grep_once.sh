@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # What a recursive walk sees (docs/layout.md): grep -r, find, du, tar,
 # rsync and cp -r meet each entry's text once, in its entry file, besides
-# the session's context.json, transcript.md and session.jsonl and each
+# the session's context.json, transcript.md, tree.txt and session.jsonl and each
 # fork's context.json.  entries/ and a fork's transcript.md answer by name
 # and are left out of listings.
 . "$(dirname "$0")/lib.sh" "$@"
@@ -66,7 +66,7 @@ for proj in sorted(os.listdir(store)):
             hits = [p for p, body in seen.items() if t in body]
             entry_hits = [p for p in hits if entry_re.match(os.path.basename(p))]
             other = [p for p in hits if not entry_re.match(os.path.basename(p))
-                     and p not in ("context.json", "transcript.md", "session.jsonl")
+                     and p not in ("context.json", "transcript.md", "tree.txt", "session.jsonl")
                      and os.path.basename(p) != "context.json"]
             if len(entry_hits) != 1:
                 bad.append("%s/%s: %r in %d entry files: %s" % (proj, stem, t[:40], len(entry_hits), entry_hits))
@@ -89,9 +89,9 @@ F=$MNT/--fixtures--/$(basename "$(ls "$fixtures"/pi-1.6.0-v3-branched.jsonl)" .j
 # grep -r over the whole mount: one question, and where it is found (the
 # demo session and the fixture it was made from hold it).
 fsx_out grep -rl "please run a command to list files" "$MNT"
-assert_eq "grep -r over the mount: entry file, two contexts, transcript, raw file" \
+assert_eq "grep -r over the mount: entry file, two contexts, transcript, tree, raw file" \
 	"$(for d in "$S" "$F"; do printf '%s\n' "$d/0008~c34de545/context.json" "$d/0004-user.7bfd5a82.md" "$d/context.json" \
-		"$d/session.jsonl" "$d/transcript.md"; done | sort)" "$(sort <<<"${OUT%$'\n'}")"
+		"$d/session.jsonl" "$d/transcript.md" "$d/tree.txt"; done | sort)" "$(sort <<<"${OUT%$'\n'}")"
 
 # The hidden names answer by name, for ls, cat, stat, cd and grep.
 assert_true "ls entries/ lists" ls "$S/entries"

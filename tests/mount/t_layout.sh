@@ -56,6 +56,7 @@ name
 problems
 session.jsonl
 transcript.md
+tree.txt
 usage.json'
 assert_eq "ls of the session directory" "$expected_root" "$(ls_names "$S")"
 
@@ -147,7 +148,7 @@ assert_eq "grep -r finds the quoted question in both files" "$S/0008-user.3ecbb5
 $S/0009-assistant.2fca4b92.md" "$(sort <<<"${OUT%$'\n'}")"
 fsx_out grep -rl "please run a command to list files" "$MNT"
 assert_eq "grep -r over everything" "$(printf '%s\n' "$B/context.json" "$S/0004-user.7bfd5a82.md" \
-	"$S/context.json" "$S/session.jsonl" "$S/transcript.md" | sort)" "$(sort <<<"${OUT%$'\n'}")"
+	"$S/context.json" "$S/session.jsonl" "$S/transcript.md" "$S/tree.txt" | sort)" "$(sort <<<"${OUT%$'\n'}")"
 
 # --- find -----------------------------------------------------------------------
 fsx_out find "$MNT"
@@ -159,12 +160,12 @@ for id in "${ids[@]}"; do
 done
 assert_eq "find: number of .md files (entries, the session's transcript, two sessions.md)" "$((${#ids[@]} + 3))" "$(grep -c '\.md$' "$T_DIR/find.txt" || true)"
 # root, project, session, 13 entry files, the branch and its context.json
-# (its transcript.md and entries/ answer by name only), 10 generated names
+# (its transcript.md and entries/ answer by name only), 11 generated names
 # in the session, 1 label, .pisessionfs with log and rejected/, the 4 views with the
 # session's link in by-id and recent and 6 nested by-cwd names (by-cwd/home/
 # user/demo-project/<session>), the two usage.csv, the two sessions.md and
 # the two search/ directories (empty until a query is named).
-assert_eq "find: number of paths" 49 "$(wc -l <"$T_DIR/find.txt")"
+assert_eq "find: number of paths" 50 "$(wc -l <"$T_DIR/find.txt")"
 fsx_out find -L "$S" -type l
 assert_eq "find -L: every symlink resolves" "" "$OUT"
 
@@ -252,7 +253,7 @@ refused() {
 	refused "Operation not permitted" mv "$S/0004-user.7bfd5a82.md" "$S/0005-assistant.8a6d4fb1.md"
 	refused "Operation not permitted" rmdir "$B"
 	refused "Operation not permitted" chmod 777 "$S/0004-user.7bfd5a82.md"
-	for f in context.json header.json entries/7bfd5a82.json problems 0008~c34de545/context.json; do
+	for f in context.json header.json entries/7bfd5a82.json problems tree.txt 0008~c34de545/context.json; do
 		refused "Operation not permitted" bash -c 'printf "x\n" | tee "$1" >/dev/null' _ "$S/$f"
 	done
 	# a text alone replaces an entry's text (docs/entry-format.md), but a

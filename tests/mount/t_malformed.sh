@@ -15,11 +15,11 @@ problem_lines() {
 	fsx cat "$1/problems" | sed -n 's/^line \([0-9][0-9]*\):.*/\1/p' | tr '\n' ' ' | sed 's/ $//'
 }
 # ids_in DIR: the ids of the entry files in DIR, in ls order.
-# The tree's shape is what these checks are about; transcript.md and
-# usage.json (in every tree directory, t_layout and t_extras check them) are
+# The tree's shape is what these checks are about; transcript.md,
+# tree.txt and usage.json (t_layout, t_tree and t_extras check them) are
 # left out of the listings.
 eval "lib_$(declare -f ls_names)"
-ls_names() { lib_ls_names "$@" | grep -Ev '^(transcript\.md|usage\.json)$' || true; }
+ls_names() { lib_ls_names "$@" | grep -Ev '^(transcript\.md|tree\.txt|usage\.json)$' || true; }
 
 entry_files() {
 	ls_names "$1" | grep '\.md$' | grep -v '^transcript\.md$' | tr '\n' ' ' | sed 's/ $//'

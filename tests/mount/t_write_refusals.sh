@@ -114,7 +114,7 @@ U1=0001-user.aaaa0001.md
 TR=0003-toolResult-bash.aaaa0003.md
 CM=0004-custom_message.aaaa0004.md
 assert_eq "the session as expected" \
-	"0001-user.aaaa0001.md 0002-assistant.aaaa0002.md 0002~bbbb0002 $TR $CM context.json header.json labels leaf loadout.json name problems session.jsonl transcript.md usage.json" \
+	"0001-user.aaaa0001.md 0002-assistant.aaaa0002.md 0002~bbbb0002 $TR $CM context.json header.json labels leaf loadout.json name problems session.jsonl transcript.md tree.txt usage.json" \
 	"$(ls_names "$S" | tr '\n' ' ' | sed 's/ $//')"
 
 # --- EINVAL: what cannot be an entry ---------------------------------------------

@@ -33,7 +33,7 @@ import check  # noqa: E402
 
 VIEWS = {"by-id", "by-name", "by-cwd", "recent", "search"}
 FIXED = {"context.json", "leaf", "labels", "name", "loadout.json", "header.json", "entries", "session.jsonl", "problems", "error",
-         "transcript.md", "usage.json"}
+         "transcript.md", "tree.txt", "usage.json"}
 ESCAPED = re.compile(r"^(?:[A-Za-z0-9_.~-]|%[0-9A-F]{2})+$")
 BRANCH = re.compile(r"^[0-9]{4,}~")
 

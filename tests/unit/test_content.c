@@ -7,13 +7,13 @@
 #include "content.h"
 #include "suites.h"
 
-/* Every generated file (context.json, transcript.md, usage.json) of every
+/* Every generated file (context.json, transcript.md, usage.json, tree.txt) of every
  * tree directory: its size, asked twice and as known, is its content's
  * length; with path, the content is also what a session opened afresh
  * shows (the kept one goes through the memoized sizes and the stash). */
 static void check_generated(struct ps_session *kept, const char *path)
 {
-	static const enum layout_kind kinds[] = { LAYOUT_CONTEXT, LAYOUT_TRANSCRIPT, LAYOUT_USAGE };
+	static const enum layout_kind kinds[] = { LAYOUT_CONTEXT, LAYOUT_TRANSCRIPT, LAYOUT_USAGE, LAYOUT_TREE_TXT };
 	struct ps_session *fresh = path ? helper_open(path) : NULL;
 	if (fresh)
 		ck_assert_uint_eq(kept->n_branches, fresh->n_branches);

@@ -58,11 +58,16 @@ START_TEST(test_layout_names_and_resolve)
 	ck_assert(!listed(&branch, "transcript.md"));
 	ck_assert(!listed(&root, "entries"));
 	ck_assert(listed(&root, "transcript.md"));
+	/* The whole tree is drawn once, in the session directory. */
+	ck_assert(listed(&root, "tree.txt"));
 	struct layout_node hidden;
 	ck_assert_int_eq(layout_resolve(s, "entries", &hidden), PS_OK);
 	ck_assert_int_eq(hidden.kind, LAYOUT_ENTRIES_DIR);
 	ck_assert_int_eq(layout_resolve(s, "0002~d/transcript.md", &hidden), PS_OK);
 	ck_assert_int_eq(hidden.kind, LAYOUT_TRANSCRIPT);
+	ck_assert_int_eq(layout_resolve(s, "tree.txt", &hidden), PS_OK);
+	ck_assert_int_eq(hidden.kind, LAYOUT_TREE_TXT);
+	ck_assert_int_eq(layout_resolve(s, "0002~d/tree.txt", &hidden), PS_ERR_NOENT);
 
 	struct layout_node node;
 	ck_assert_int_eq(layout_resolve(s, "0002~d/0002-assistant.d.md", &node), PS_OK);
