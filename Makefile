@@ -93,7 +93,7 @@ FS_UNIT  := $(BUILD)/fs-unit-tests
 # inotify events for changes made underneath (tests/mount/t_nonotify.sh).
 HELPER   := $(BUILD)/tests/passthrough-store
 
-.PHONY: all check check-unit check-includes check-fs-deps check-golden check-alloc check-runner check-mount check-diff check-diff-search check-diff-fork check-interop clean install uninstall bench
+.PHONY: all check check-unit check-includes check-fs-deps check-golden check-alloc check-runner check-mount check-diff check-diff-search check-diff-fork check-diff-forkfrom check-interop clean install uninstall bench
 
 all: $(DAEMON) $(TOOL)
 
@@ -188,6 +188,10 @@ check-diff-search: $(TOOL) $(DAEMON)
 # pisession fork against pi's /fork (createBranchedSession), no mount.
 check-diff-fork: $(TOOL)
 	tests/diff/fork/run.sh $(TOOL)
+
+# pisession fork-from against pi's SessionManager.forkFrom, no mount.
+check-diff-forkfrom: $(TOOL)
+	tests/diff/forkfrom/run.sh $(TOOL)
 
 check-interop: $(DAEMON)
 	tests/interop/run.sh $(DAEMON)

@@ -57,6 +57,7 @@ stage mount make -s check-mount
 stage differential make -s check-diff
 stage search-differential make -s check-diff-search
 stage fork-differential make -s check-diff-fork
+stage forkfrom-differential make -s check-diff-forkfrom
 stage interop make -s check-interop
 
 if [ "${#failed_stages[@]}" -gt 0 ]; then
