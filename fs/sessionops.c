@@ -388,6 +388,12 @@ static int psfs_session_fork_from(const char *target, const char *path, const st
 			    target, path, parent->project);
 		return -EINVAL;
 	}
+	if (cwd && cwd[0] != '/') {
+		journal_log("refused ln -s %s %s: the cwd the sessions of %s give, %s, is not an absolute path", target,
+			    path, parent->project, cwd);
+		free(cwd);
+		return -EINVAL;
+	}
 	if ((err = store_open_project(fs->store, parent->project, &dfd))) {
 		res = -psfs_errno(err);
 		goto out;
