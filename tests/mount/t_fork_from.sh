@@ -5,8 +5,10 @@
 # every entry of the source (all branches), its header with PROJECT's cwd
 # (the one its sessions' headers give) and the source as parentSession,
 # named NAME, which is then a symlink to the new session directory.  pi
-# loads it.  Refusals make no file and are logged.
+# loads it.  Refusals (also of a caller who may not read the source) make
+# no file and are logged.
 . "$(dirname "$0")/lib.sh" "$@"
+command -v setpriv >/dev/null || die "setpriv (util-linux) is needed"
 
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 need_pi
@@ -25,7 +27,11 @@ printf '%s\n' '{"type":"session","version":3,"id":"bbbb","timestamp":"2026-01-02
 	'{"type":"message","id":"q1","parentId":null,"timestamp":"2026-01-02T00:00:01.000Z","message":{"role":"user","content":"q"}}' \
 	>"$STORE/$Q/$B.jsonl"
 before=$(sha256sum <"$STORE/$P/$A.jsonl")
-mount_fs "$STORE" "$MNT"
+# Another user (below) may make links in $Q but not read a private source.
+chmod 0755 "$STORE"
+chmod 0777 "$STORE/$Q"
+let_others_reach "$MNT"
+mount_fs "$STORE" "$MNT" -o allow_other
 
 new_file() { ls -t "$STORE/$1"/*.jsonl | head -1; }
 count() { ls "$STORE/$P"/*.jsonl "$STORE/$Q"/*.jsonl "$STORE/$E"/*.jsonl 2>/dev/null | wc -l; }
@@ -86,6 +92,10 @@ printf 'not a session\n' >"$STORE/$P/junk.jsonl"
 assert_poll "the junk file shows" 5 test -d "$MNT/$P/junk"
 assert_errno "Invalid argument" ln -s "../$P/junk/session.jsonl" "$MNT/$Q/from junk"
 rm "$STORE/$P/junk.jsonl"
+chmod 0600 "$STORE/$P/$A.jsonl"
+fsx_out setpriv --reuid=52001 --regid=52001 --clear-groups -- ln -s "$MNT/$P/$A/session.jsonl" "$MNT/$Q/stolen"
+assert_contains "a caller who may not read the source" "Permission denied" "$ERR"
+chmod 0644 "$STORE/$P/$A.jsonl"
 assert_eq "no file was made" "$n" "$(count)"
 assert_eq "the source is still unchanged" "$before" "$(sha256sum <"$STORE/$P/$A.jsonl")"
 fsx_out cat "$MNT/.pisessionfs/log"
