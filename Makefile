@@ -93,7 +93,7 @@ FS_UNIT  := $(BUILD)/fs-unit-tests
 # inotify events for changes made underneath (tests/mount/t_nonotify.sh).
 HELPER   := $(BUILD)/tests/passthrough-store
 
-.PHONY: all check check-unit check-includes check-fs-deps check-golden check-alloc check-runner check-mount check-diff check-diff-search check-diff-fork check-diff-tree check-interop clean install uninstall bench
+.PHONY: all check check-unit check-includes check-fs-deps check-golden check-alloc check-runner check-mount check-diff check-diff-search check-diff-fork check-diff-tree check-diff-forkfrom check-interop clean install uninstall bench
 
 all: $(DAEMON) $(TOOL)
 
@@ -192,6 +192,10 @@ check-diff-fork: $(TOOL)
 # tree.txt against pi's /tree (TreeSelectorComponent), no mount.
 check-diff-tree: $(TOOL)
 	tests/diff/tree/run.sh $(TOOL)
+
+# pisession fork-from against pi's SessionManager.forkFrom, no mount.
+check-diff-forkfrom: $(TOOL)
+	tests/diff/forkfrom/run.sh $(TOOL)
 
 check-interop: $(DAEMON)
 	tests/interop/run.sh $(DAEMON)

@@ -5,6 +5,7 @@
  * "Forking a session".  The namespace operations (namespace.c) route
  * here; what is logged and refused follows their rules. */
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +19,7 @@
 #include "jstext.h"
 #include "ops_internal.h"
 #include "sessionfork.h"
+#include "sessionforkfrom.h"
 #include "sessionnew.h"
 #include "sessionops.h"
 #include "trash.h"
@@ -356,6 +358,85 @@ static char *psfs_link_target_path(const char *dir, const char *target)
 	return out;
 }
 
+/* ln -s SESSION/session.jsonl PROJECT/NAME: the whole session forked
+ * into PROJECT as pi's SessionManager.forkFrom makes it
+ * (sessionforkfrom.h), with PROJECT's cwd (that of its sessions' headers,
+ * the catalog's; the source's own when PROJECT is its folder), named
+ * NAME.  src is the located source (its session released). */
+static int psfs_session_fork_from(const char *target, const char *path, const struct psfs_path *parent,
+				  const char *name, const struct psfs_path *src)
+{
+	struct psfs *fs = psfs_self();
+	struct fuse_context *ctx = fuse_get_context();
+	struct store_ref ref = { 0 };
+	struct psfs_caller c;
+	struct stat file;
+	char *cwd = NULL, *stem = NULL;
+	int dfd = -1, sfd = -1, res;
+	ps_err err;
+
+	psfs_caller_get(&c);
+	if (store_stat_session(fs->store, src->project, src->session, &file) != PS_OK ||
+	    !psfs_caller_may_read(&c, file.st_uid, file.st_gid, file.st_mode)) {
+		journal_log("refused ln -s %s %s: the caller may not read the session it forks", target, path);
+		return -EACCES;
+	}
+	/* The catalog before the source's session (the lock order). */
+	if (strcmp(parent->project, src->project) != 0 && !(cwd = catalog_project_cwd(fs->catalog, parent->project))) {
+		journal_log("refused ln -s %s %s: a whole session forked into %s takes that folder's cwd from the "
+			    "headers of its sessions, and it has none (a folder's name does not tell the cwd exactly)",
+			    target, path, parent->project);
+		return -EINVAL;
+	}
+	if (cwd && cwd[0] != '/') {
+		journal_log("refused ln -s %s %s: the cwd the sessions of %s give, %s, is not an absolute path", target,
+			    path, parent->project, cwd);
+		free(cwd);
+		return -EINVAL;
+	}
+	if ((err = store_open_project(fs->store, parent->project, &dfd))) {
+		res = -psfs_errno(err);
+		goto out;
+	}
+	if ((err = store_acquire(fs->store, src->project, src->session, &ref))) {
+		res = -psfs_errno(err);
+		goto out;
+	}
+	if (ref.buried || (sfd = open(ref.session->path, O_RDONLY | O_CLOEXEC)) < 0) {
+		journal_log("refused ln -s %s %s: the session file could not be opened", target, path);
+		res = ref.buried ? -ENOENT : -errno;
+		goto out;
+	}
+	err = sessionforkfrom_create(sfd, dfd, cwd, ref.session->path, name, file.st_mode & 0666, ctx->uid, ctx->gid,
+				     &stem);
+	if (err) {
+		journal_log("refused ln -s %s %s: the fork could not be written: %s", target, path,
+			    err == PS_ERR_NOTSESSION ? "the source is not a session pi can fork (empty or invalid)"
+			    : err == PS_ERR_INVALID ? "the source header's cwd is not an absolute path"
+						    : ps_strerror(err));
+		res = -psfs_errno(err);
+		goto out;
+	}
+	journal_log("ln -s %s %s: forked all of %s/%s into %s as the session %s%s%s (cwd %s)", target, path,
+		    src->project, src->session, *parent->project ? parent->project : "the store", parent->project,
+		    *parent->project ? "/" : "", stem, cwd ? cwd : "the source's");
+	store_release(fs->store, &ref);
+	ref.slot = NULL;
+	catalog_add(fs->catalog, parent->project, stem);
+	psfs_watch_queue(path);
+	res = 0;
+out:
+	if (ref.slot)
+		store_release(fs->store, &ref);
+	if (sfd >= 0)
+		close(sfd);
+	if (dfd >= 0)
+		close(dfd);
+	free(stem);
+	free(cwd);
+	return res;
+}
+
 /* ln -s SESSION/ENTRY PROJECT/NAME: a fork, as pi's /fork makes one
  * (sessionfork.h): a new session file in PROJECT holding the path from
  * the root to that entry (a directory: to its tip, as its context.json
@@ -392,6 +473,12 @@ int psfs_session_fork(const char *target, const char *path, const struct psfs_pa
 		return -EINVAL;
 	}
 	struct ps_session *s = ref.session;
+	if (node.kind == LAYOUT_RAW && !ref.buried) {
+		store_release(fs->store, &ref);
+		ref.slot = NULL;
+		res = psfs_session_fork_from(target, path, parent, name, &p);
+		goto out;
+	}
 	if (node.kind == LAYOUT_ENTRY || node.kind == LAYOUT_ENTRY_JSON || node.kind == LAYOUT_LEAF ||
 	    node.kind == LAYOUT_LABEL)
 		leaf = node.entry;

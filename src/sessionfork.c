@@ -306,11 +306,10 @@ out:
 	return err;
 }
 
-/* pi's appendSessionInfo(name): name.replace(/[\r\n]+/g, " ").trim(). */
-static ps_err fork_session_info(struct buf *out, struct fork_ids *ids, const char *parent, const char *name)
+ps_err sessionfork_session_info(struct buf *out, const char *id, const json_t *parent, const char *name)
 {
 	size_t len = strlen(name), n = 0, start, trimmed;
-	char id[9], now[32];
+	char now[32];
 	char *clean = malloc(len + 1);
 	if (!clean)
 		return PS_ERR_NOMEM;
@@ -325,7 +324,6 @@ static ps_err fork_session_info(struct buf *out, struct fork_ids *ids, const cha
 	}
 	jstext_trim(clean, n, &start, &trimmed);
 	clean[start + trimmed] = '\0';
-	fork_new_id(ids, id);
 	append_now_iso(now);
 	ps_err err = PS_ERR_NOMEM;
 	json_t *v = json_string(clean + start);
@@ -334,7 +332,7 @@ static ps_err fork_session_info(struct buf *out, struct fork_ids *ids, const cha
 		err = PS_ERR_INVALID;
 	} else if (e && !json_object_set_new(e, "type", json_string("session_info")) &&
 		   !json_object_set_new(e, "id", json_string(id)) &&
-		   !json_object_set_new(e, "parentId", parent ? json_string(parent) : json_null()) &&
+		   (!parent || !json_object_set(e, "parentId", (json_t *)parent)) &&
 		   !json_object_set_new(e, "timestamp", json_string(now)) && !json_object_set(e, "name", v)) {
 		err = fork_put_line(out, e);
 	}
@@ -404,8 +402,15 @@ ps_err sessionfork_create(const struct ps_session *s, uint32_t leaf, int dirfd, 
 		e = NULL;
 		last = off;
 	}
-	if (name && (err = fork_session_info(&out, &ids, last == PS_NIL ? NULL : strpool_get(&ids.pool, last), name)))
-		goto out;
+	if (name) {
+		char id[9];
+		fork_new_id(&ids, id);
+		json_t *pid = last == PS_NIL ? json_null() : json_string(strpool_get(&ids.pool, last));
+		err = pid ? sessionfork_session_info(&out, id, pid, name) : PS_ERR_NOMEM;
+		json_decref(pid);
+		if (err)
+			goto out;
+	}
 	char *made = strdup(st.stem);
 	if (!made) {
 		err = PS_ERR_NOMEM;

@@ -8,6 +8,7 @@
 
 #include <stdint.h>
 #include <sys/types.h>
+#include <jansson.h>
 #include "ps_error.h"
 #include "session.h"
 
@@ -45,6 +46,16 @@
  * index), PS_ERR_NOMEM, or the file system's error from making the file. */
 ps_err sessionfork_create(const struct ps_session *s, uint32_t leaf, int dirfd, const char *parent_path,
 			  const char *name, mode_t mode, uid_t uid, gid_t gid, char **stem);
+
+struct buf;
+
+/* The session_info line pi's appendSessionInfo(name) writes, and a
+ * newline, onto out: {"type":"session_info","id":ID,"parentId":PARENT,
+ * "timestamp":NOW,"name":...}, the name with each run of CR/LF as one
+ * space and trimmed as String#trim does; parent NULL leaves "parentId"
+ * out (JSON.stringify drops an undefined leafId).  All borrowed.
+ * PS_ERR_INVALID when name is not UTF-8 text, PS_ERR_NOMEM. */
+ps_err sessionfork_session_info(struct buf *out, const char *id, const json_t *parent, const char *name);
 
 /* Node's path.resolve(base, path) on POSIX: path when it is absolute, else
  * base "/" path, with empty and "." components dropped and ".." taking

@@ -58,6 +58,7 @@ stage differential make -s check-diff
 stage search-differential make -s check-diff-search
 stage fork-differential make -s check-diff-fork
 stage tree-differential make -s check-diff-tree
+stage forkfrom-differential make -s check-diff-forkfrom
 stage interop make -s check-interop
 
 if [ "${#failed_stages[@]}" -gt 0 ]; then

@@ -21,6 +21,7 @@
 #include "content.h"
 #include "session.h"
 #include "sessionfork.h"
+#include "sessionforkfrom.h"
 #include "sessioninfo.h"
 #include <unistd.h>
 
@@ -47,7 +48,12 @@ static void usage(FILE *out)
 		"       pisession fork SESSION.jsonl ID [--name NAME] [--dir DIR]\n"
 		"                                           a new session holding the path to ID, as\n"
 		"                                           pi's /fork makes it (beside SESSION, or in\n"
-		"                                           DIR); prints its path\n");
+		"                                           DIR); prints its path\n"
+		"       pisession fork-from SESSION.jsonl TARGET_CWD [--name NAME] [--dir DIR]\n"
+		"                                           a new session holding every entry of\n"
+		"                                           SESSION, with TARGET_CWD as its cwd, as pi's\n"
+		"                                           forkFrom makes it (in pi's folder for\n"
+		"                                           TARGET_CWD, or in DIR); prints its path\n");
 }
 
 struct tree_walk {
@@ -550,6 +556,128 @@ out:
 	return rc;
 }
 
+/* mkdir -p of an absolute path. */
+static int mkdir_p(const char *path)
+{
+	char *p = strdup(path);
+	if (!p)
+		return -1;
+	for (char *c = p + 1;; c++) {
+		if (*c == '/' || !*c) {
+			char was = *c;
+			*c = '\0';
+			if (mkdir(p, 0777) && errno != EEXIST) {
+				free(p);
+				return -1;
+			}
+			if (!(*c = was))
+				break;
+		}
+	}
+	free(p);
+	return 0;
+}
+
+/* pi's getDefaultSessionDir(cwd): $PI_CODING_AGENT_DIR (a leading ~
+ * read as $HOME), else ~/.pi/agent; then sessions/--CWD--, every '/',
+ * '\' and ':' of cwd after its first character's '/' read as '-'.
+ * cwd is resolved; base resolves a relative agent directory. */
+static char *default_session_dir(const char *base, const char *cwd)
+{
+	const char *env = getenv("PI_CODING_AGENT_DIR"), *home = getenv("HOME");
+	char *agent = NULL, *joined = NULL, *out = NULL;
+	if (env && *env) {
+		if ((!strcmp(env, "~") || !strncmp(env, "~/", 2)) && home) {
+			if (asprintf(&joined, "%s/%s", home, env[1] ? env + 2 : "") < 0)
+				joined = NULL;
+			agent = joined ? sessionfork_resolve(base, joined) : NULL;
+		} else {
+			agent = sessionfork_resolve(base, env);
+		}
+	} else if (home && asprintf(&joined, "%s/.pi/agent", home) >= 0) {
+		agent = sessionfork_resolve(base, joined);
+	}
+	free(joined);
+	if (!agent)
+		return NULL;
+	const char *c = cwd[0] == '/' ? cwd + 1 : cwd;
+	if (asprintf(&out, "%s/sessions/--%s--", strcmp(agent, "/") ? agent : "", c) < 0)
+		out = NULL;
+	for (char *q = out ? out + strlen(out) - strlen(c) - 2 : NULL; q && *q && q < out + strlen(out) - 2; q++)
+		if (*q == '/' || *q == '\\' || *q == ':')
+			*q = '-';
+	free(agent);
+	return out;
+}
+
+/* pisession fork-from FILE TARGET_CWD [--name NAME] [--dir DIR]
+ * (docs/layout.md "Forking a whole session into another project"). */
+static int cmd_fork_from(int argc, char **argv)
+{
+	const char *pos[2] = { NULL, NULL }, *name = NULL, *dir = NULL;
+	int npos = 0, rc = 1;
+	for (int i = 2; i < argc; i++) {
+		if (!strcmp(argv[i], "--name") && i + 1 < argc) {
+			name = argv[++i];
+		} else if (!strcmp(argv[i], "--dir") && i + 1 < argc) {
+			dir = argv[++i];
+		} else if (npos < 2 && (argv[i][0] != '-' || !argv[i][1])) {
+			pos[npos++] = argv[i];
+		} else {
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (npos != 2) {
+		usage(stderr);
+		return 2;
+	}
+	char cwd[4096];
+	if (!getcwd(cwd, sizeof cwd)) {
+		fprintf(stderr, "pisession: cannot tell the working directory: %s\n", strerror(errno));
+		return 1;
+	}
+	/* pi: resolvePath(sourcePath), resolvePath(targetCwd), and
+	 * sessionDir or getDefaultSessionDir(targetCwd), made if missing. */
+	char *parent = sessionfork_resolve(cwd, pos[0]);
+	char *target = sessionfork_resolve(cwd, pos[1]);
+	char *where = !target ? NULL : dir ? sessionfork_resolve(cwd, dir) : default_session_dir(cwd, target);
+	char *stem = NULL;
+	int dfd = -1, sfd = -1;
+	ps_err err = PS_ERR_NOMEM;
+	if (!parent || !target || !where)
+		goto out;
+	err = PS_OK;
+	if ((sfd = open(parent, O_RDONLY | O_CLOEXEC)) < 0) {
+		fprintf(stderr, "pisession: %s: %s\n", pos[0], strerror(errno));
+		goto out;
+	}
+	if (mkdir_p(where) || (dfd = open(where, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
+		fprintf(stderr, "pisession: %s: %s\n", where, strerror(errno));
+		goto out;
+	}
+	err = sessionforkfrom_create(sfd, dfd, target, parent, name, 0666, (uid_t)-1, (gid_t)-1, &stem);
+	if (err == PS_ERR_NOTSESSION) {
+		fprintf(stderr, "pisession: fork-from: %s: the source session file is empty or invalid\n", pos[0]);
+		err = PS_OK;
+	} else if (!err) {
+		printf("%s%s%s.jsonl\n", where, strcmp(where, "/") ? "/" : "", stem);
+		rc = 0;
+	}
+out:
+	if (err)
+		fprintf(stderr, "pisession: fork-from: %s\n", ps_strerror(err));
+	if (dfd >= 0)
+		close(dfd);
+	if (sfd >= 0)
+		close(sfd);
+	free(stem);
+	free(parent);
+	free(target);
+	free(where);
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	struct ps_session *s = NULL;
@@ -569,6 +697,8 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "search"))
 		return cmd_search(argc, argv);
+	if (!strcmp(argv[1], "fork-from"))
+		return cmd_fork_from(argc, argv);
 	if (!strcmp(argv[1], "fork"))
 		return cmd_fork(argc, argv);
 	if (!strcmp(argv[1], "render-json") && argc <= 4)

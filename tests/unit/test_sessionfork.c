@@ -1,5 +1,6 @@
 /* sessionfork_create(): pi's createBranchedSession over the index, one small
- * hand-written session per rule; and the JavaScript key order of jsonout
+ * hand-written session per rule; sessionforkfrom_create(): pi's forkFrom
+ * (check-diff-forkfrom compares it with pi itself); and the JavaScript key order of jsonout
  * that forks (and context.json) depend on.  JSON in this file uses ' for "
  * where it is compared; q() swaps them back. */
 #include <dirent.h>
@@ -11,6 +12,7 @@
 #include "helpers.h"
 #include "jsonout.h"
 #include "sessionfork.h"
+#include "sessionforkfrom.h"
 #include "suites.h"
 
 static char *q(const char *s)
@@ -437,6 +439,141 @@ START_TEST(test_jsonout_index_keys_first)
 }
 END_TEST
 
+/* sessionforkfrom_create() on text: f as fork_text fills it. */
+static void forkfrom_text(const char *session, const char *cwd, const char *parent, const char *name, ps_err expect,
+			  struct forked *f)
+{
+	char *path = helper_write(session);
+	size_t before_len, after_len;
+	char *before = helper_slurp(path, &before_len);
+	memset(f, 0, sizeof *f);
+	helper_tmpdir(f->dir, "forkfrom");
+	int dfd = open(f->dir, O_RDONLY | O_DIRECTORY), sfd = open(path, O_RDONLY);
+	ck_assert_int_ge(dfd, 0);
+	ck_assert_int_ge(sfd, 0);
+	ps_err err = sessionforkfrom_create(sfd, dfd, cwd, parent, name, 0600, (uid_t)-1, (gid_t)-1, &f->stem);
+	close(dfd);
+	close(sfd);
+	ck_assert_int_eq(err, expect);
+	char *after = helper_slurp(path, &after_len);
+	ck_assert_uint_eq(before_len, after_len);
+	ck_assert_int_eq(memcmp(before, after, before_len), 0);
+	free(before);
+	free(after);
+	unlink(path);
+	free(path);
+	if (err) {
+		ck_assert_uint_eq(dir_count(f->dir), 0);
+		return;
+	}
+	ck_assert_uint_eq(dir_count(f->dir), 1);
+	char file[256];
+	size_t len;
+	snprintf(file, sizeof file, "%s/%s.jsonl", f->dir, f->stem);
+	f->text = helper_slurp(file, &len);
+	ck_assert(len > 0 && f->text[len - 1] == '\n');
+	for (char *p = f->text, *nl; (nl = strchr(p, '\n')); p = nl + 1) {
+		ck_assert_uint_lt(f->n, 64);
+		*nl = '\0';
+		f->lines[f->n++] = p;
+	}
+}
+
+/* The header's id and timestamp, and the file's name, are pi's. */
+static void assert_forkfrom_header(const struct forked *f, const char *cwd, const char *parent)
+{
+	char want[512];
+	ck_assert_uint_ge(f->n, 1);
+	const char *h = f->lines[0];
+	ck_assert_int_eq(strncmp(h, "{\"type\":\"session\",\"version\":3,\"id\":\"", 36), 0);
+	const char *id = h + 36;
+	ck_assert_uint_eq(strlen(f->stem), 24 + 1 + 36);
+	ck_assert_int_eq(strncmp(id, f->stem + 25, 36), 0);
+	snprintf(want, sizeof want, "\",\"cwd\":\"%s\",\"parentSession\":\"%s\"}", cwd, parent);
+	ck_assert_str_eq(h + strlen(h) - strlen(want), want);
+}
+
+/* Every line, all branches, in file order, unmigrated (version 1 has no
+ * ids, firstKeptEntryIndex stays), blank and broken lines and falsy
+ * values left out, other values kept, later "session" lines dropped. */
+START_TEST(test_forkfrom_copies_every_line_raw)
+{
+	struct forked f;
+	forkfrom_text("{\"type\":\"session\",\"id\":\"v1\",\"cwd\":\"/src\"}\n"
+		      "{\"type\":\"message\",\"message\":{\"role\":\"user\",\"content\":\"a\"},\"b\":1.50}\n"
+		      "\n  \nnot json\nnull\n0\nfalse\n\"\"\n"
+		      "[1]\n7\n"
+		      "{\"type\":\"session\",\"id\":\"again\"}\n"
+		      "{\"type\":\"compaction\",\"firstKeptEntryIndex\":0}\r\n"
+		      "{\"type\":\"x\",\"id\":\"branch\",\"parentId\":\"nowhere\"}",
+		      "/home//u/./p/../q/", "/store/--p--/parent.jsonl", NULL, PS_OK, &f);
+	assert_forkfrom_header(&f, "/home/u/q", "/store/--p--/parent.jsonl");
+	ck_assert_uint_eq(f.n, 6);
+	assert_line(&f, 1, "{'type':'message','message':{'role':'user','content':'a'},'b':1.5}");
+	assert_line(&f, 2, "[1]");
+	assert_line(&f, 3, "7");
+	assert_line(&f, 4, "{'type':'compaction','firstKeptEntryIndex':0}");
+	assert_line(&f, 5, "{'type':'x','id':'branch','parentId':'nowhere'}");
+	forked_free(&f);
+	/* cwd NULL: the source header's, resolved. */
+	forkfrom_text("{\"type\":\"session\",\"id\":\"s\",\"cwd\":\"/a//b/\"}\n", NULL, "/p.jsonl", NULL, PS_OK, &f);
+	assert_forkfrom_header(&f, "/a/b", "/p.jsonl");
+	ck_assert_uint_eq(f.n, 1);
+	forked_free(&f);
+}
+END_TEST
+
+/* The name goes after the last line copied, as appendSessionInfo on the
+ * session forkFrom returns: its parentId that line's id, null when there
+ * is none, left out when the line has no id. */
+START_TEST(test_forkfrom_name_after_the_last_line)
+{
+	struct forked f;
+	const char *H = "{\"type\":\"session\",\"id\":\"s\",\"cwd\":\"/c\"}\n";
+	char text[512];
+	snprintf(text, sizeof text, "%s{\"type\":\"m\",\"id\":\"e1\"}\n{\"type\":\"m\",\"id\":\"e2\",\"parentId\":null}\n", H);
+	forkfrom_text(text, "/t", "/p.jsonl", " new\r\nname ", PS_OK, &f);
+	ck_assert_uint_eq(f.n, 4);
+	ck_assert_int_eq(strncmp(f.lines[3], "{\"type\":\"session_info\",\"id\":\"", 29), 0);
+	ck_assert_ptr_nonnull(strstr(f.lines[3], "\",\"parentId\":\"e2\",\"timestamp\":\""));
+	ck_assert_ptr_nonnull(strstr(f.lines[3], "\",\"name\":\"new name\"}"));
+	forked_free(&f);
+	forkfrom_text(H, "/t", "/p.jsonl", "n", PS_OK, &f);
+	ck_assert_uint_eq(f.n, 2);
+	ck_assert_ptr_nonnull(strstr(f.lines[1], "\",\"parentId\":null,\"timestamp\":\""));
+	forked_free(&f);
+	snprintf(text, sizeof text, "%s{\"type\":\"m\",\"id\":\"e1\"}\n[2]\n", H);
+	forkfrom_text(text, "/t", "/p.jsonl", "n", PS_OK, &f);
+	ck_assert_uint_eq(f.n, 4);
+	ck_assert_ptr_null(strstr(f.lines[3], "parentId"));
+	forked_free(&f);
+}
+END_TEST
+
+START_TEST(test_forkfrom_refusals_leave_nothing)
+{
+	struct forked f;
+	const char *H = "{\"type\":\"session\",\"id\":\"s\",\"cwd\":\"rel\"}\n";
+	forkfrom_text("", "/t", "/p.jsonl", NULL, PS_ERR_NOTSESSION, &f);
+	forked_free(&f);
+	forkfrom_text("\n\nnull\n", "/t", "/p.jsonl", NULL, PS_ERR_NOTSESSION, &f);
+	forked_free(&f);
+	forkfrom_text("{\"type\":\"m\",\"id\":\"x\"}\n{\"type\":\"session\",\"id\":\"s\"}\n", "/t", "/p.jsonl", NULL,
+		      PS_ERR_NOTSESSION, &f);
+	forked_free(&f);
+	forkfrom_text("{\"type\":\"session\",\"id\":5}\n", "/t", "/p.jsonl", NULL, PS_ERR_NOTSESSION, &f);
+	forked_free(&f);
+	forkfrom_text(H, NULL, "/p.jsonl", NULL, PS_ERR_INVALID, &f); /* the header's cwd is relative */
+	forked_free(&f);
+	forkfrom_text(H, "t", "/p.jsonl", NULL, PS_ERR_INVALID, &f);
+	forked_free(&f);
+	forkfrom_text(H, "/t", "p.jsonl", NULL, PS_ERR_INVALID, &f);
+	forked_free(&f);
+	forkfrom_text(H, "/t", "/p.jsonl", "\xff", PS_ERR_INVALID, &f);
+	forked_free(&f);
+}
+END_TEST
+
 Suite *sessionfork_suite(void)
 {
 	Suite *s = suite_create("sessionfork");
@@ -453,6 +590,11 @@ Suite *sessionfork_suite(void)
 	tcase_add_test(t, test_relative_parent_refused);
 	tcase_add_test(t, test_resolve);
 	tcase_add_test(t, test_jsonout_index_keys_first);
+	suite_add_tcase(s, t);
+	t = tcase_create("forkfrom");
+	tcase_add_test(t, test_forkfrom_copies_every_line_raw);
+	tcase_add_test(t, test_forkfrom_name_after_the_last_line);
+	tcase_add_test(t, test_forkfrom_refusals_leave_nothing);
 	suite_add_tcase(s, t);
 	return s;
 }
