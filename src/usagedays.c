@@ -338,14 +338,20 @@ static int usagedays_by_cost(const void *a, const void *b)
 	return usagedays_model_cmp(x->row, y->row);
 }
 
-/* A round number at least v: 1, 2 or 5 times a power of ten. */
+/* A round number at least v (1, 2, 2.5, 3, 4, 5, 6 or 8 times a power of
+ * ten: its fifths, the axis' ticks, are round too), so the tallest bar
+ * fills most of the plot. */
 static double usagedays_nice(double v)
 {
+	static const double steps[] = { 1, 2, 2.5, 3, 4, 5, 6, 8, 10 };
 	if (!(v > 0) || !isfinite(v))
 		return 1;
 	double p = pow(10, floor(log10(v)));
 	double f = v / p;
-	return (f <= 1 ? 1 : f <= 2 ? 2 : f <= 5 ? 5 : 10) * p;
+	size_t i = 0;
+	while (i + 1 < sizeof steps / sizeof steps[0] && f > steps[i] * (1 + 1e-12))
+		i++;
+	return steps[i] * p;
 }
 
 static void usagedays_money(double d, char out[USAGE_COST_TEXT + 1])
@@ -444,8 +450,8 @@ static int usagedays_svg(const struct usagedays *t, const char *title, struct bu
 		bad |= buf_printf(out, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\" fill=\"#666666\">no usage</text>\n",
 				  SVG_LEFT + plot_w / 2, SVG_TOP + SVG_PLOT_H / 2);
 	/* The bars: each day's models stacked in the legend's order, the
-	 * costliest at the bottom; a label every 18 pixels or more (rotated, they need no more). */
-	int label_every = (18 + step - 1) / step;
+	 * costliest at the bottom; a label every 24 pixels or more (rotated, they need no more). */
+	int label_every = (24 + step - 1) / step;
 	bad |= buf_puts(out, "<g id=\"bars\" shape-rendering=\"crispEdges\">\n");
 	for (size_t i = 0, d = 0; i < t->n && !bad; d++) {
 		if (t->rows[i].day == USAGE_UNDATED)
