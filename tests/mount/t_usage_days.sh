@@ -209,8 +209,8 @@ out=$(svg_check "$MNT/usage.svg" "$T_DIR/daily.csv" 2>&1 || true)
 echo "svg check (root): $out"
 assert_eq "chromium draws the root's usage.svg as usage-daily.csv says" ok "${out%% *}"
 svg=$(fsx cat "$MNT/usage.svg")
-assert_contains "the picture's title has the total" 'total $7.75' "$svg"
-assert_contains "the legend names each model" '(tools/summaries) $0.25' "$svg"
+assert_contains "the picture's title has the total" "total \$7.75" "$svg"
+assert_contains "the legend names each model" "(tools/summaries) \$0.25" "$svg"
 
 # --- appends are followed ------------------------------------------------------------
 asst a3 a2 2026-01-05T08:00:00.000Z m-alpha 10 1 0 0 11 4.5 >>"$STORE/--a--/s1.jsonl"
@@ -218,7 +218,7 @@ day='^2026-01-05,m-alpha,10,1,0,0,11,4.50$'
 assert_poll "the root's usage-daily.csv follows an append" 10 grep -q "$day" "$MNT/usage-daily.csv"
 assert_poll "the project's usage-daily.csv follows an append" 10 grep -q "$day" "$MNT/--a--/usage-daily.csv"
 assert_poll "usage-monthly.csv follows an append" 10 grep -q "^2026-01,.*,11.50$" "$MNT/usage-monthly.csv"
-assert_poll "usage.svg follows an append" 10 grep -q 'total \$12.25' "$MNT/usage.svg"
+assert_poll "usage.svg follows an append" 10 grep -qF "total \$12.25" "$MNT/usage.svg"
 for d in "$MNT" "$MNT/--a--"; do
 	for f in $NEW; do
 		assert_size "$d/$f"
