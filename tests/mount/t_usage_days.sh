@@ -4,7 +4,8 @@
 # Their rows per day (UTC, the day of the entry carrying the usage) and
 # month and model, the same sums as usage.csv (summed over the days they
 # are usage.csv's summed over the sessions), they follow an append, they
-# hold only what the caller may read, and the picture is well-formed SVG
+# hold only what the caller may read, a build after the first reads only the
+# sessions that changed, and the picture is well-formed SVG
 # that a real browser (headless Chromium) draws with each day's bar as tall
 # as that day's cost.
 # shellcheck source=lib.sh
@@ -45,7 +46,9 @@ chmod 755 "$STORE" "$STORE"/*
 let_others_reach "$MNT"
 chmod 755 "$MNT"
 
-mount_fs "$STORE" "$MNT" -o allow_other
+# cache_sessions=1: a build that read its sessions would open their files
+# again (the memo check below).
+mount_fs "$STORE" "$MNT" -o allow_other -o cache_sessions=1
 
 NEW="usage-daily.csv usage-daily-models.csv usage-monthly.csv usage.svg"
 for d in "$MNT" "$MNT/--a--"; do
@@ -211,6 +214,46 @@ assert_eq "chromium draws the root's usage.svg as usage-daily.csv says" ok "${ou
 svg=$(fsx cat "$MNT/usage.svg")
 assert_contains "the picture's title has the total" "total \$7.75" "$svg"
 assert_contains "the legend names each model" "(tools/summaries) \$0.25" "$svg"
+
+# --- each session's share is kept --------------------------------------------------
+# By its file's stamp: building the files again opens no session file.
+# opens_during CMD: how many times a session file of the store was opened or
+# read while CMD ran (inotify on the project folders; as t_usage_size).
+opens_during() {
+	fsx python3 - "$1" "$STORE/--a--" "$STORE/--b--" <<'EOF'
+import ctypes, os, struct, subprocess, sys
+IN_ACCESS, IN_OPEN = 0x1, 0x20
+libc = ctypes.CDLL(None, use_errno=True)
+fd = libc.inotify_init1(os.O_NONBLOCK | os.O_CLOEXEC)
+for d in sys.argv[2:]:
+    if fd < 0 or libc.inotify_add_watch(fd, os.fsencode(d), IN_ACCESS | IN_OPEN) < 0:
+        sys.exit("inotify: " + os.strerror(ctypes.get_errno()))
+if subprocess.run(["bash", "-c", sys.argv[1]]).returncode != 0:
+    sys.exit("the command failed: " + sys.argv[1])
+n = 0
+while True:
+    try:
+        buf = os.read(fd, 65536)
+    except BlockingIOError:
+        break
+    off = 0
+    while off + 16 <= len(buf):
+        wd, mask, cookie, size = struct.unpack_from("iIII", buf, off)
+        name = buf[off + 16:off + 16 + size].rstrip(b"\0")
+        off += 16 + size
+        n += name.endswith(b".jsonl")
+print(n)
+EOF
+}
+NEWS=()
+for f in $NEW; do
+	NEWS+=("$MNT/$f" "$MNT/--a--/$f")
+done
+fsx cat "${NEWS[@]}" >/dev/null
+touch "$STORE/--b--/s3.jsonl"
+assert_eq "the opens counted are the daemon's (a build reads the session that changed)" yes \
+	"$(n=$(opens_during "cat '$MNT/usage-daily.csv' >/dev/null"); ((n > 0)) && echo yes || echo "no ($n)")"
+assert_eq "a build after the first reads no unchanged session file" 0 "$(opens_during "cat ${NEWS[*]} >/dev/null")"
 
 # --- appends are followed ------------------------------------------------------------
 asst a3 a2 2026-01-05T08:00:00.000Z m-alpha 10 1 0 0 11 4.5 >>"$STORE/--a--/s1.jsonl"
