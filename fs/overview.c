@@ -14,9 +14,19 @@
 #include "sessionsmd.h"
 #include "title.h"
 #include "usage.h"
+#include "usagedays.h"
 
-static const char *const overview_names[] = { OVERVIEW_USAGE_CSV, OVERVIEW_SESSIONS_MD };
-enum overview_file { OVERVIEW_CSV, OVERVIEW_MD };
+static const char *const overview_names[] = {
+	OVERVIEW_USAGE_CSV, OVERVIEW_SESSIONS_MD, OVERVIEW_USAGE_DAILY, OVERVIEW_USAGE_MONTHLY,
+	OVERVIEW_USAGE_DAILY_MODELS, OVERVIEW_USAGE_SVG,
+};
+enum overview_file { OVERVIEW_CSV, OVERVIEW_MD, OVERVIEW_DAILY, OVERVIEW_MONTHLY, OVERVIEW_DAILY_MODELS, OVERVIEW_SVG };
+#define OVERVIEW_N_FILES (sizeof overview_names / sizeof overview_names[0])
+
+const char *overview_file_name(size_t i)
+{
+	return i < OVERVIEW_N_FILES ? overview_names[i] : NULL;
+}
 
 /* --- the sessions a folder's overview covers ----------------------------------- */
 
@@ -74,8 +84,9 @@ static struct filememo *overview_rows(struct psfs *fs);
 
 /* --- the rows kept ------------------------------------------------------------- */
 
-/* Kept per session file (filememo.h): its usage.csv row, and what its
- * sessions.md row shows.  Keys: 'c' or 'm', then "project/name". */
+/* Kept per session file (filememo.h): its usage.csv row, what its
+ * sessions.md row shows, and its usage per day and model (usagedays.h's
+ * blob).  Keys: 'c', 'm' or 'd', then "project/name". */
 #define OVERVIEW_ROWS_BUDGET ((size_t)16 << 20)
 
 static int overview_row_key(char kind, const char *project, const char *name, char *key, size_t size, size_t *len)
@@ -137,6 +148,62 @@ static ps_err overview_build_csv(struct psfs *fs, const char *project, struct bu
 	struct overview_csv c = { fs, out };
 	ps_err err = usage_csv_header(out);
 	return err ? err : overview_each(fs, project, overview_csv_kept, overview_csv_row, &c);
+}
+
+/* --- usage over time: usage-daily.csv, usage-monthly.csv, usage-daily-models.csv, usage.svg */
+
+struct overview_days {
+	struct psfs *fs;
+	struct usagedays *table;
+	struct buf blob;
+};
+
+static int overview_days_kept(void *ctx, const char *project, const char *name, const struct stat *st)
+{
+	struct overview_days *c = ctx;
+	char key[2 * NAME_MAX + 4];
+	size_t key_len;
+	struct filememo_stamp stamp;
+	if (!overview_row_key('d', project, name, key, sizeof key, &key_len))
+		return 0;
+	filememo_stamp_of(st, &stamp);
+	c->blob.len = 0;
+	int found = filememo_get(overview_rows(c->fs), key, key_len, &stamp, &c->blob);
+	if (found <= 0)
+		return found;
+	ps_err err = usagedays_add(c->table, c->blob.data, c->blob.len);
+	return err == PS_ERR_NOMEM ? -1 : err ? 0 : 1; /* a bad blob: read the session */
+}
+
+static ps_err overview_days_session(void *ctx, const char *project, const char *name, const struct stat *st,
+				   struct ps_session *s)
+{
+	struct overview_days *c = ctx;
+	char key[2 * NAME_MAX + 4];
+	size_t key_len;
+	c->blob.len = 0;
+	ps_err err = s->have_header ? usagedays_session_blob(s, &c->blob) : PS_OK;
+	if (err)
+		return err == PS_ERR_NOTSESSION ? PS_OK : err;
+	if (overview_session_is(s, st) && overview_row_key('d', project, name, key, sizeof key, &key_len)) {
+		struct filememo_stamp stamp;
+		filememo_stamp_of(st, &stamp);
+		(void)filememo_put(overview_rows(c->fs), key, key_len, &stamp, c->blob.data, c->blob.len);
+	}
+	return c->blob.len ? usagedays_add(c->table, c->blob.data, c->blob.len) : PS_OK;
+}
+
+static ps_err overview_build_days(struct psfs *fs, enum usagedays_file file, const char *project, struct buf *out)
+{
+	struct overview_days c = { fs, NULL, BUF_INIT };
+	ps_err err = usagedays_new(&c.table);
+	if (!err)
+		err = overview_each(fs, project, overview_days_kept, overview_days_session, &c);
+	if (!err)
+		err = usagedays_write(c.table, file, project ? project : "all projects", out);
+	usagedays_free(c.table);
+	buf_free(&c.blob);
+	return err;
 }
 
 /* --- sessions.md ----------------------------------------------------------------- */
@@ -330,11 +397,20 @@ static ps_err overview_build_md(struct psfs *fs, const char *project, struct buf
 	return err;
 }
 
+static int overview_file_of(const char *name);
+
 int overview_build(struct psfs *fs, const char *name, const char *project, char **buf, size_t *len)
 {
 	struct buf out = BUF_INIT;
-	ps_err err = strcmp(name, OVERVIEW_SESSIONS_MD) == 0 ? overview_build_md(fs, project, &out)
-							   : overview_build_csv(fs, project, &out);
+	ps_err err;
+	switch (overview_file_of(name)) {
+	case OVERVIEW_MD: err = overview_build_md(fs, project, &out); break;
+	case OVERVIEW_DAILY: err = overview_build_days(fs, USAGEDAYS_DAILY, project, &out); break;
+	case OVERVIEW_MONTHLY: err = overview_build_days(fs, USAGEDAYS_MONTHLY, project, &out); break;
+	case OVERVIEW_DAILY_MODELS: err = overview_build_days(fs, USAGEDAYS_DAILY_MODELS, project, &out); break;
+	case OVERVIEW_SVG: err = overview_build_days(fs, USAGEDAYS_SVG, project, &out); break;
+	default: err = overview_build_csv(fs, project, &out); break;
+	}
 	if (err || buf_finish(&out)) {
 		buf_free(&out);
 		return -psfs_errno(err ? err : PS_ERR_NOMEM);
@@ -494,7 +570,10 @@ static void overview_remember(struct overview_memo *memo, int file, const char *
 
 static int overview_file_of(const char *name)
 {
-	return strcmp(name, OVERVIEW_SESSIONS_MD) == 0 ? OVERVIEW_MD : OVERVIEW_CSV;
+	for (size_t i = 0; i < OVERVIEW_N_FILES; i++)
+		if (strcmp(name, overview_names[i]) == 0)
+			return (int)i;
+	return OVERVIEW_CSV;
 }
 
 int overview_size(struct psfs *fs, const char *name, const char *project, size_t *len)

@@ -1,6 +1,7 @@
 /* The files every folder of the mount has about its sessions: usage.csv
- * (one row per session, what it cost: for programs) and sessions.md (a
- * table, last active first: for people), at the root over the whole store
+ * (one row per session, what it cost: for programs), sessions.md (a
+ * table, last active first: for people) and the usage over time
+ * (usage-daily.csv, usage-monthly.csv, usage-daily-models.csv, usage.svg), at the root over the whole store
  * and in each project folder over its own sessions (docs/layout.md).
  * Each is built for its caller, over the sessions it may read (caller.h),
  * at open, and read with direct_io.
@@ -31,6 +32,14 @@
 
 #define OVERVIEW_USAGE_CSV "usage.csv"
 #define OVERVIEW_SESSIONS_MD "sessions.md"
+/* Usage over time (usagedays.h): per day, per month, per day and model,
+ * and a picture of the cost per day. */
+#define OVERVIEW_USAGE_DAILY "usage-daily.csv"
+#define OVERVIEW_USAGE_MONTHLY "usage-monthly.csv"
+#define OVERVIEW_USAGE_DAILY_MODELS "usage-daily-models.csv"
+#define OVERVIEW_USAGE_SVG "usage.svg"
+/* The i-th of the files' names (all of the above), NULL past the last. */
+const char *overview_file_name(size_t i);
 /* A title's length in sessions.md, in bytes (title.h). */
 #define OVERVIEW_TITLE_MAX 80
 

@@ -186,12 +186,11 @@ static void watch_session_changed(struct watch *w, const char *project, const ch
 	size_t n_dirs = 0;
 
 	watch_invalidate(w, "%s%s%s", sdir, "", "");
-	if (*project) {
-		watch_invalidate(w, "/%s/%s%s", project, OVERVIEW_USAGE_CSV, "");
-		watch_invalidate(w, "/%s/%s%s", project, OVERVIEW_SESSIONS_MD, "");
+	for (size_t i = 0; overview_file_name(i); i++) {
+		if (*project)
+			watch_invalidate(w, "/%s/%s%s", project, overview_file_name(i), "");
+		watch_invalidate(w, "/%s%s%s", overview_file_name(i), "", "");
 	}
-	watch_invalidate(w, "/%s%s%s", OVERVIEW_USAGE_CSV, "", "");
-	watch_invalidate(w, "/%s%s%s", OVERVIEW_SESSIONS_MD, "", "");
 	/* A new name, a new session or a newer one reorders these. */
 	for (size_t i = 0; i < sizeof views / sizeof views[0]; i++)
 		watch_forget_tree(w, views[i]);
@@ -365,8 +364,8 @@ static void watch_follow_root(struct watch *w)
 	catalog_expire(w->fs->catalog);
 	for (size_t i = 0; i < sizeof views / sizeof views[0]; i++)
 		watch_forget_tree(w, views[i]);
-	watch_forget_tree(w, OVERVIEW_USAGE_CSV);
-	watch_forget_tree(w, OVERVIEW_SESSIONS_MD);
+	for (size_t i = 0; overview_file_name(i); i++)
+		watch_forget_tree(w, overview_file_name(i));
 	fuse_invalidate_path(w->fs->fuse, "/");
 }
 

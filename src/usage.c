@@ -11,14 +11,18 @@
 #include "jsonout.h"
 #include "usage.h"
 
-struct usage_sum {
-	double input, output, cache_read, cache_write, total_tokens, cost;
-};
-
 /* One byModel row: provider and model are borrowed-then-kept references
  * to JSON strings, or NULL (shown as null). */
 struct usage_row {
 	json_t *provider, *model;
+	struct usage_sum sum;
+};
+
+/* One day's usage of one model (model NULL: the tools/summaries row):
+ * usage_days' rows. */
+struct usage_dayrow {
+	int32_t day;
+	json_t *model;
 	struct usage_sum sum;
 };
 
@@ -27,7 +31,14 @@ struct usage_acc {
 	struct usage_row *rows;
 	size_t n_rows, cap_rows;
 	uint64_t messages, assistant;
+	struct usage_dayrow *days;
+	size_t n_days, cap_days;
+	int64_t last_ms;  /* the latest entry timestamp so far in file order, 0: none */
+	int32_t day;      /* the day of the entry being added (usage_collect) */
 };
+
+static int usage_same(const json_t *a, const json_t *b);
+static void usage_sum_add(struct usage_sum *to, const struct usage_sum *u);
 
 static void usage_acc_free(struct usage_acc *a)
 {
@@ -36,6 +47,44 @@ static void usage_acc_free(struct usage_acc *a)
 		json_decref(a->rows[i].model);
 	}
 	free(a->rows);
+	for (size_t i = 0; i < a->n_days; i++)
+		json_decref(a->days[i].model);
+	free(a->days);
+}
+
+/* The day (UTC) of a time in ms since the epoch. */
+static int32_t usage_day_of(int64_t ms)
+{
+	int64_t d = ms / 86400000;
+	if (ms % 86400000 < 0)
+		d--;
+	return d < INT32_MIN + 1 ? INT32_MIN + 1 : d > INT32_MAX ? INT32_MAX : (int32_t)d;
+}
+
+/* Adds u to the session's row of (day, model). */
+static ps_err usage_day_add(struct usage_acc *a, int32_t day, json_t *model, const struct usage_sum *u)
+{
+	size_t i;
+	/* A session's days and models are few; the latest row is the likely one. */
+	for (i = a->n_days; i-- > 0;)
+		if (a->days[i].day == day && usage_same(a->days[i].model, model))
+			break;
+	if (i == (size_t)-1) {
+		if (a->n_days == a->cap_days) {
+			size_t cap = a->cap_days ? a->cap_days * 2 : 4;
+			struct usage_dayrow *days = realloc(a->days, cap * sizeof *days);
+			if (!days)
+				return PS_ERR_NOMEM;
+			a->days = days;
+			a->cap_days = cap;
+		}
+		i = a->n_days++;
+		memset(&a->days[i], 0, sizeof a->days[i]);
+		a->days[i].day = day;
+		a->days[i].model = json_incref(model);
+	}
+	usage_sum_add(&a->days[i].sum, u);
+	return PS_OK;
 }
 
 /* A usage field as a number; anything else counts 0 rather than poisoning
@@ -103,7 +152,7 @@ static ps_err usage_add(struct usage_acc *a, const json_t *usage, json_t *provid
 		a->n_rows++;
 	}
 	usage_sum_add(&a->rows[i].sum, &u);
-	return PS_OK;
+	return usage_day_add(a, a->day, model, &u);
 }
 
 /* What the index's kind (the role of a message, else the type) says about
@@ -209,6 +258,11 @@ static ps_err usage_collect(struct ps_session *s, const struct usage_acc **out)
 	for (uint32_t i = m->upto; i < s->n_entries; i++) {
 		json_t *e = NULL;
 		ps_err err;
+		/* The day of an entry without a timestamp is that of the latest
+		 * entry before it that has one. */
+		if (s->entries[i].time_ms)
+			a->last_ms = s->entries[i].time_ms;
+		a->day = a->last_ms ? usage_day_of(a->last_ms) : USAGE_UNDATED;
 		switch (usage_classify(session_str(s, s->entries[i].kind))) {
 		case USAGE_SKIP:
 			continue;
@@ -303,11 +357,24 @@ out:
 	return err;
 }
 
+ps_err usage_days(struct ps_session *s, usage_day_fn fn, void *ctx)
+{
+	const struct usage_acc *a;
+	ps_err err = usage_collect(s, &a);
+	for (size_t i = 0; !err && i < a->n_days; i++) {
+		struct usage_day d = { a->days[i].day, json_string_value(a->days[i].model),
+				       json_string_length(a->days[i].model), a->days[i].sum };
+		if (fn(ctx, &d))
+			err = PS_ERR_NOMEM;
+	}
+	return err;
+}
+
 /* ---- CSV ---------------------------------------------------------------- */
 
 /* One field, quoted when it must be (RFC 4180); a NULL field is empty.
  * Lengths are explicit: JSON strings may hold NUL bytes. */
-static int usage_csv_field(struct buf *out, const char *s, size_t n, int last)
+int usage_csv_field(struct buf *out, const char *s, size_t n, int last)
 {
 	int quote = 0;
 	int bad = 0;
@@ -339,7 +406,7 @@ static int usage_csv_json(struct buf *out, const json_t *v)
 	return usage_csv_field(out, json_string_value(v), json_string_length(v), 0);
 }
 
-static int usage_csv_num(struct buf *out, double d, int last)
+int usage_csv_num(struct buf *out, double d, int last)
 {
 	char num[32];
 	jsonout_number(d, num);
@@ -397,7 +464,7 @@ void usage_cost_text(double d, char out[USAGE_COST_TEXT])
 		 cents + c - 2);
 }
 
-static int usage_csv_cost(struct buf *out, double d, int last)
+int usage_csv_cost(struct buf *out, double d, int last)
 {
 	char num[USAGE_COST_TEXT];
 	usage_cost_text(d, num);

@@ -32,6 +32,30 @@
 #include "ps_error.h"
 #include "session.h"
 
+struct usage_sum {
+	double input, output, cache_read, cache_write, total_tokens, cost;
+};
+
+/* One day's usage of one model within a session: day counts days since
+ * 1970-01-01 in UTC (USAGE_UNDATED: no entry up to this one had a
+ * timestamp), model is byModel's model (NULL for usage without a model of
+ * its own; model_len bytes, it may hold NUL).  The day of a usage is that
+ * of the entry carrying it (its "timestamp"), or, when it has none, that of
+ * the latest entry before it in the file that has one. */
+#define USAGE_UNDATED INT32_MIN
+struct usage_day {
+	int32_t day;
+	const char *model;
+	size_t model_len;
+	struct usage_sum sum;
+};
+/* Calls fn with each (day, model) of the session's usage, the same sums as
+ * usage.json's split by day; fn returns nonzero when memory ran out (then
+ * PS_ERR_NOMEM).  The row is borrowed for the call.  PS_ERR_NOTSESSION for
+ * a file without a header. */
+typedef int (*usage_day_fn)(void *ctx, const struct usage_day *row);
+ps_err usage_days(struct ps_session *s, usage_day_fn fn, void *ctx);
+
 /* The summary as pretty JSON (jsonout_pretty: two-space indentation, final
  * newline):
  *   {"total":{"input":N,"output":N,"cacheRead":N,"cacheWrite":N,
@@ -65,6 +89,14 @@ void usage_cost_text(double d, char out[USAGE_COST_TEXT]);
  * cacheRead,cacheWrite,cost.  PS_ERR_NOMEM (out as it was) when memory
  * runs out. */
 ps_err usage_csv_header(struct buf *out);
+
+/* One CSV field as usage.csv writes them (quoted when it must be; s NULL
+ * is empty), then ',' or, last, a newline; a number in JavaScript's
+ * shortest form; a cost rounded to cents (usage_cost_text).  -1 when
+ * memory runs out (out may hold part of the field). */
+int usage_csv_field(struct buf *out, const char *s, size_t n, int last);
+int usage_csv_num(struct buf *out, double d, int last);
+int usage_csv_cost(struct buf *out, double d, int last);
 
 /* Appends one CSV row (newline-terminated) to out: project and
  * session_name_in_store as given (the store directory and the file name

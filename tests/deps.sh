@@ -40,6 +40,8 @@ test_packages=(
 	# a test that times out prints the daemon's thread stacks
 	# (tests/run-suite.sh)
 	gdb
+	# a real browser draws usage.svg (t_usage_days: headless, screenshot)
+	chromium
 )
 
 case ${1:-} in

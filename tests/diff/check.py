@@ -67,6 +67,9 @@ import threading
 import time
 import traceback
 
+# The usage-over-time files every folder of the mount has beside usage.csv.
+GENERATED_OVERVIEW = {"usage-daily.csv", "usage-monthly.csv", "usage-daily-models.csv", "usage.svg"}
+
 # docs/layout.md: "every byte outside A-Z a-z 0-9 _ - written as %XX (upper-case hex)".
 SAFE_DOC = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-"
 SAFE = frozenset(SAFE_DOC)
@@ -786,13 +789,13 @@ def check_listing(mount, store, stats):
                              if f.endswith(".jsonl") and os.path.isfile(os.path.join(pp, f)) and not os.path.islink(os.path.join(pp, f)))
     # the daemon's own log and rejected writes, the views and the usage table
     have = set(fs_listdir(mount)) - {".pisessionfs", "by-id", "by-name", "by-cwd", "recent", "search", "usage.csv",
-                                     "sessions.md"}
+                                     "sessions.md"} - GENERATED_OVERVIEW
     for p in sorted(have - set(want)):
         fails.append("%s: listed, but the store has no such directory" % p)
     for p in sorted(set(want) - have):
         fails.append("%s: a project directory of the store is not listed" % p)
     for p in sorted(set(want) & have):
-        got = set(fs_listdir(os.path.join(mount, p))) - {"usage.csv", "sessions.md", "search"}
+        got = set(fs_listdir(os.path.join(mount, p))) - {"usage.csv", "sessions.md", "search"} - GENERATED_OVERVIEW
         for n in sorted(got - set(want[p])):
             fails.append("%s/%s: listed, but the store has no such session file" % (p, n))
         for n in sorted(set(want[p]) - got):

@@ -88,7 +88,7 @@ MOUNTS+=("$MNT")
 fsx_out mount -t fuse "$PREFIX_DIR/bin/pisessionfs#$STORE" "$MNT" -o auto_unmount
 assert_eq "mount -t fuse PROGRAM#STORE succeeds" 0 "$RC"
 poll_until 5 test -d "$MNT/--w--/s" || true
-assert_eq "the mount shows the store" "s" "$(fsx ls "$MNT/--w--" | grep -Ev '^(usage.csv|sessions.md|search)$')"
+assert_eq "the mount shows the store" "s" "$(fsx ls "$MNT/--w--" | grep -Ev '^(usage.*\.(csv|svg)|sessions.md|search)$')"
 assert_contains "the entry reads through the mount" "installed" "$(fsx cat "$MNT/--w--/s/0001-user.a1.md")"
 assert_eq "it is a fuse.pisessionfs mount" "fuse.pisessionfs" \
 	"$(awk -v mp="$MNT" '$5 == mp { for (i = 7; i <= NF; i++) if ($i == "-") { print $(i + 1); exit } }' /proc/self/mountinfo)"
@@ -174,7 +174,7 @@ RC=0
 timeout -s KILL 20 mount -t fuse.pisessionfs "$STORE" "$SYS_MNT" >"$mount_log" 2>&1 </dev/null || RC=$?
 assert_eq "mount -t fuse.pisessionfs STORE MOUNTPOINT succeeds" "0" "$RC$(head -c 500 "$mount_log")"
 if is_mounted "$SYS_MNT"; then pass; else fail "$SYS_MNT is not mounted"; fi
-assert_eq "the mount lists the store's sessions" "s" "$(fsx ls "$SYS_MNT/--w--" | grep -Ev '^(usage.csv|sessions.md|search)$')"
+assert_eq "the mount lists the store's sessions" "s" "$(fsx ls "$SYS_MNT/--w--" | grep -Ev '^(usage.*\.(csv|svg)|sessions.md|search)$')"
 assert_contains "an entry reads through it" "installed" "$(fsx cat "$SYS_MNT/--w--/s/0001-user.a1.md")"
 read -r pid exe a1 a2 a3 rest <<<"$(daemon_of "$SYS_MNT")" || true
 assert_eq "mount ran the installed daemon" "/usr/local/bin/pisessionfs" "${exe:-none}"
@@ -195,7 +195,7 @@ LOGS+=("$mount_log")
 RC=0
 timeout -s KILL 20 mount -T "$T_DIR/fstab" "$SYS_MNT" >"$mount_log" 2>&1 </dev/null || RC=$?
 assert_eq "mount MOUNTPOINT with the README's fstab line ($fsopts) succeeds" "0" "$RC$(head -c 500 "$mount_log")"
-assert_eq "the fstab mount lists the store's sessions" "s" "$(fsx ls "$SYS_MNT/--w--" | grep -Ev '^(usage.csv|sessions.md|search)$')"
+assert_eq "the fstab mount lists the store's sessions" "s" "$(fsx ls "$SYS_MNT/--w--" | grep -Ev '^(usage.*\.(csv|svg)|sessions.md|search)$')"
 read -r pid exe rest <<<"$(daemon_of "$SYS_MNT")" || true
 assert_eq "the fstab mount ran the installed daemon" "/usr/local/bin/pisessionfs" "${exe:-none}"
 fsx_out umount "$SYS_MNT"

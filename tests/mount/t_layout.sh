@@ -26,14 +26,22 @@ by-name
 recent
 search
 sessions.md
-usage.csv" "$(ls_names "$MNT")"
+usage-daily-models.csv
+usage-daily.csv
+usage-monthly.csv
+usage.csv
+usage.svg" "$(ls_names "$MNT")"
 assert_eq "ls of .pisessionfs" "log
 rejected" "$(ls_names "$MNT/.pisessionfs")"
 assert_file_content "$MNT/.pisessionfs/log" ""
 assert_eq "ls of the project" "$SNAME
 search
 sessions.md
-usage.csv" "$(ls_names "$MNT/$PROJ")"
+usage-daily-models.csv
+usage-daily.csv
+usage-monthly.csv
+usage.csv
+usage.svg" "$(ls_names "$MNT/$PROJ")"
 
 expected_root='0001-model_change.5862b5cb.md
 0002-thinking_level_change.5e5a4449.md
@@ -163,9 +171,11 @@ assert_eq "find: number of .md files (entries, the session's transcript, two ses
 # (its transcript.md and entries/ answer by name only), 11 generated names
 # in the session, 1 label, .pisessionfs with log and rejected/, the 4 views with the
 # session's link in by-id and recent and 6 nested by-cwd names (by-cwd/home/
-# user/demo-project/<session>), the two usage.csv, the two sessions.md and
+# user/demo-project/<session>), the two usage.csv, the two sessions.md, the
+# two of each usage-over-time file (usage-daily.csv, usage-monthly.csv,
+# usage-daily-models.csv, usage.svg) and
 # the two search/ directories (empty until a query is named).
-assert_eq "find: number of paths" 50 "$(wc -l <"$T_DIR/find.txt")"
+assert_eq "find: number of paths" 58 "$(wc -l <"$T_DIR/find.txt")"
 fsx_out find -L "$S" -type l
 assert_eq "find -L: every symlink resolves" "" "$OUT"
 

@@ -163,7 +163,7 @@ mount_fs "$STORE" "$MNT"
 assert_eq "ls of the mount root: the project, the symlinked project, the session at the root" "--linked--
 $P
 .pisessionfs
-stray" "$(ls_names "$MNT" | grep -Ev '^(by-id|by-name|by-cwd|recent|usage\.csv|sessions\.md|search)$')"
+stray" "$(ls_names "$MNT" | grep -Ev '^(by-id|by-name|by-cwd|recent|usage(-daily|-monthly|-daily-models)?\.csv|usage\.svg|sessions\.md|search)$')"
 assert_eq "ls of the project: only regular *.jsonl files" "bigbranch
 biglabel
 empty
@@ -177,7 +177,7 @@ nohdr
 nonl
 tree
 trunc
-weird" "$(ls_names "$M" | grep -Ev '(\.orig|^usage\.csv|^sessions\.md|^search)$' || true)"
+weird" "$(ls_names "$M" | grep -Ev '(\.orig|^usage(-daily|-monthly|-daily-models)?\.csv|^usage\.svg|^sessions\.md|^search)$' || true)"
 for n in dir link dangling fifo notes.txt --nothing; do
 	assert_missing "$M/$n"
 done

@@ -50,7 +50,8 @@ mkdir -p "$STORE/--w-proj--"
 mount_fs "$STORE" "$MNT"
 
 root=$(ls_names "$MNT")
-for name in "$A" "$B" --w-proj-- by-id by-name by-cwd recent search sessions.md usage.csv; do
+for name in "$A" "$B" --w-proj-- by-id by-name by-cwd recent search sessions.md usage.csv usage-daily.csv usage-monthly.csv \
+	usage-daily-models.csv usage.svg; do
 	assert_contains "the mount root lists $name" "$name" "$root"
 done
 assert_true "a flat session is a directory at the root" test -d "$MNT/$A"
@@ -119,12 +120,12 @@ ln -s "../$A.jsonl" "$STORE/--w-proj--/e.jsonl"
 mount_fs "$STORE" "$MNT"
 root=$(ls_names "$MNT")
 assert_contains "a symlinked project folder is listed" "--w-linked--" "$root"
-assert_eq "its sessions are listed" "d$(printf '\nsearch\nsessions.md\nusage.csv')" "$(ls_names "$MNT/--w-linked--")"
+assert_eq "its sessions are listed" "d$(printf '\nsearch\nsessions.md\nusage-daily-models.csv\nusage-daily.csv\nusage-monthly.csv\nusage.csv\nusage.svg')" "$(ls_names "$MNT/--w-linked--")"
 assert_contains "they read" "behind a symlink" "$(fsx cat "$MNT/--w-linked--/d/0001-user.d1.md")"
 assert_eq "by-id covers them" "../--w-linked--/d" "$(fsx readlink "$MNT/by-id/$ID_D")"
 assert_eq "a symlink loop is not listed" "" "$(grep -x -- '--w-loop--' <<<"$root" || true)"
 assert_fails test -d "$MNT/--w-loop--"
-assert_eq "a symlinked session file stays hidden" "c$(printf '\nsearch\nsessions.md\nusage.csv')" "$(ls_names "$MNT/--w-proj--")"
+assert_eq "a symlinked session file stays hidden" "c$(printf '\nsearch\nsessions.md\nusage-daily-models.csv\nusage-daily.csv\nusage-monthly.csv\nusage.csv\nusage.svg')" "$(ls_names "$MNT/--w-proj--")"
 assert_true "a write behind the symlink" sh -c 'echo "through the link" > "$1/next.md"' _ "$MNT/--w-linked--/d"
 assert_contains "appends to the folder it points to" '"content":"through the link"' "$(tail -n 1 "$OUTSIDE/d.jsonl")"
 size=$(fsx stat -c %s "$MNT/--w-linked--/d/context.json" || true)

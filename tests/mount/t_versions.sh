@@ -29,7 +29,7 @@ before=$(snapshot)
 
 mount_fs "$STORE" "$MNT"
 assert_eq "ls of the project" "$S2
-$S1" "$(ls_names "$MNT/$PROJ" | grep -Ev '^(usage\.csv|sessions\.md|search)$')"
+$S1" "$(ls_names "$MNT/$PROJ" | grep -Ev '^(usage(-daily|-monthly|-daily-models)?\.csv|usage\.svg|sessions\.md|search)$')"
 
 check_session() { # NAME FIXTURE LINES
 	local name=$1 fix=$2 lines=$3

@@ -144,7 +144,7 @@ done
 # A linked project shows its target's *.jsonl files as sessions, and only them.
 etc_sessions=$(find /etc/ -maxdepth 1 -name '*.jsonl' -type f -printf '%f\n' | sed 's/\.jsonl$//' | sort | tr '\n' ' ' | sed 's/ $//')
 assert_eq "--linkproj-- (/etc) lists only the *.jsonl files of /etc" "$etc_sessions" "$(dirs_of "$MNT/--linkproj--")"
-assert_eq "--linkoutside-- lists its session and nothing else" "linked" "$(fsx ls -A "$MNT/--linkoutside--" | grep -vxE 'usage.csv|sessions.md|search' | tr '\n' ' ' | sed 's/ $//')"
+assert_eq "--linkoutside-- lists its session and nothing else" "linked" "$(fsx ls -A "$MNT/--linkoutside--" | grep -vxE 'usage.*\.(csv|svg)|sessions.md|search' | tr '\n' ' ' | sed 's/ $//')"
 fsx_out cat "$MNT/--linkoutside--/linked/session.jsonl"
 assert_contains "a linked project's session reads" "REACHED-THROUGH-A-LINKED-PROJECT" "$OUT"
 assert_eq "--linkproj2-- shows --f--'s sessions" "$(dirs_of "$MNT/--f--")" "$(dirs_of "$MNT/--linkproj2--")"

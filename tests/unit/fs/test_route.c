@@ -132,6 +132,7 @@ START_TEST(test_route_root_names_kept)
 	put("usage.csv.jsonl", HDR_OF("id-u"));
 	put(".pisessionfs.jsonl", HDR_OF("id-j"));
 	const char *kept[] = { "by-id", "by-name", "by-cwd", "recent", "search", "usage.csv", "sessions.md",
+			       "usage-daily.csv", "usage-monthly.csv", "usage-daily-models.csv", "usage.svg",
 			       ".pisessionfs" };
 	for (size_t i = 0; i < sizeof kept / sizeof kept[0]; i++) {
 		struct psfs_path p;
