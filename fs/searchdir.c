@@ -304,10 +304,10 @@ static ps_err search_copy_of(struct psfs *fs, const struct search_candidate *can
 	return err;
 }
 
-/* What one query may spend matching (-o search_budget). */
+/* What one query may spend matching (-o search_budget; unset or 0: the default). */
 static long long search_budget_ns(const struct psfs *fs)
 {
-	return isnan(fs->cfg.search_budget) ? SEARCH_BUDGET_NS : (long long)(fs->cfg.search_budget * 1e9);
+	return !(fs->cfg.search_budget > 0) ? SEARCH_BUDGET_NS : (long long)(fs->cfg.search_budget * 1e9);
 }
 
 /* Whether the caller gave up: the kernel sent FUSE_INTERRUPT for the
