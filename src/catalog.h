@@ -61,6 +61,14 @@ char *catalog_project_cwd(struct ps_catalog *cat, const char *project);
 /* Takes the session file project/stem into the table now (made by the
  * mount: the next lookup must know it without waiting for a scan). */
 ps_err catalog_add(struct ps_catalog *cat, const char *project, const char *stem);
+/* The mount committed name as the session project/stem's name (s, held
+ * by the caller, is that session after the commit): the table learns it
+ * at its next use, without reading the session or waiting for a scan, so
+ * by-name/ and a lookup of the name under the project know it as soon as
+ * the write that named it returns.  Takes no lock but a leaf one: safe
+ * with a session held. */
+void catalog_renamed(struct ps_catalog *cat, const char *project, const char *stem, const struct ps_session *s,
+		     const char *name);
 /* Frees one item's strings (one a caller drops from its copy) and zeroes it. */
 void catalog_session_clear(struct catalog_session *c);
 
