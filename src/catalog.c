@@ -27,6 +27,12 @@ struct ps_catalog {
 	 * acquires sessions, so the committer must not wait for that one. */
 	pthread_mutex_t pending_lock;
 	struct catalog_pending *pending;
+	/* What the watcher heard change since (catalog_changed), under the
+	 * same leaf lock: a lookup of a name no session has re-reads these,
+	 * not the store, when the watcher hears everything (watched). */
+	struct catalog_pending *changed;
+	int changed_all;     /* heard a change it cannot name (an overflow) */
+	int watched;
 };
 
 struct catalog_pending {
@@ -111,6 +117,13 @@ void catalog_free(struct ps_catalog *cat)
 	free(cat->items);
 	strmap_free(&cat->index);
 	strpool_free(&cat->keys);
+	while (cat->changed) {
+		struct catalog_pending *p = cat->changed;
+		cat->changed = p->next;
+		free(p->project);
+		free(p->stem);
+		free(p);
+	}
 	while (cat->pending) {
 		struct catalog_pending *p = cat->pending;
 		cat->pending = p->next;
@@ -420,6 +433,84 @@ static const struct catalog_session *catalog_named(const struct ps_catalog *cat,
 	return best;
 }
 
+void catalog_set_watched(struct ps_catalog *cat, int watched)
+{
+	pthread_mutex_lock(&cat->pending_lock);
+	cat->watched = watched;
+	pthread_mutex_unlock(&cat->pending_lock);
+}
+
+void catalog_changed(struct ps_catalog *cat, const char *project, const char *stem)
+{
+	pthread_mutex_lock(&cat->pending_lock);
+	if (!project) {
+		cat->changed_all = 1;
+		goto out;
+	}
+	for (struct catalog_pending *p = cat->changed; p; p = p->next)
+		if (strcmp(p->project, project) == 0 &&
+		    ((!p->stem && !stem) || (p->stem && stem && strcmp(p->stem, stem) == 0)))
+			goto out; /* heard already */
+	struct catalog_pending *p = calloc(1, sizeof *p);
+	if (p && (p->project = strdup(project)) && (!stem || (p->stem = strdup(stem)))) {
+		p->next = cat->changed;
+		cat->changed = p;
+	} else {
+		if (p)
+			free(p->project);
+		free(p);
+		cat->changed_all = 1; /* out of memory: the slow way */
+	}
+out:
+	pthread_mutex_unlock(&cat->pending_lock);
+}
+
+/* Under the lock, on a lookup of a name no session has: brings the table
+ * up to date.  Where the watcher hears every change, only the sessions
+ * (and projects) it heard change are read again, so a loop of lookups
+ * of names nobody has (stat PROJECT/x$RANDOM) never reads the store
+ * directory; elsewhere (a remote store, no watcher) the whole store is
+ * scanned, at most once a second.  1 when anything was read. */
+static int catalog_refresh_for_miss(struct ps_catalog *cat)
+{
+	int64_t now = catalog_now_ns();
+	pthread_mutex_lock(&cat->pending_lock);
+	int watched = cat->watched, all = cat->changed_all;
+	struct catalog_pending *changed = watched && !all ? cat->changed : NULL;
+	if (watched && !all)
+		cat->changed = NULL;
+	pthread_mutex_unlock(&cat->pending_lock);
+	if (!cat->scanned_ns || !watched || all) {
+		if (cat->scanned_ns && now - cat->scanned_ns <= 1000000000)
+			return 0;
+		if (watched) { /* what was heard is in the scan */
+			pthread_mutex_lock(&cat->pending_lock);
+			changed = cat->changed;
+			cat->changed = NULL;
+			cat->changed_all = 0;
+			pthread_mutex_unlock(&cat->pending_lock);
+		}
+		catalog_scan(cat);
+		cat->scanned_ns = now;
+	}
+	int read = changed != NULL;
+	while (changed) {
+		struct catalog_pending *next = changed->next;
+		struct catalog_walk w = { cat, changed->project, PS_OK, FILESET_INIT, 0 };
+		struct stat st;
+		if (!changed->stem)
+			store_list_sessions(cat->store, changed->project, catalog_on_session, &w);
+		else if (store_stat_session(cat->store, changed->project, changed->stem, &st) == PS_OK)
+			catalog_on_session(&w, changed->stem, &st);
+		fileset_free(&w.files);
+		free(changed->project);
+		free(changed->stem);
+		free(changed);
+		changed = next;
+	}
+	return read || !watched || all;
+}
+
 int catalog_name_to_stem(struct ps_catalog *cat, const char *project, const char *name, char stem[256])
 {
 	struct stat st;
@@ -439,12 +530,8 @@ int catalog_name_to_stem(struct ps_catalog *cat, const char *project, const char
 	pthread_mutex_lock(&cat->lock);
 	catalog_apply_pending(cat);
 	const struct catalog_session *c = catalog_named(cat, project, name);
-	int64_t now = catalog_now_ns();
-	if (!c && (!cat->scanned_ns || now - cat->scanned_ns > 1000000000)) {
-		catalog_scan(cat);
-		cat->scanned_ns = now;
+	if (!c && catalog_refresh_for_miss(cat))
 		c = catalog_named(cat, project, name);
-	}
 	if (c && strlen(c->stem) < 256) {
 		memcpy(stem, c->stem, strlen(c->stem) + 1);
 		found = c->fork ? 2 : 1;
