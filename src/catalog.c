@@ -476,29 +476,31 @@ static int catalog_refresh_for_miss(struct ps_catalog *cat)
 	int64_t now = catalog_now_ns();
 	pthread_mutex_lock(&cat->pending_lock);
 	int watched = cat->watched, all = cat->changed_all;
-	struct catalog_pending *changed = watched && !all ? cat->changed : NULL;
-	if (watched && !all)
+	struct catalog_pending *changed = NULL;
+	int scan = !cat->scanned_ns || !watched || all;
+	if (scan && cat->scanned_ns && now - cat->scanned_ns <= 1000000000) {
+		pthread_mutex_unlock(&cat->pending_lock);
+		return 0; /* scanned within the second */
+	}
+	if (watched) { /* what was heard is read now, by itself or in the scan */
+		changed = cat->changed;
 		cat->changed = NULL;
-	pthread_mutex_unlock(&cat->pending_lock);
-	if (!cat->scanned_ns || !watched || all) {
-		if (cat->scanned_ns && now - cat->scanned_ns <= 1000000000)
-			return 0;
-		if (watched) { /* what was heard is in the scan */
-			pthread_mutex_lock(&cat->pending_lock);
-			changed = cat->changed;
-			cat->changed = NULL;
+		if (scan)
 			cat->changed_all = 0;
-			pthread_mutex_unlock(&cat->pending_lock);
-		}
+	}
+	pthread_mutex_unlock(&cat->pending_lock);
+	if (scan) {
 		catalog_scan(cat);
 		cat->scanned_ns = now;
 	}
-	int read = changed != NULL;
+	int read = scan || changed != NULL;
 	while (changed) {
 		struct catalog_pending *next = changed->next;
 		struct catalog_walk w = { cat, changed->project, PS_OK, FILESET_INIT, 0 };
 		struct stat st;
-		if (!changed->stem)
+		if (scan)
+			; /* the scan read it */
+		else if (!changed->stem)
 			store_list_sessions(cat->store, changed->project, catalog_on_session, &w);
 		else if (store_stat_session(cat->store, changed->project, changed->stem, &st) == PS_OK)
 			catalog_on_session(&w, changed->stem, &st);
@@ -508,7 +510,7 @@ static int catalog_refresh_for_miss(struct ps_catalog *cat)
 		free(changed);
 		changed = next;
 	}
-	return read || !watched || all;
+	return read;
 }
 
 int catalog_name_to_stem(struct ps_catalog *cat, const char *project, const char *name, char stem[256])
