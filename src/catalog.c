@@ -498,11 +498,10 @@ static int catalog_refresh_for_miss(struct ps_catalog *cat)
 		struct catalog_pending *next = changed->next;
 		struct catalog_walk w = { cat, changed->project, PS_OK, FILESET_INIT, 0 };
 		struct stat st;
-		if (scan)
-			; /* the scan read it */
-		else if (!changed->stem)
+		/* (After a scan, the scan has read it.) */
+		if (!scan && !changed->stem)
 			store_list_sessions(cat->store, changed->project, catalog_on_session, &w);
-		else if (store_stat_session(cat->store, changed->project, changed->stem, &st) == PS_OK)
+		else if (!scan && store_stat_session(cat->store, changed->project, changed->stem, &st) == PS_OK)
 			catalog_on_session(&w, changed->stem, &st);
 		fileset_free(&w.files);
 		free(changed->project);
