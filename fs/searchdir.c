@@ -603,7 +603,8 @@ static void search_query_of_name(const char *name, size_t len, char out[NAME_MAX
 }
 
 /* Resolves where to its result, hit and link (as far as its depth goes).
- * Search locked. */
+ * Search locked (the lock is let go while a new result is made:
+ * search_result_get; nothing found before that is held across it). */
 static int search_resolve(struct psfs *fs, const struct search_where *w, struct search_result **r,
 			  struct search_hit **h, const struct search_link **link)
 {
