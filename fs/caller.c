@@ -109,3 +109,9 @@ pid_t psfs_caller_process(void)
 	fclose(f);
 	return tgid;
 }
+
+int psfs_caller_same(const struct psfs_caller *a, const struct psfs_caller *b)
+{
+	return a->uid == b->uid && a->gid == b->gid && a->n_groups == b->n_groups &&
+	       memcmp(a->groups, b->groups, (size_t)a->n_groups * sizeof a->groups[0]) == 0;
+}

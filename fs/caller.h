@@ -50,6 +50,10 @@ int psfs_caller_may_read(const struct psfs_caller *c, uid_t uid, gid_t gid, mode
  * owns the file or dir (or is root). */
 int psfs_caller_may_remove(const struct psfs_caller *c, const struct stat *dir, const struct stat *file);
 
+/* Whether a and b are the same credentials: uid, gid and supplementary
+ * groups (what is kept for one caller is shown to no other). */
+int psfs_caller_same(const struct psfs_caller *a, const struct psfs_caller *b);
+
 /* Whether c may see what belongs to owner (a log line, a rejected text):
  * root and the owner himself. */
 int psfs_caller_is(const struct psfs_caller *c, uid_t owner);

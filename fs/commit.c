@@ -3,7 +3,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <limits.h>
 #include "append.h"
+#include "catalog.h"
 #include "journal.h"
 #include "jstext.h"
 #include "layout.h"
@@ -236,6 +238,35 @@ out:
 	return res;
 }
 
+/* Tells the catalog of the session's new name now, so that by-name/ and
+ * a lookup of the name under its project know it as soon as the write
+ * that named it returns (`echo X > name && cd by-name/X`), not at the
+ * next scan. */
+static void commit_name_known(const struct ps_session *s, const char *name)
+{
+	struct fuse_context *ctx = fuse_get_context();
+	struct psfs *fs = ctx ? ctx->private_data : NULL;
+	if (!fs || !fs->catalog || !fs->store)
+		return; /* no mount (a unit test) */
+	const char *root = store_root(fs->store);
+	size_t rl = strlen(root), n;
+	char project[NAME_MAX + 1] = "", stem[NAME_MAX + 1];
+	if (!s->path || strncmp(s->path, root, rl) != 0 || s->path[rl] != '/')
+		return;
+	const char *rel = s->path + rl + 1, *slash = strchr(rel, '/');
+	if (slash) {
+		if ((size_t)(slash - rel) > NAME_MAX)
+			return;
+		snprintf(project, sizeof project, "%.*s", (int)(slash - rel), rel);
+		rel = slash + 1;
+	}
+	n = strlen(rel);
+	if (n < 6 || n - 6 > NAME_MAX || strcmp(rel + n - 6, ".jsonl") != 0)
+		return;
+	snprintf(stem, sizeof stem, "%.*s", (int)(n - 6), rel);
+	catalog_renamed(fs->catalog, project, stem, s, name);
+}
+
 int commit_name(struct store_ref *ref, const char *path, const char *text, size_t len)
 {
 	struct ps_session *s = ref->session;
@@ -268,6 +299,8 @@ int commit_name(struct store_ref *ref, const char *path, const char *text, size_
 	struct append_item item = { info, APPEND_PARENT_LEAF, PS_NIL, NULL, 0 };
 	res = commit_append(ref, s->generation, &item, 1, path, text, len, NULL);
 	json_decref(info);
+	if (res == 0)
+		commit_name_known(ref->session, name + start);
 out:
 	free(name);
 	return res;

@@ -16,6 +16,8 @@ int psfs_errno(ps_err err)
 	case PS_ERR_TOOBIG: return EFBIG;
 	case PS_ERR_NOSPACE: return ENOSPC;
 	case PS_ERR_PERM: return EPERM;
+	case PS_ERR_COSTLY: return ETIMEDOUT;
+	case PS_ERR_INTR: return EINTR;
 	}
 	return EIO;
 }

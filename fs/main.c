@@ -66,6 +66,7 @@ static const struct fuse_opt psfs_opts[] = {
 	PSFS_OPT("search_cache=%d", search_cache_mib),
 	PSFS_OPT("rejected_kept=%d", rejected_kept_mib),
 	PSFS_OPT("timeout=%lf", timeout),
+	PSFS_OPT("search_budget=%lf", search_budget),
 	PSFS_OPT("-h", show_help),
 	PSFS_OPT("--help", show_help),
 	PSFS_OPT("-V", show_version),
@@ -101,6 +102,9 @@ static void psfs_usage(const char *prog)
 	       "  -o timeout=SECONDS     kernel cache timeout for names and attributes\n"
 	       "                         (default 10 where inotify follows the store\n"
 	       "                         and changes are pushed at once, else 1)\n"
+	       "  -o search_budget=SECONDS  CPU time one search/ query's regular\n"
+	       "                         expression may spend matching, over all the\n"
+	       "                         sessions it reads (default 1; docs/search.md)\n"
 	       "  -o auto_unmount        unmount when the daemon exits\n"
 	       "  -o allow_other         let other users in (needs user_allow_other in\n"
 	       "                         /etc/fuse.conf; file modes still apply)\n"
@@ -418,6 +422,7 @@ int main(int argc, char *argv[])
 	char *fsname = NULL;
 
 	fs.cfg.timeout = NAN; /* chosen at init, by what the watcher hears */
+	fs.cfg.search_budget = NAN;
 	fs.cfg.entry_cache_mib = -1;
 	fs.cfg.context_cache_mib = -1;
 	fs.cfg.search_cache_mib = -1;
@@ -481,6 +486,11 @@ int main(int argc, char *argv[])
 	fs.mountpoint = realpath(cmd.mountpoint, NULL);
 	if (!isnan(fs.cfg.timeout) && !(fs.cfg.timeout >= 0 && fs.cfg.timeout <= 86400)) {
 		fprintf(stderr, "pisessionfs: -o timeout=%g: give 0 to 86400 (seconds)\n", fs.cfg.timeout);
+		goto out;
+	}
+	if (!isnan(fs.cfg.search_budget) && !(fs.cfg.search_budget > 0 && fs.cfg.search_budget <= 86400)) {
+		fprintf(stderr, "pisessionfs: -o search_budget=%g: give more than 0, at most 86400 (seconds)\n",
+			fs.cfg.search_budget);
 		goto out;
 	}
 	if (fs.cfg.entry_cache_mib < -1 || fs.cfg.entry_cache_mib > 4096) {

@@ -16,6 +16,7 @@ struct psfs_config {
 	int search_cache_mib; /* -o search_cache=MiB, -1 when not given */
 	int rejected_kept_mib; /* -o rejected_kept=MiB, -1 when not given */
 	double timeout;       /* kernel entry/attribute timeout, seconds; NAN: by the watcher */
+	double search_budget; /* seconds of regex matching CPU one query may spend; NAN: the default */
 	int show_help;
 	int show_version;
 	int print_store;      /* --print-store: say which store, and exit */

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include "caller.h"
 #include "catalog.h"
 #include "journal.h"
 #include "layout.h"
@@ -88,6 +89,24 @@ static void route_split_named(struct psfs_path *out, int named, const char *stem
 		memcpy(out->session, stem, sizeof out->session);
 }
 
+/* catalog_name_to_stem for this caller: a typed name resolves only for a
+ * caller who may read the session file it names, as by-name/ lists it
+ * only to them (docs/security.md "Who sees what"): else a lookup would
+ * tell anyone which names the sessions have. */
+static int route_name_to_stem(struct psfs *fs, const char *project, const char *name, char stem[NAME_MAX + 1])
+{
+	int named = catalog_name_to_stem(fs->catalog, project, name, stem);
+	struct stat st;
+	struct psfs_caller who;
+	if (!named)
+		return 0;
+	psfs_caller_get(&who);
+	if (store_stat_session(fs->store, project, stem, &st) != PS_OK ||
+	    !psfs_caller_may_read(&who, st.st_uid, st.st_gid, st.st_mode))
+		return 0;
+	return named;
+}
+
 /* Splits a path into project, session and the rest.  A session at the
  * store root (route_is_root_session) has the project "". */
 int route_split(struct psfs *fs, const char *path, struct psfs_path *out)
@@ -110,7 +129,7 @@ int route_split(struct psfs *fs, const char *path, struct psfs_path *out)
 	if (route_is_root_session(fs, out->project) ||
 	    /* A flat store's session started with `mkdir NAME`, by NAME. */
 	    (route_root_name_free(fs, out->project) &&
-	     (named = catalog_name_to_stem(fs->catalog, "", out->project, stem)))) {
+	     (named = route_name_to_stem(fs, "", out->project, stem)))) {
 		memcpy(out->session, out->project, sizeof out->session);
 		out->project[0] = '\0';
 		route_split_rest(p, out);
@@ -128,7 +147,7 @@ int route_split(struct psfs *fs, const char *path, struct psfs_path *out)
 	route_split_rest(p + n, out);
 	/* A session started with `mkdir PROJECT/NAME` answers to NAME too. */
 	if (!overview_is_name(out->session) && strcmp(out->session, SEARCH_NAME) != 0)
-		route_split_named(out, catalog_name_to_stem(fs->catalog, out->project, out->session, stem), stem);
+		route_split_named(out, route_name_to_stem(fs, out->project, out->session, stem), stem);
 	return 0;
 }
 

@@ -1,5 +1,6 @@
 #include <errno.h>
 #include <limits.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,8 +49,7 @@ struct search_hit {
 
 struct search_result {
 	char *scope, *query;
-	uid_t uid;
-	gid_t gid;
+	struct psfs_caller who;   /* whose it is: uid, gid and groups */
 	int64_t made_ns;
 	struct search_hit *hits;
 	size_t n;
@@ -248,6 +248,76 @@ static int search_name_hits(struct search_result *r, char **titles)
 	return res;
 }
 
+/* What a search reads of one session's info, copied out of the info cache
+ * so that the matching (which may take the query's whole budget) runs with
+ * no lock held: sessions.md and other searches use the cache meanwhile. */
+struct search_copy {
+	struct sessioninfo info; /* is_session, id, cwd, name, modified_ms, text, lower */
+	char *name;
+	char *title;             /* title_line of the listing */
+};
+
+static void search_copy_free(struct search_copy *c)
+{
+	free(c->info.id);
+	free(c->info.cwd);
+	free(c->name);
+	buf_free(&c->info.text);
+	buf_free(&c->info.lower);
+	free(c->title);
+}
+
+/* PS_OK with *c filled, PS_ERR_NOMEM, or another error when the session is
+ * gone or not one pi lists (*c empty then). */
+static ps_err search_copy_of(struct psfs *fs, const struct search_candidate *cand, struct search_copy *c)
+{
+	const struct sessioninfo *info = NULL;
+	memset(c, 0, sizeof *c);
+	char *file = search_file_of(fs, cand->project, cand->stem);
+	if (!file)
+		return PS_ERR_NOMEM;
+	infocache_lock(fs->infos);
+	ps_err err = infocache_get(fs->infos, file, &info);
+	free(file);
+	if (!err && !info->is_session)
+		err = PS_ERR_NOTSESSION;
+	if (!err) {
+		size_t first_len = 0;
+		const char *first = sessioninfo_first_message(info, &first_len);
+		c->info.is_session = 1;
+		c->info.modified_ms = info->modified_ms;
+		c->info.id = strdup(info->id);
+		c->info.cwd = strdup(info->cwd);
+		c->name = info->name ? strdup(info->name) : NULL;
+		c->info.name = c->name;
+		c->title = title_line(info->name, first, first_len, SEARCH_TITLE_MAX);
+		if (!c->info.id || !c->info.cwd || (info->name && !c->name) || !c->title ||
+		    buf_put(&c->info.text, info->text.data ? info->text.data : "", info->text.len) ||
+		    buf_finish(&c->info.text) < 0 ||
+		    buf_put(&c->info.lower, info->lower.data ? info->lower.data : "", info->lower.len) ||
+		    buf_finish(&c->info.lower) < 0)
+			err = PS_ERR_NOMEM;
+	}
+	infocache_unlock(fs->infos);
+	if (err)
+		search_copy_free(c);
+	return err;
+}
+
+/* What one query may spend matching (-o search_budget; unset or 0: the default). */
+static long long search_budget_ns(const struct psfs *fs)
+{
+	return !(fs->cfg.search_budget > 0) ? SEARCH_BUDGET_NS : (long long)(fs->cfg.search_budget * 1e9);
+}
+
+/* Whether the caller gave up: the kernel sent FUSE_INTERRUPT for the
+ * request (a signal to the caller: ^C, timeout, kill). */
+static int search_gave_up(void *ctx)
+{
+	(void)ctx;
+	return fuse_interrupted();
+}
+
 /* Runs the query over the sessions of the scope the caller may read. */
 static int search_run(struct psfs *fs, const char *scope, const char *query, struct search_result **out)
 {
@@ -278,47 +348,61 @@ static int search_run(struct psfs *fs, const char *scope, const char *query, str
 		if (!r->hits || !r->scope || !r->query)
 			res = -ENOMEM;
 	}
-	infocache_lock(fs->infos);
+	struct search_budget budget;
+	search_budget_init(&budget, search_budget_ns(fs), search_gave_up, NULL);
 	for (size_t i = 0; !res && i < n; i++) {
 		const struct search_candidate *c = &cs.c[i];
-		char *file = search_file_of(fs, c->project, c->stem);
-		const struct sessioninfo *info = NULL;
+		struct search_copy copy;
 		int match = 0;
-		err = file ? infocache_get(fs->infos, file, &info) : PS_ERR_NOMEM;
-		free(file);
+		/* The interrupt is checked here too, for a store of many
+		 * sessions searched with no regular expression. */
+		if (search_gave_up(NULL)) {
+			res = -EINTR;
+			break;
+		}
+		err = search_copy_of(fs, c, &copy);
 		if (err == PS_ERR_NOMEM) {
 			res = -ENOMEM;
 			break;
 		}
-		if (err || !info->is_session)
+		if (err)
 			continue; /* gone meanwhile, or not a session pi lists */
-		err = search_query_matches(q, info, &match);
-		if (err == PS_ERR_TOOBIG) {
-			journal_log_in(fs->journal, "search %s: the regular expression gave up on %s%s%s (PCRE2's match "
-				       "limit); that session is not listed", query, c->project, *c->project ? "/" : "", c->stem);
-			continue;
+		err = search_query_matches_in(q, &copy.info, &budget, &match);
+		if (err == PS_ERR_TOOBIG || err == PS_ERR_COSTLY) {
+			journal_log_in(fs->journal, "search %s: the regular expression is too costly (%s at %s%s%s, after "
+				       "%lld ms of matching; a query may spend %lld ms): nothing is listed; write it so "
+				       "it cannot backtrack at length: no nested or repeated groups of .* (\"(.*b){20}\"), "
+				       "a literal or a class such as [^ ]* in place of .*, or plain words (no re:)",
+				       query, err == PS_ERR_TOOBIG ? "PCRE2's match limit" : "its budget", c->project,
+				       *c->project ? "/" : "", c->stem, budget.spent_ns / 1000000,
+				       budget.cpu_ns / 1000000);
+			err = PS_ERR_COSTLY;
+		} else if (err == PS_ERR_INTR) {
+			journal_log_in(fs->journal, "search %s: interrupted (the caller gave up)", query);
 		}
 		if (err) {
+			search_copy_free(&copy);
 			res = -psfs_errno(err);
 			break;
 		}
-		if (!match)
+		if (!match) {
+			search_copy_free(&copy);
 			continue;
-		size_t first_len = 0;
-		const char *first = sessioninfo_first_message(info, &first_len);
+		}
 		struct search_hit *h = &r->hits[r->n];
 		h->project = strdup(c->project);
 		h->stem = strdup(c->stem);
-		h->id = strdup(info->id);
-		h->modified_ms = info->modified_ms;
+		h->id = strdup(copy.info.id);
+		h->modified_ms = copy.info.modified_ms;
 		h->order = i;
 		h->by_name = *scope || !*c->project;
-		titles[r->n] = title_line(info->name, first, first_len, SEARCH_TITLE_MAX);
+		titles[r->n] = copy.title;
+		copy.title = NULL;
+		search_copy_free(&copy);
 		r->n++;
 		if (!h->project || !h->stem || !h->id || !titles[r->n - 1])
 			res = -ENOMEM;
 	}
-	infocache_unlock(fs->infos);
 	if (!res) {
 		/* Sort the titles with their hits. */
 		for (size_t i = 0; i < r->n; i++)
@@ -343,28 +427,40 @@ static int search_run(struct psfs *fs, const char *scope, const char *query, str
 	return 0;
 }
 
+/* The kept result of query in scope for this caller less than a second
+ * old, or NULL.  Search locked. */
+static struct search_result *search_result_kept(struct psfs *fs, const char *scope, const char *query,
+						 const struct psfs_caller *who, int64_t now)
+{
+	struct search_results *sr = fs->search;
+	for (size_t i = 0; i < SEARCH_RESULTS; i++) {
+		struct search_result *r = sr->kept[i];
+		if (r && psfs_caller_same(&r->who, who) && now - r->made_ns < SEARCH_RESULT_NS &&
+		    strcmp(r->scope, scope) == 0 && strcmp(r->query, query) == 0)
+			return r;
+	}
+	return NULL;
+}
+
 /* The result of query in scope for this caller: a kept one less than a
- * second old, else a new one (kept).  Search locked. */
+ * second old, else a new one (kept).  Search locked, but unlocked while a
+ * new one is made: one caller's slow query holds up no other search.  Two
+ * callers asking at once may both make it; the later one is kept. */
 static int search_result_get(struct psfs *fs, const char *scope, const char *query, struct search_result **out)
 {
 	struct search_results *sr = fs->search;
 	struct psfs_caller who;
 	psfs_caller_get(&who);
 	int64_t now = search_now_ns();
-	for (size_t i = 0; i < SEARCH_RESULTS; i++) {
-		struct search_result *r = sr->kept[i];
-		if (r && r->uid == who.uid && r->gid == who.gid && now - r->made_ns < SEARCH_RESULT_NS &&
-		    strcmp(r->scope, scope) == 0 && strcmp(r->query, query) == 0) {
-			*out = r;
-			return 0;
-		}
-	}
+	if ((*out = search_result_kept(fs, scope, query, &who, now)))
+		return 0;
 	struct search_result *r = NULL;
+	pthread_mutex_unlock(&sr->lock);
 	int res = search_run(fs, scope, query, &r);
+	pthread_mutex_lock(&sr->lock);
 	if (res)
 		return res;
-	r->uid = who.uid;
-	r->gid = who.gid;
+	r->who = who;
 	r->made_ns = now;
 	search_result_free(sr->kept[SEARCH_RESULTS - 1]);
 	memmove(&sr->kept[1], &sr->kept[0], (SEARCH_RESULTS - 1) * sizeof sr->kept[0]);
@@ -433,8 +529,10 @@ static int search_build_links(struct psfs *fs, const struct search_result *r, st
 	struct search_query *q = NULL;
 	char *why = NULL;
 	struct store_ref ref;
+	struct search_budget budget;
 	size_t cap = 0;
 	ps_err err = search_query_parse(r->query, &q, &why);
+	search_budget_init(&budget, search_budget_ns(fs), search_gave_up, NULL);
 	free(why);
 	if (err)
 		return -psfs_errno(err);
@@ -458,8 +556,10 @@ static int search_build_links(struct psfs *fs, const struct search_result *r, st
 			int got = sessioninfo_message_text(json_object_get(entry, "message"), &text);
 			if (got < 0)
 				res = -ENOMEM;
-			else if (got && (err = search_text_matches(q, text.data, text.len, &match)) == PS_ERR_NOMEM)
+			else if (got && (err = search_text_matches_in(q, text.data, text.len, &budget, &match)) == PS_ERR_NOMEM)
 				res = -ENOMEM;
+			else if (got && err && err != PS_ERR_TOOBIG)
+				res = -psfs_errno(err); /* spent, or the caller gave up */
 			json_decref(entry);
 			buf_free(&text);
 			if (res || !match)
@@ -503,7 +603,8 @@ static void search_query_of_name(const char *name, size_t len, char out[NAME_MAX
 }
 
 /* Resolves where to its result, hit and link (as far as its depth goes).
- * Search locked. */
+ * Search locked (the lock is let go while a new result is made:
+ * search_result_get; nothing found before that is held across it). */
 static int search_resolve(struct psfs *fs, const struct search_where *w, struct search_result **r,
 			  struct search_hit **h, const struct search_link **link)
 {

@@ -254,8 +254,11 @@ static void watch_event_in(struct watch *w, const char *project, const struct in
 		if (!(ev->mask & (IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO)))
 			return;
 		/* A project directory came or went. */
-		if (ev->mask & (IN_CREATE | IN_MOVED_TO))
+		if (ev->mask & (IN_CREATE | IN_MOVED_TO)) {
 			watch_add(w, ev->name);
+			/* Its files may have come before its watch. */
+			catalog_changed(w->fs->catalog, ev->name, NULL);
+		}
 		if (ev->mask & (IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO))
 			watch_forget_tree(w, ev->name);
 		watch_invalidate(w, "/%s%s%s", ev->name, "", "");
@@ -272,11 +275,17 @@ static void watch_event_in(struct watch *w, const char *project, const struct in
 		if (!project)
 			watch_invalidate(w, "/%s%s%s", session, "", "");
 	}
+	if (ev->mask & (IN_CREATE | IN_MOVED_TO | IN_MODIFY | IN_CLOSE_WRITE | IN_DELETE | IN_MOVED_FROM))
+		catalog_changed(w->fs->catalog, project ? project : "", session);
 	watch_session_changed(w, project ? project : "", session);
 }
 
 static void watch_event(struct watch *w, const struct inotify_event *ev)
 {
+	if (ev->mask & IN_Q_OVERFLOW) {
+		catalog_changed(w->fs->catalog, NULL, NULL); /* events lost: the next miss scans */
+		return;
+	}
 	if (ev->mask & IN_IGNORED) {
 		watch_forget(w, ev->wd);
 		return;
@@ -483,6 +492,7 @@ struct watch *watch_start(struct psfs *fs)
 		return NULL;
 	}
 	w->running = 1;
+	catalog_set_watched(fs->catalog, watch_hears_all(w));
 	return w;
 }
 

@@ -21,6 +21,23 @@ struct ps_catalog {
 	struct strpool keys;
 	struct strmap index;
 	int index_partial;    /* memory ran out building it: look the slow way */
+	/* Names the mount just committed (catalog_renamed), applied at the
+	 * next use of the table.  A leaf lock of its own: the committer
+	 * holds its session, and the catalog's lock is held while it
+	 * acquires sessions, so the committer must not wait for that one. */
+	pthread_mutex_t pending_lock;
+	struct catalog_pending *pending;
+	/* What the watcher heard change since (catalog_changed), under the
+	 * same leaf lock: a lookup of a name no session has re-reads these,
+	 * not the store, when the watcher hears everything (watched). */
+	struct catalog_pending *changed;
+	int changed_all;     /* heard a change it cannot name (an overflow) */
+	int watched;
+};
+
+struct catalog_pending {
+	char *project, *stem, *name, *title;
+	struct catalog_pending *next;
 };
 
 /* "project/stem" into key (neither holds a '/'); 0, or -1 when too long. */
@@ -68,6 +85,7 @@ ps_err catalog_new(struct ps_store *store, struct ps_catalog **out)
 		return PS_ERR_NOMEM;
 	cat->store = store;
 	pthread_mutex_init(&cat->lock, NULL);
+	pthread_mutex_init(&cat->pending_lock, NULL);
 	*out = cat;
 	return PS_OK;
 }
@@ -99,6 +117,23 @@ void catalog_free(struct ps_catalog *cat)
 	free(cat->items);
 	strmap_free(&cat->index);
 	strpool_free(&cat->keys);
+	while (cat->changed) {
+		struct catalog_pending *p = cat->changed;
+		cat->changed = p->next;
+		free(p->project);
+		free(p->stem);
+		free(p);
+	}
+	while (cat->pending) {
+		struct catalog_pending *p = cat->pending;
+		cat->pending = p->next;
+		free(p->project);
+		free(p->stem);
+		free(p->name);
+		free(p->title);
+		free(p);
+	}
+	pthread_mutex_destroy(&cat->pending_lock);
 	pthread_mutex_destroy(&cat->lock);
 	free(cat);
 }
@@ -127,6 +162,41 @@ static char *catalog_title(const struct ps_session *s, const char *name)
 
 /* Reads a session's id, cwd and name: the name needs the whole file (the
  * latest session_info wins), which is what the index does anyway. */
+static struct catalog_session *catalog_find(struct ps_catalog *cat, const char *project, const char *stem);
+
+/* Under the lock: takes in the names committed since (catalog_renamed),
+ * oldest first. */
+static void catalog_apply_pending(struct ps_catalog *cat)
+{
+	pthread_mutex_lock(&cat->pending_lock);
+	struct catalog_pending *p = cat->pending, *rev = NULL;
+	cat->pending = NULL;
+	pthread_mutex_unlock(&cat->pending_lock);
+	while (p) { /* pushed newest first: reverse */
+		struct catalog_pending *next = p->next;
+		p->next = rev;
+		rev = p;
+		p = next;
+	}
+	while (rev) {
+		struct catalog_pending *next = rev->next;
+		struct catalog_session *c = catalog_find(cat, rev->project, rev->stem);
+		if (c) {
+			free(c->name);
+			free(c->title);
+			c->name = rev->name;
+			c->title = rev->title;
+			rev->name = rev->title = NULL;
+		}
+		free(rev->project);
+		free(rev->stem);
+		free(rev->name);
+		free(rev->title);
+		free(rev);
+		rev = next;
+	}
+}
+
 static void catalog_read(struct ps_catalog *cat, struct catalog_session *c)
 {
 	struct store_ref ref;
@@ -315,6 +385,7 @@ ps_err catalog_snapshot(struct ps_catalog *cat, struct catalog_session **out, si
 {
 	ps_err err = PS_OK;
 	pthread_mutex_lock(&cat->lock);
+	catalog_apply_pending(cat);
 	int64_t now = catalog_now_ns();
 	if (!cat->scanned_ns || now - cat->scanned_ns > 1000000000) {
 		err = catalog_scan(cat);
@@ -362,6 +433,85 @@ static const struct catalog_session *catalog_named(const struct ps_catalog *cat,
 	return best;
 }
 
+void catalog_set_watched(struct ps_catalog *cat, int watched)
+{
+	pthread_mutex_lock(&cat->pending_lock);
+	cat->watched = watched;
+	pthread_mutex_unlock(&cat->pending_lock);
+}
+
+void catalog_changed(struct ps_catalog *cat, const char *project, const char *stem)
+{
+	pthread_mutex_lock(&cat->pending_lock);
+	if (!project) {
+		cat->changed_all = 1;
+		goto out;
+	}
+	for (struct catalog_pending *p = cat->changed; p; p = p->next)
+		if (strcmp(p->project, project) == 0 &&
+		    ((!p->stem && !stem) || (p->stem && stem && strcmp(p->stem, stem) == 0)))
+			goto out; /* heard already */
+	struct catalog_pending *p = calloc(1, sizeof *p);
+	if (p && (p->project = strdup(project)) && (!stem || (p->stem = strdup(stem)))) {
+		p->next = cat->changed;
+		cat->changed = p;
+	} else {
+		if (p)
+			free(p->project);
+		free(p);
+		cat->changed_all = 1; /* out of memory: the slow way */
+	}
+out:
+	pthread_mutex_unlock(&cat->pending_lock);
+}
+
+/* Under the lock, on a lookup of a name no session has: brings the table
+ * up to date.  Where the watcher hears every change, only the sessions
+ * (and projects) it heard change are read again, so a loop of lookups
+ * of names nobody has (stat PROJECT/x$RANDOM) never reads the store
+ * directory; elsewhere (a remote store, no watcher) the whole store is
+ * scanned, at most once a second.  1 when anything was read. */
+static int catalog_refresh_for_miss(struct ps_catalog *cat)
+{
+	int64_t now = catalog_now_ns();
+	pthread_mutex_lock(&cat->pending_lock);
+	int watched = cat->watched, all = cat->changed_all;
+	struct catalog_pending *changed = NULL;
+	int scan = !cat->scanned_ns || !watched || all;
+	if (scan && cat->scanned_ns && now - cat->scanned_ns <= 1000000000) {
+		pthread_mutex_unlock(&cat->pending_lock);
+		return 0; /* scanned within the second */
+	}
+	if (watched) { /* what was heard is read now, by itself or in the scan */
+		changed = cat->changed;
+		cat->changed = NULL;
+		if (scan)
+			cat->changed_all = 0;
+	}
+	pthread_mutex_unlock(&cat->pending_lock);
+	if (scan) {
+		catalog_scan(cat);
+		cat->scanned_ns = now;
+	}
+	int read = scan || changed != NULL;
+	while (changed) {
+		struct catalog_pending *next = changed->next;
+		struct catalog_walk w = { cat, changed->project, PS_OK, FILESET_INIT, 0 };
+		struct stat st;
+		/* (After a scan, the scan has read it.) */
+		if (!scan && !changed->stem)
+			store_list_sessions(cat->store, changed->project, catalog_on_session, &w);
+		else if (!scan && store_stat_session(cat->store, changed->project, changed->stem, &st) == PS_OK)
+			catalog_on_session(&w, changed->stem, &st);
+		fileset_free(&w.files);
+		free(changed->project);
+		free(changed->stem);
+		free(changed);
+		changed = next;
+	}
+	return read;
+}
+
 int catalog_name_to_stem(struct ps_catalog *cat, const char *project, const char *name, char stem[256])
 {
 	struct stat st;
@@ -370,6 +520,7 @@ int catalog_name_to_stem(struct ps_catalog *cat, const char *project, const char
 	 * file's own name, known to the table or to the directory, costs a
 	 * hash lookup or a stat, never a scan. */
 	pthread_mutex_lock(&cat->lock);
+	catalog_apply_pending(cat);
 	int known = catalog_find(cat, project, name) != NULL;
 	pthread_mutex_unlock(&cat->lock);
 	/* Dot names (.git, .hg, .DS_Store: what shells, prompts and file
@@ -378,19 +529,40 @@ int catalog_name_to_stem(struct ps_catalog *cat, const char *project, const char
 	if (known || name[0] == '.' || store_stat_session(cat->store, project, name, &st) == PS_OK)
 		return 0;
 	pthread_mutex_lock(&cat->lock);
+	catalog_apply_pending(cat);
 	const struct catalog_session *c = catalog_named(cat, project, name);
-	int64_t now = catalog_now_ns();
-	if (!c && (!cat->scanned_ns || now - cat->scanned_ns > 1000000000)) {
-		catalog_scan(cat);
-		cat->scanned_ns = now;
+	if (!c && catalog_refresh_for_miss(cat))
 		c = catalog_named(cat, project, name);
-	}
 	if (c && strlen(c->stem) < 256) {
 		memcpy(stem, c->stem, strlen(c->stem) + 1);
 		found = c->fork ? 2 : 1;
 	}
 	pthread_mutex_unlock(&cat->lock);
 	return found;
+}
+
+void catalog_renamed(struct ps_catalog *cat, const char *project, const char *stem, const struct ps_session *s,
+		     const char *name)
+{
+	struct catalog_pending *p = calloc(1, sizeof *p);
+	if (!p)
+		return; /* the next scan learns it */
+	p->project = strdup(project);
+	p->stem = strdup(stem);
+	p->name = strdup(name);
+	p->title = catalog_title(s, name);
+	if (!p->project || !p->stem || !p->name || !p->title) {
+		free(p->project);
+		free(p->stem);
+		free(p->name);
+		free(p->title);
+		free(p);
+		return;
+	}
+	pthread_mutex_lock(&cat->pending_lock);
+	p->next = cat->pending;
+	cat->pending = p;
+	pthread_mutex_unlock(&cat->pending_lock);
 }
 
 ps_err catalog_add(struct ps_catalog *cat, const char *project, const char *stem)
@@ -401,6 +573,7 @@ ps_err catalog_add(struct ps_catalog *cat, const char *project, const char *stem
 		return err;
 	struct catalog_walk w = { cat, project, PS_OK, FILESET_INIT, 0 };
 	pthread_mutex_lock(&cat->lock);
+	catalog_apply_pending(cat);
 	catalog_on_session(&w, stem, &st);
 	pthread_mutex_unlock(&cat->lock);
 	fileset_free(&w.files);
@@ -411,6 +584,7 @@ char *catalog_project_cwd(struct ps_catalog *cat, const char *project)
 {
 	char *cwd = NULL;
 	pthread_mutex_lock(&cat->lock);
+	catalog_apply_pending(cat);
 	int64_t now = catalog_now_ns();
 	if (!cat->scanned_ns || now - cat->scanned_ns > 1000000000) {
 		catalog_scan(cat);

@@ -50,8 +50,9 @@ void catalog_snapshot_free(struct catalog_session *items, size_t n);
  * 1, or 2 when that session is a fork (its header names a parentSession);
  * 0 when name is a file's or no session's name (the newest such session
  * wins).  So `mkdir PROJECT/NAME` and `ln -s ENTRY PROJECT/NAME` keep
- * resolving as typed.  Scans only
- * when the table is over a second old and name is neither. */
+ * resolving as typed.  When name is neither, reads again what the
+ * watcher heard change (catalog_changed), or, with no watcher that hears
+ * everything, scans the store when the table is over a second old. */
 int catalog_name_to_stem(struct ps_catalog *cat, const char *project, const char *name, char stem[256]);
 
 /* The cwd of project's most recently active session that has one (new
@@ -61,6 +62,22 @@ char *catalog_project_cwd(struct ps_catalog *cat, const char *project);
 /* Takes the session file project/stem into the table now (made by the
  * mount: the next lookup must know it without waiting for a scan). */
 ps_err catalog_add(struct ps_catalog *cat, const char *project, const char *stem);
+/* The mount committed name as the session project/stem's name (s, held
+ * by the caller, is that session after the commit): the table learns it
+ * at its next use, without reading the session or waiting for a scan, so
+ * by-name/ and a lookup of the name under the project know it as soon as
+ * the write that named it returns.  Takes no lock but a leaf one: safe
+ * with a session held. */
+void catalog_renamed(struct ps_catalog *cat, const char *project, const char *stem, const struct ps_session *s,
+		     const char *name);
+/* Whether a watcher hears every change of the store (fs/watch.c): then a
+ * lookup of a name no session has reads only what catalog_changed named,
+ * not the whole store. */
+void catalog_set_watched(struct ps_catalog *cat, int watched);
+/* The watcher heard session file project/stem change (made, written,
+ * renamed, removed); stem NULL: any of project's (a new project folder);
+ * project NULL: anything (events were lost).  Takes a leaf lock only. */
+void catalog_changed(struct ps_catalog *cat, const char *project, const char *stem);
 /* Frees one item's strings (one a caller drops from its copy) and zeroes it. */
 void catalog_session_clear(struct catalog_session *c);
 

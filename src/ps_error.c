@@ -15,6 +15,8 @@ const char *ps_strerror(ps_err err)
 	case PS_ERR_TOOBIG: return "value too large for the index";
 	case PS_ERR_NOSPACE: return "no space left on the store's disk";
 	case PS_ERR_PERM: return "not permitted: history is append-only, generated files are read-only";
+	case PS_ERR_COSTLY: return "the query spent its budget of work";
+	case PS_ERR_INTR: return "interrupted";
 	}
 	return "unknown error";
 }

@@ -18,6 +18,8 @@ typedef enum {
 	PS_ERR_NOSPACE,   /* the disk is full or over quota */
 	PS_ERR_PERM,      /* refused by the mount's rules: history is append-only,
 			   * generated files are not written: EPERM */
+	PS_ERR_COSTLY,    /* a query spent its budget of work (search.h): ETIMEDOUT */
+	PS_ERR_INTR,      /* the asker gave up (an interrupted request): EINTR */
 } ps_err;
 
 /* Returns a static, human-readable description. */

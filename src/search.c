@@ -14,15 +14,22 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include "jscase.h"
 #include "jsregex.h"
 #include "jstext.h"
 #include "search.h"
 
-/* A regular expression gives up after this many backtracking steps per
- * subject: pi's would run on (and hang the selector); the daemon must not. */
-#define SEARCH_MATCH_LIMIT 20000000u
+/* A regular expression gives up after this many backtracking steps from
+ * one start position (PCRE2 counts per start position), a fraction of a
+ * second of CPU: pi's would run on (and hang the selector); the daemon
+ * must not.  The heap limit is in KiB. */
+#define SEARCH_MATCH_LIMIT 2000000u
 #define SEARCH_DEPTH_LIMIT 1000000u
+#define SEARCH_HEAP_LIMIT 65536u
+/* Start positions per pcre2_match call (regex_test), in bytes: the
+ * budget is checked between them. */
+#define SEARCH_CHUNK 4096u
 
 struct search_token {
 	int phrase;
@@ -259,7 +266,8 @@ static ps_err parse_regex(struct search_query *q, const char *pat, size_t n, cha
 	if (!err) {
 		int code;
 		PCRE2_SIZE at;
-		q->re = pcre2_compile((PCRE2_SPTR)(out.data ? out.data : ""), out.len, jsregex_pcre2_options(), &code, &at, NULL);
+		q->re = pcre2_compile((PCRE2_SPTR)(out.data ? out.data : ""), out.len, jsregex_pcre2_options() | PCRE2_USE_OFFSET_LIMIT, &code,
+				      &at, NULL);
 		if (!q->re) {
 			pcre2_get_error_message(code, (PCRE2_UCHAR *)pcre_msg, sizeof pcre_msg);
 			why = pcre_msg;
@@ -283,6 +291,7 @@ static ps_err parse_regex(struct search_query *q, const char *pat, size_t n, cha
 		return PS_ERR_NOMEM;
 	pcre2_set_match_limit(q->mctx, SEARCH_MATCH_LIMIT);
 	pcre2_set_depth_limit(q->mctx, SEARCH_DEPTH_LIMIT);
+	pcre2_set_heap_limit(q->mctx, SEARCH_HEAP_LIMIT);
 	return PS_OK;
 }
 
@@ -367,19 +376,66 @@ static int contains(const char *hay, size_t hn, const char *needle, size_t nn)
 	return nn <= hn && memmem(hay, hn, needle, nn) != NULL;
 }
 
-static ps_err regex_test(const struct search_query *q, const char *s, size_t n, int *match)
+static long long thread_cpu_ns(void)
 {
-	pcre2_match_data *md = pcre2_match_data_create(1, NULL);
-	if (!md)
-		return PS_ERR_NOMEM;
-	int rc = pcre2_match(q->re, (PCRE2_SPTR)(s ? s : ""), n, 0, PCRE2_NO_UTF_CHECK, md, q->mctx);
-	pcre2_match_data_free(md);
-	*match = rc >= 0;
-	if (rc >= 0 || rc == PCRE2_ERROR_NOMATCH)
+	struct timespec ts;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (long long)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+void search_budget_init(struct search_budget *b, long long cpu_ns, int (*gave_up)(void *ctx), void *ctx)
+{
+	b->cpu_ns = cpu_ns;
+	b->spent_ns = 0;
+	b->gave_up = gave_up;
+	b->ctx = ctx;
+}
+
+ps_err search_budget_check(const struct search_budget *b)
+{
+	if (!b)
 		return PS_OK;
-	if (rc == PCRE2_ERROR_NOMEMORY)
-		return PS_ERR_NOMEM;
-	return PS_ERR_TOOBIG; /* a match, depth or heap limit */
+	if (b->gave_up && b->gave_up(b->ctx))
+		return PS_ERR_INTR;
+	return b->spent_ns > b->cpu_ns ? PS_ERR_COSTLY : PS_OK;
+}
+
+/* pi's regex.test(s): tried from one chunk of start positions to the next
+ * (PCRE2's offset limit), the budget checked before each, so that neither
+ * a long subject nor many of them outlast it.  The offsets are the same as
+ * one pcre2_match over the whole subject would try, with all of it in
+ * view (lookbehinds, ^ and \b see before a chunk), so the answer is too. */
+static ps_err regex_test(const struct search_query *q, const char *s, size_t n, struct search_budget *b, int *match)
+{
+	*match = 0;
+	if (!s)
+		s = "";
+	pcre2_match_data *md = pcre2_match_data_create(1, NULL);
+	pcre2_match_context *mctx = pcre2_match_context_copy(q->mctx);
+	ps_err err = md && mctx ? PS_OK : PS_ERR_NOMEM;
+	for (size_t at = 0; !err && !*match && at <= n;) {
+		if ((err = search_budget_check(b)))
+			break;
+		/* The next chunk starts at a character's first byte. */
+		size_t next = n - at > SEARCH_CHUNK ? at + SEARCH_CHUNK : n + 1;
+		while (next < n && ((unsigned char)s[next] & 0xC0) == 0x80)
+			next++;
+		pcre2_set_offset_limit(mctx, next - 1);
+		long long t0 = b ? thread_cpu_ns() : 0;
+		int rc = pcre2_match(q->re, (PCRE2_SPTR)s, n, at, PCRE2_NO_UTF_CHECK, md, mctx);
+		if (b)
+			b->spent_ns += thread_cpu_ns() - t0;
+		if (rc >= 0)
+			*match = 1;
+		else if (rc == PCRE2_ERROR_NOMEMORY)
+			err = PS_ERR_NOMEM;
+		else if (rc != PCRE2_ERROR_NOMATCH)
+			err = PS_ERR_TOOBIG; /* a match, depth or heap limit */
+		at = next;
+	}
+	pcre2_match_data_free(md);
+	pcre2_match_context_free(mctx);
+	return err;
 }
 
 /* The lowercased (and UTF-16) forms of the short fields, per match. */
@@ -434,6 +490,12 @@ static int token_matches(const struct search_token *t, const struct sessioninfo 
 
 ps_err search_query_matches(const struct search_query *q, const struct sessioninfo *info, int *match)
 {
+	return search_query_matches_in(q, info, NULL, match);
+}
+
+ps_err search_query_matches_in(const struct search_query *q, const struct sessioninfo *info,
+			       struct search_budget *b, int *match)
+{
 	*match = 0;
 	if (!info->is_session)
 		return PS_OK;
@@ -444,13 +506,13 @@ ps_err search_query_matches(const struct search_query *q, const struct sessionin
 	if (q->re) {
 		ps_err err = PS_OK;
 		if (info->name)
-			err = regex_test(q, info->name, strlen(info->name), match);
+			err = regex_test(q, info->name, strlen(info->name), b, match);
 		if (!err && !*match)
-			err = regex_test(q, info->id, strlen(info->id), match);
+			err = regex_test(q, info->id, strlen(info->id), b, match);
 		if (!err && !*match)
-			err = regex_test(q, info->text.data, info->text.len, match);
+			err = regex_test(q, info->text.data, info->text.len, b, match);
 		if (!err && !*match)
-			err = regex_test(q, info->cwd, strlen(info->cwd), match);
+			err = regex_test(q, info->cwd, strlen(info->cwd), b, match);
 		return err;
 	}
 	struct fields f;
@@ -465,11 +527,17 @@ ps_err search_query_matches(const struct search_query *q, const struct sessionin
 
 ps_err search_text_matches(const struct search_query *q, const char *text, size_t len, int *match)
 {
+	return search_text_matches_in(q, text, len, NULL, match);
+}
+
+ps_err search_text_matches_in(const struct search_query *q, const char *text, size_t len,
+			      struct search_budget *b, int *match)
+{
 	*match = 0;
 	if (q->empty)
 		return PS_OK;
 	if (q->re)
-		return regex_test(q, text, len, match);
+		return regex_test(q, text, len, b, match);
 	size_t ln;
 	char *low = lower_dup(text ? text : "", len, &ln);
 	if (!low)

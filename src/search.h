@@ -24,11 +24,37 @@ struct search_query;
 ps_err search_query_parse(const char *text, struct search_query **query, char **message);
 void search_query_free(struct search_query *query);
 
+/* What one query may spend: the CPU time its regular expression's
+ * matching takes, summed over every subject it is tried on (the parsing
+ * and loading of sessions is not counted), and whether the asker gave up.
+ * A matcher that is passed a budget checks it between chunks of start
+ * positions (SEARCH_CHUNK), so a long subject is cut too; with no budget
+ * (NULL) only PCRE2's per-start-position limits bound the work.  A budget
+ * belongs to one thread (the CPU time is that thread's). */
+struct search_budget {
+	long long cpu_ns;           /* the matching CPU time allowed in all */
+	long long spent_ns;         /* spent so far */
+	int (*gave_up)(void *ctx);  /* 1 when the asker gave up (or NULL) */
+	void *ctx;
+};
+
+/* The budget of one query of the mount: a second of matching CPU. */
+#define SEARCH_BUDGET_NS 1000000000LL
+
+void search_budget_init(struct search_budget *b, long long cpu_ns, int (*gave_up)(void *ctx), void *ctx);
+/* PS_ERR_COSTLY when the budget is spent, PS_ERR_INTR when the asker gave
+ * up, else PS_OK. */
+ps_err search_budget_check(const struct search_budget *b);
+
 /* Whether pi's matchSession says info matches: 1 or 0 in *match.  A
  * session pi does not list (is_session 0) never matches.  PS_ERR_TOOBIG
  * when the regular expression gave up at its match limit (pi would have
  * kept trying: the caller reports it). */
 ps_err search_query_matches(const struct search_query *query, const struct sessioninfo *info, int *match);
+/* The same within budget (see struct search_budget): PS_ERR_COSTLY or
+ * PS_ERR_INTR too. */
+ps_err search_query_matches_in(const struct search_query *query, const struct sessioninfo *info,
+			       struct search_budget *budget, int *match);
 
 /* Whether one entry's text text[0..len) (UTF-8) is a place the query
  * found: it contains one of the query's tokens or phrases literally
@@ -37,6 +63,8 @@ ps_err search_query_matches(const struct search_query *query, const struct sessi
  * token's fuzzy (scattered) matches never mark an entry, and an empty
  * query marks none.  Same errors as search_query_matches. */
 ps_err search_text_matches(const struct search_query *query, const char *text, size_t len, int *match);
+ps_err search_text_matches_in(const struct search_query *query, const char *text, size_t len,
+			      struct search_budget *budget, int *match);
 
 /* 1 when the query is empty (pi lists every session, unfiltered). */
 int search_query_is_empty(const struct search_query *query);

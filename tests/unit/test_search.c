@@ -220,6 +220,44 @@ START_TEST(test_hostile_regex)
 }
 END_TEST
 
+/* The matcher tries a long subject chunk by chunk of start positions
+ * (regex_test): the answer is the one a single pcre2_match gives, across
+ * a chunk's edge too (a multibyte character there, a lookbehind, ^). */
+static int marks_in(const char *query, const char *text, struct search_budget *b, ps_err *err)
+{
+	struct search_query *q;
+	char *why;
+	int m = 0;
+	ck_assert_int_eq(search_query_parse(query, &q, &why), PS_OK);
+	*err = search_text_matches_in(q, text, strlen(text), b, &m);
+	search_query_free(q);
+	return m;
+}
+
+START_TEST(test_regex_chunks)
+{
+	static char text[20000];
+	struct search_budget b;
+	ps_err err;
+	memset(text, 'a', 4095);
+	strcpy(text + 4095, "\xc3\xa9z"); /* é across the first chunk's edge */
+	memset(text + 4098, 'a', 9000);
+	strcpy(text + 13098, "xyz");
+	search_budget_init(&b, 1000000000LL, NULL, NULL);
+	ck_assert(marks_in("re:\xc3\xa9z", text, &b, &err) && err == PS_OK);
+	ck_assert(marks_in("re:(?<=a)xyz", text, &b, &err) && err == PS_OK);
+	ck_assert(marks_in("re:a{9000}xyz", text, &b, &err) && err == PS_OK);
+	ck_assert(!marks_in("re:^xyz", text, &b, &err) && err == PS_OK);
+	ck_assert(marks_in("re:^a", text, &b, &err) && err == PS_OK);
+	ck_assert(!marks_in("re:b", text, &b, &err) && err == PS_OK);
+	/* A spent budget stops the matching: PS_ERR_COSTLY. */
+	search_budget_init(&b, 0, NULL, NULL);
+	b.spent_ns = 1;
+	marks_in("re:[a ]*[#%]", text, &b, &err);
+	ck_assert_int_eq(err, PS_ERR_COSTLY);
+}
+END_TEST
+
 START_TEST(test_entry_text_rule)
 {
 	ck_assert(marks("deploy", "We DEPLOYED it"));
@@ -244,6 +282,7 @@ Suite *search_suite(void)
 	tcase_add_test(tc, test_regex);
 	tcase_add_test(tc, test_regex_errors);
 	tcase_add_test(tc, test_hostile_regex);
+	tcase_add_test(tc, test_regex_chunks);
 	tcase_add_test(tc, test_entry_text_rule);
 	suite_add_tcase(s, tc);
 	return s;
