@@ -484,17 +484,18 @@ static int cmd_search(int argc, char **argv)
 	return rc ? rc : missing ? 2 : 0;
 }
 
-/* pisession fork FILE ID [--name NAME] [--dir DIR] (docs/layout.md
- * "Forking a session"). */
-static int cmd_fork(int argc, char **argv)
+/* The arguments of fork and fork-from: two operands, --name, --dir; and
+ * the working directory they are resolved from.  0, or the exit status. */
+static int fork_args(int argc, char **argv, const char *pos[2], const char **name, const char **dir,
+		     char cwd[4096])
 {
-	const char *pos[2] = { NULL, NULL }, *name = NULL, *dir = NULL;
-	int npos = 0, rc = 1;
+	int npos = 0;
+	*name = *dir = NULL;
 	for (int i = 2; i < argc; i++) {
 		if (!strcmp(argv[i], "--name") && i + 1 < argc) {
-			name = argv[++i];
+			*name = argv[++i];
 		} else if (!strcmp(argv[i], "--dir") && i + 1 < argc) {
-			dir = argv[++i];
+			*dir = argv[++i];
 		} else if (npos < 2 && (argv[i][0] != '-' || !argv[i][1])) {
 			pos[npos++] = argv[i];
 		} else {
@@ -506,11 +507,23 @@ static int cmd_fork(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
-	char cwd[4096];
-	if (!getcwd(cwd, sizeof cwd)) {
+	if (!getcwd(cwd, 4096)) {
 		fprintf(stderr, "pisession: cannot tell the working directory: %s\n", strerror(errno));
 		return 1;
 	}
+	return 0;
+}
+
+/* pisession fork FILE ID [--name NAME] [--dir DIR] (docs/layout.md
+ * "Forking a session"). */
+static int cmd_fork(int argc, char **argv)
+{
+	const char *pos[2], *name, *dir;
+	char cwd[4096];
+	int rc = fork_args(argc, argv, pos, &name, &dir, cwd);
+	if (rc)
+		return rc;
+	rc = 1;
 	/* pi names the parent by path.resolve(file) and writes beside it. */
 	char *parent = sessionfork_resolve(cwd, pos[0]);
 	char *where = parent ? (dir ? sessionfork_resolve(cwd, dir) : sessionfork_resolve(parent, "..")) : NULL;
@@ -614,29 +627,12 @@ static char *default_session_dir(const char *base, const char *cwd)
  * (docs/layout.md "Forking a whole session into another project"). */
 static int cmd_fork_from(int argc, char **argv)
 {
-	const char *pos[2] = { NULL, NULL }, *name = NULL, *dir = NULL;
-	int npos = 0, rc = 1;
-	for (int i = 2; i < argc; i++) {
-		if (!strcmp(argv[i], "--name") && i + 1 < argc) {
-			name = argv[++i];
-		} else if (!strcmp(argv[i], "--dir") && i + 1 < argc) {
-			dir = argv[++i];
-		} else if (npos < 2 && (argv[i][0] != '-' || !argv[i][1])) {
-			pos[npos++] = argv[i];
-		} else {
-			usage(stderr);
-			return 2;
-		}
-	}
-	if (npos != 2) {
-		usage(stderr);
-		return 2;
-	}
+	const char *pos[2], *name, *dir;
 	char cwd[4096];
-	if (!getcwd(cwd, sizeof cwd)) {
-		fprintf(stderr, "pisession: cannot tell the working directory: %s\n", strerror(errno));
-		return 1;
-	}
+	int rc = fork_args(argc, argv, pos, &name, &dir, cwd);
+	if (rc)
+		return rc;
+	rc = 1;
 	/* pi: resolvePath(sourcePath), resolvePath(targetCwd), and
 	 * sessionDir or getDefaultSessionDir(targetCwd), made if missing. */
 	char *parent = sessionfork_resolve(cwd, pos[0]);
