@@ -160,8 +160,6 @@ static char *catalog_title(const struct ps_session *s, const char *name)
 	return title;
 }
 
-/* Reads a session's id, cwd and name: the name needs the whole file (the
- * latest session_info wins), which is what the index does anyway. */
 static struct catalog_session *catalog_find(struct ps_catalog *cat, const char *project, const char *stem);
 
 /* Under the lock: takes in the names committed since (catalog_renamed),
@@ -197,6 +195,8 @@ static void catalog_apply_pending(struct ps_catalog *cat)
 	}
 }
 
+/* Reads a session's id, cwd and name: the name needs the whole file (the
+ * latest session_info wins), which is what the index does anyway. */
 static void catalog_read(struct ps_catalog *cat, struct catalog_session *c)
 {
 	struct store_ref ref;
