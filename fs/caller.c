@@ -24,6 +24,26 @@ void psfs_caller_act_for_done(void)
 	acting.set = 0;
 }
 
+/* libfuse's fuse_get_context() is defined only once fuse_new has made its
+ * thread key: before that (the unit tests, a daemon starting) it reads an
+ * unmade key, which may hold another library's data (ASan found it). */
+static _Atomic int caller_serving;
+
+void psfs_caller_serving(void)
+{
+	caller_serving = 1;
+}
+
+static struct fuse_context *psfs_caller_context(void)
+{
+	return caller_serving ? fuse_get_context() : NULL;
+}
+
+int psfs_caller_gave_up(void)
+{
+	return caller_serving && fuse_interrupted();
+}
+
 void psfs_caller_get(struct psfs_caller *out)
 {
 	memset(out, 0, sizeof *out);
@@ -32,7 +52,7 @@ void psfs_caller_get(struct psfs_caller *out)
 		out->gid = acting.gid;
 		return;
 	}
-	struct fuse_context *ctx = fuse_get_context();
+	struct fuse_context *ctx = psfs_caller_context();
 	if (!ctx || !ctx->fuse) {
 		out->uid = geteuid();
 		out->gid = getegid();
@@ -90,7 +110,7 @@ int psfs_caller_is(const struct psfs_caller *c, uid_t owner)
 
 pid_t psfs_caller_process(void)
 {
-	struct fuse_context *ctx = fuse_get_context();
+	struct fuse_context *ctx = psfs_caller_context();
 	char path[64], line[128];
 	pid_t tgid;
 	if (!ctx || !ctx->fuse || ctx->pid <= 0)

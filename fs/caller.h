@@ -22,6 +22,13 @@ struct psfs_caller {
 	gid_t groups[PSFS_CALLER_GROUPS];
 };
 
+/* Called once fuse_new has succeeded: until then no call has a caller. */
+void psfs_caller_serving(void);
+
+/* Whether the caller of this thread's request gave up (the kernel sent
+ * FUSE_INTERRUPT: ^C, timeout, kill); 0 outside a request. */
+int psfs_caller_gave_up(void);
+
 /* The credentials this thread acts for: those psfs_caller_act_for set,
  * else the current request's (with its supplementary groups), else, in
  * a thread that serves no request (the watcher, start-up), the daemon's

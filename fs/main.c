@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include "caller.h"
 #include "catalog.h"
 #include "entrycache.h"
 #include "journal.h"
@@ -564,6 +565,7 @@ int main(int argc, char *argv[])
 	fs.fuse = fuse_new(&args, &psfs_ops, sizeof psfs_ops, &fs);
 	if (!fs.fuse)
 		goto out;
+	psfs_caller_serving();
 	/* Handlers first: a SIGTERM sent as soon as the mount shows (by a
 	 * script, or systemd stopping the unit) must stop the loop cleanly,
 	 * not kill the process.  fuse_daemonize's fork keeps them. */

@@ -315,7 +315,7 @@ static long long search_budget_ns(const struct psfs *fs)
 static int search_gave_up(void *ctx)
 {
 	(void)ctx;
-	return fuse_interrupted();
+	return psfs_caller_gave_up();
 }
 
 /* Runs the query over the sessions of the scope the caller may read. */
