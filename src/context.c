@@ -57,25 +57,6 @@ static int context_js_same(const json_t *a, const json_t *b)
 	}
 }
 
-/* JS truthiness of a JSON value; NULL is undefined. */
-static int context_truthy(const json_t *v)
-{
-	if (!v)
-		return 0;
-	switch (json_typeof(v)) {
-	case JSON_NULL:
-	case JSON_FALSE:
-		return 0;
-	case JSON_STRING:
-		return json_string_length(v) > 0;
-	case JSON_INTEGER:
-	case JSON_REAL:
-		return json_number_value(v) != 0.0;
-	default:
-		return 1;
-	}
-}
-
 /* JS `v == null`: missing or null. */
 static int context_nullish(const json_t *v)
 {
@@ -252,7 +233,7 @@ static int context_entry_messages(json_t *out, json_t *entry)
 		json_t *values[2];
 
 		values[0] = json_object_get(entry, "summary");
-		if (!context_truthy(values[0]))
+		if (!jstext_truthy(values[0]))
 			return 0;
 		values[1] = json_object_get(entry, "fromId");
 		return context_append_generated(out, "branchSummary", keys,
@@ -265,7 +246,7 @@ static int context_entry_messages(json_t *out, json_t *entry)
 		json_t *tail = json_object_get(entry, "retainedTail");
 		json_t *values[2];
 
-		if (context_truthy(system) && json_array_append(out, system) < 0)
+		if (jstext_truthy(system) && json_array_append(out, system) < 0)
 			return -1;
 		values[0] = json_object_get(entry, "summary");
 		values[1] = json_object_get(entry, "tokensBefore");

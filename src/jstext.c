@@ -496,3 +496,16 @@ double jstext_iso_to_ms(const char *iso, int *ok)
 	*ok = 1;
 	return ms + 0.0; /* no -0 */
 }
+
+int jstext_truthy(const json_t *v)
+{
+	if (!v || json_is_null(v) || json_is_false(v))
+		return 0;
+	if (json_is_string(v))
+		return json_string_length(v) > 0;
+	if (json_is_number(v)) {
+		double d = json_number_value(v);
+		return d == d && d != 0;
+	}
+	return 1;
+}

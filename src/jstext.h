@@ -6,6 +6,7 @@
 #define PS_JSTEXT_H
 
 #include <stddef.h>
+#include <jansson.h>
 
 /* 1 when s[0..n) is valid UTF-8 (no surrogates, no overlongs). */
 int jstext_utf8_valid(const char *s, size_t n);
@@ -42,5 +43,9 @@ void jstext_trim(const char *s, size_t n, size_t *start, size_t *len);
  * new Date(s).getTime() computes it.  Returns 0 and sets *ok = 0 when JS
  * would give NaN (then pi's JSON holds null). */
 double jstext_iso_to_ms(const char *iso, int *ok);
+
+/* JavaScript's truthiness of a parsed JSON value (v may be NULL: undefined):
+ * false for null, false, 0, NaN and "". */
+int jstext_truthy(const json_t *v);
 
 #endif

@@ -53,20 +53,6 @@ char *sessionfork_resolve(const char *base, const char *path)
 	return out;
 }
 
-/* JavaScript's truthiness of a parsed value (absent: undefined). */
-static int fork_truthy(const json_t *v)
-{
-	if (!v || json_is_null(v) || json_is_false(v))
-		return 0;
-	if (json_is_string(v))
-		return json_string_length(v) > 0;
-	if (json_is_number(v)) {
-		double d = json_number_value(v);
-		return d == d && d != 0;
-	}
-	return 1;
-}
-
 /* A set of strings, or a map from string to string, over one pool. */
 struct fork_ids {
 	struct strpool pool;
@@ -144,7 +130,7 @@ static ps_err fork_label_apply(struct fork_labels *l, const json_t *entry)
 	const char *t = json_string_value(target);
 	uint32_t i = fork_ids_get(&l->targets, t);
 	struct fork_label *r = i != PS_NIL ? &l->recs[i] : NULL;
-	if (!fork_truthy(label)) {
+	if (!jstext_truthy(label)) {
 		if (r)
 			r->live = 0; /* Map.delete */
 		return PS_OK;

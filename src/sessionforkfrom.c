@@ -32,20 +32,6 @@ static ps_err ff_read(int fd, struct buf *in)
 	}
 }
 
-/* JavaScript's truthiness of a parsed value. */
-static int ff_truthy(const json_t *v)
-{
-	if (json_is_null(v) || json_is_false(v))
-		return 0;
-	if (json_is_string(v))
-		return json_string_length(v) > 0;
-	if (json_is_number(v)) {
-		double d = json_number_value(v);
-		return d == d && d != 0;
-	}
-	return 1;
-}
-
 /* Whether v[key] === text: a string of exactly those bytes. */
 static int ff_is(const json_t *v, const char *key, const char *text)
 {
@@ -62,7 +48,7 @@ static ps_err ff_parse(const char *line, size_t len, json_t **out)
 		v = jsonline_load(line, len, JSON_DECODE_ANY, &err);
 	if (!v)
 		return err == PS_ERR_NOMEM ? err : PS_OK;
-	if (!ff_truthy(v)) {
+	if (!jstext_truthy(v)) {
 		json_decref(v);
 		v = NULL;
 	}

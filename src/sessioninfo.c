@@ -319,18 +319,6 @@ static int info_fast_message(struct sessioninfo *info, const struct scan_result 
 	return 0;
 }
 
-/* JavaScript truthiness of a JSON value that is not an object. */
-static int info_truthy(const json_t *v)
-{
-	if (json_is_null(v) || json_is_false(v))
-		return 0;
-	if (json_is_number(v))
-		return json_number_value(v) != 0;
-	if (json_is_string(v))
-		return json_string_length(v) != 0;
-	return 1;
-}
-
 static ps_err info_line(struct sessioninfo *info, const char *line, size_t len)
 {
 	struct sessioninfo_state *st = &info->cur;
@@ -343,7 +331,7 @@ static ps_err info_line(struct sessioninfo *info, const char *line, size_t len)
 		 * counts as the first entry (and is no header). */
 		if (st->header == 0 && !scan_is_blank(line, len)) {
 			json_t *v = jsonline_load(line, len, JSON_DECODE_ANY, &err);
-			if (v && info_truthy(v))
+			if (v && jstext_truthy(v))
 				st->header = -1;
 			json_decref(v);
 		}
