@@ -41,6 +41,8 @@ UUID_CFLAGS    := $(shell pkg-config --cflags uuid)
 UUID_LIBS      := $(shell pkg-config --libs uuid)
 PCRE2_CFLAGS   := $(shell pkg-config --cflags libpcre2-8)
 PCRE2_LIBS     := $(shell pkg-config --libs libpcre2-8)
+SQLITE_CFLAGS  := $(shell pkg-config --cflags sqlite3)
+SQLITE_LIBS    := $(shell pkg-config --libs sqlite3)
 FUSE_CFLAGS    := $(shell pkg-config --cflags fuse3)
 FUSE_LIBS      := $(shell pkg-config --libs fuse3)
 # Check is for the unit tests only: asked for when a rule that uses it runs
@@ -66,9 +68,9 @@ DEPFLAGS := -MMD -MP
 .SECONDEXPANSION:
 NO_DEPFILE = $$(if $$(wildcard $$(basename $$@).d),,FORCE)
 .PHONY: FORCE
-CORE_CFLAGS := $(CSTD) $(WARN) $(OPT) $(SANFLAGS) $(DEPFLAGS) $(JANSSON_CFLAGS) $(UUID_CFLAGS) $(PCRE2_CFLAGS) -DPS_VERSION=\"$(VERSION)\" $(CFLAGS)
+CORE_CFLAGS := $(CSTD) $(WARN) $(OPT) $(SANFLAGS) $(DEPFLAGS) $(JANSSON_CFLAGS) $(UUID_CFLAGS) $(PCRE2_CFLAGS) $(SQLITE_CFLAGS) -DPS_VERSION=\"$(VERSION)\" $(CFLAGS)
 FS_CFLAGS   := $(CORE_CFLAGS) $(DEBUGFLAGS) $(FUSE_CFLAGS) -Isrc
-LIBS_CORE   := $(JANSSON_LIBS) $(UUID_LIBS) $(PCRE2_LIBS) -lpthread -lm
+LIBS_CORE   := $(JANSSON_LIBS) $(UUID_LIBS) $(PCRE2_LIBS) $(SQLITE_LIBS) -lpthread -lm
 
 # src/*.c only: src/cli/ is the pisession program, built on the library, not in it.
 CORE_SRC := $(wildcard src/*.c)

@@ -33,6 +33,7 @@
 #include "sessionops.h"
 #include "overview.h"
 #include "content.h"
+#include "diskmemo.h"
 
 #define PSFS_OPT(t, p) { t, offsetof(struct psfs_config, p), 1 }
 
@@ -68,6 +69,7 @@ static const struct fuse_opt psfs_opts[] = {
 	PSFS_OPT("rejected_kept=%d", rejected_kept_mib),
 	PSFS_OPT("timeout=%lf", timeout),
 	PSFS_OPT("search_budget=%lf", search_budget),
+	PSFS_OPT("cache_dir=%s", cache_dir),
 	PSFS_OPT("-h", show_help),
 	PSFS_OPT("--help", show_help),
 	PSFS_OPT("-V", show_version),
@@ -106,6 +108,9 @@ static void psfs_usage(const char *prog)
 	       "  -o search_budget=SECONDS  CPU time one search/ query's regular\n"
 	       "                         expression may spend matching, over all the\n"
 	       "                         sessions it reads (default 1; docs/search.md)\n"
+	       "  -o cache_dir=DIR       where titles, rows and search texts are kept\n"
+	       "                         across mounts (default $XDG_CACHE_HOME/pisessionfs,\n"
+	       "                         else ~/.cache/pisessionfs; off: nowhere)\n"
 	       "  -o auto_unmount        unmount when the daemon exits\n"
 	       "  -o allow_other         let other users in (needs user_allow_other in\n"
 	       "                         /etc/fuse.conf; file modes still apply)\n"
@@ -123,6 +128,46 @@ static const char *psfs_home(void)
 		return home;
 	struct passwd *pw = getpwuid(getuid());
 	return pw && pw->pw_dir && *pw->pw_dir ? pw->pw_dir : NULL;
+}
+
+static void psfs_disk_note(void *ctx, const char *what)
+{
+	journal_log_in(ctx, "%s", what);
+}
+
+/* The layout of what is kept on disk (overview.c's and catalog.c's
+ * values): a change to any of them must change this, so an older cache
+ * is made again rather than misread. */
+#define PSFS_DISK_FORMAT "rows c,m,d 1; catalog k 1"
+
+/* Opens the cache kept across mounts (diskmemo.h) where -o cache_dir or
+ * the XDG base directories say, and backs the overview rows with it.  -1
+ * only when out of memory. */
+static int psfs_disk_open(struct psfs *fs)
+{
+	const char *xdg = getenv("XDG_CACHE_HOME"), *home = psfs_home();
+	char *dir = NULL;
+	int n;
+	if (fs->cfg.cache_dir && strcmp(fs->cfg.cache_dir, "off") == 0)
+		return 0;
+	if (fs->cfg.cache_dir && *fs->cfg.cache_dir)
+		n = asprintf(&dir, "%s", fs->cfg.cache_dir);
+	else if (xdg && xdg[0] == '/') /* the spec: a relative one is ignored */
+		n = asprintf(&dir, "%s/pisessionfs", xdg);
+	else if (home)
+		n = asprintf(&dir, "%s/.cache/pisessionfs", home);
+	else
+		return 0;
+	if (n < 0)
+		return -1;
+	ps_err err = diskmemo_open(dir, fs->cfg.store, PSFS_DISK_FORMAT, psfs_disk_note, fs->journal, &fs->disk);
+	free(dir);
+	if (err == PS_ERR_NOMEM) {
+		fprintf(stderr, "pisessionfs: out of memory\n");
+		return -1;
+	}
+	overview_memo_set_disk(fs->overview, fs->disk);
+	return 0;
 }
 
 /* pi's normalizePath: "~" and "~/..." are the home directory; anything
@@ -545,9 +590,13 @@ int main(int argc, char *argv[])
 	/* Where `rm -r SESSION` puts the file: the user's own trash, as
 	 * pi's `trash` command would (docs/layout.md "Deleting a session"). */
 	fs.trash_home = trash_home_dir(getenv("XDG_DATA_HOME"), psfs_home());
+	if (psfs_disk_open(&fs) != 0)
+		goto out;
 	err = store_open(fs.cfg.store, fs.cfg.cache_sessions, &fs.store);
 	if (!err)
 		err = catalog_new(fs.store, &fs.catalog);
+	if (!err)
+		catalog_set_memo(fs.catalog, overview_memo_rows(fs.overview));
 	if (err) {
 		fprintf(stderr, "pisessionfs: cannot open the store %s: %s\n", fs.cfg.store, ps_strerror(err));
 		goto out;
@@ -615,6 +664,7 @@ out:
 	overview_memo_free(fs.overview);
 	search_results_free(fs.search);
 	infocache_free(fs.infos);
+	diskmemo_free(fs.disk);
 	journal_free(fs.journal);
 	overlay_free(fs.overlay);
 	sessionops_state_free(fs.sessionops);

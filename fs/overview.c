@@ -68,6 +68,8 @@ static int overview_each_session(void *ctx, const char *project, const char *nam
 	return c->err != PS_OK;
 }
 
+static struct filememo *overview_rows(struct psfs *fs);
+
 /* Calls kept, and fn where it kept nothing, with each session of project
  * (NULL: the whole store, its root's own sessions last) that the caller
  * may read, each file once. */
@@ -77,10 +79,9 @@ static ps_err overview_each(struct psfs *fs, const char *project, overview_kept_
 	struct overview_each c = { fs, kept, fn, ctx, PS_OK, { 0 } };
 	psfs_caller_get(&c.who);
 	ps_err err = store_each_session(fs->store, project, overview_each_session, &c);
+	filememo_flush(overview_rows(fs));
 	return err ? err : c.err;
 }
-
-static struct filememo *overview_rows(struct psfs *fs);
 
 /* --- the rows kept ------------------------------------------------------------- */
 
@@ -609,6 +610,17 @@ struct overview_memo *overview_memo_new(void)
 	}
 	pthread_mutex_init(&memo->lock, NULL);
 	return memo;
+}
+
+void overview_memo_set_disk(struct overview_memo *memo, struct diskmemo *disk)
+{
+	if (memo)
+		filememo_set_disk(memo->rows, disk);
+}
+
+struct filememo *overview_memo_rows(struct overview_memo *memo)
+{
+	return memo ? memo->rows : NULL;
 }
 
 static struct filememo *overview_rows(struct psfs *fs)

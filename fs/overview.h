@@ -68,5 +68,12 @@ int overview_open(struct psfs *fs, const struct psfs_path *p, int flags, char **
 struct overview_memo;
 struct overview_memo *overview_memo_new(void);
 void overview_memo_free(struct overview_memo *memo);
+/* Keeps the session rows on disk too (diskmemo.h; borrowed, outlives the
+ * memo), so another mount finds them. */
+struct diskmemo;
+void overview_memo_set_disk(struct overview_memo *memo, struct diskmemo *disk);
+/* The session rows memo, which the catalog shares (filememo.h). */
+struct filememo;
+struct filememo *overview_memo_rows(struct overview_memo *memo);
 
 #endif

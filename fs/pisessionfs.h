@@ -17,6 +17,7 @@ struct psfs_config {
 	int rejected_kept_mib; /* -o rejected_kept=MiB, -1 when not given */
 	double timeout;       /* kernel entry/attribute timeout, seconds; NAN: by the watcher */
 	double search_budget; /* seconds of regex matching CPU one query may spend; NAN: the default */
+	char *cache_dir;      /* -o cache_dir=DIR; NULL: the XDG default; "off": none */
 	int show_help;
 	int show_version;
 	int print_store;      /* --print-store: say which store, and exit */
@@ -31,6 +32,7 @@ struct watch;
 struct sizer;
 struct search_results;
 struct overview_memo;
+struct diskmemo;
 struct overlay;
 struct sessionops_state;
 
@@ -48,6 +50,7 @@ struct psfs {
 	struct sizer *sizer;        /* the sizer threads (sizer.h), NULL without them */
 	struct search_results *search; /* search/'s latest results (searchdir.h) */
 	struct overview_memo *overview; /* the overview files' sizes (overview.h) */
+	struct diskmemo *disk;      /* what was derived, kept across mounts (diskmemo.h) */
 	struct overlay *overlay;    /* the in-memory files (overlay.h) */
 	struct sessionops_state *sessionops; /* the session walks and refusals remembered (sessionops.h) */
 	struct psfs_config cfg;

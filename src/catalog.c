@@ -5,6 +5,7 @@
 #include <string.h>
 #include <time.h>
 #include "catalog.h"
+#include "filememo.h"
 #include "fileset.h"
 #include "sessioninfo.h"
 #include "title.h"
@@ -33,6 +34,7 @@ struct ps_catalog {
 	struct catalog_pending *changed;
 	int changed_all;     /* heard a change it cannot name (an overflow) */
 	int watched;
+	struct filememo *memo; /* borrowed: what catalog_read derived, by file stamp */
 };
 
 struct catalog_pending {
@@ -106,6 +108,11 @@ void catalog_session_clear(struct catalog_session *c)
 	free(c->name);
 	free(c->title);
 	memset(c, 0, sizeof *c);
+}
+
+void catalog_set_memo(struct ps_catalog *cat, struct filememo *memo)
+{
+	cat->memo = memo;
 }
 
 void catalog_free(struct ps_catalog *cat)
@@ -195,21 +202,88 @@ static void catalog_apply_pending(struct ps_catalog *cat)
 	}
 }
 
+/* What catalog_read derives, as kept in the memo: 'k', then the key of
+ * the overview rows ("project/stem"); the value is the fork flag, then
+ * id, cwd, name and title, each ended by a NUL. */
+static int catalog_memo_key(const struct catalog_session *c, char *key, size_t size, size_t *len)
+{
+	int n = snprintf(key, size, "k%s/%s", c->project, c->stem);
+	if (n < 0 || (size_t)n >= size)
+		return 0;
+	*len = (size_t)n;
+	return 1;
+}
+
+/* The fields as kept for the file with this stamp: 1, else 0. */
+static int catalog_read_kept(struct ps_catalog *cat, struct catalog_session *c, const struct filememo_stamp *stamp)
+{
+	char key[2 * NAME_MAX + 4];
+	size_t key_len;
+	struct buf got = BUF_INIT;
+	if (!catalog_memo_key(c, key, sizeof key, &key_len) ||
+	    filememo_get(cat->memo, key, key_len, stamp, &got) != 1) {
+		buf_free(&got);
+		return 0;
+	}
+	char *field[4] = { NULL };
+	const char *p = got.data + 1, *end = got.data + got.len;
+	int ok = got.len >= 1;
+	for (int i = 0; ok && i < 4; i++) {
+		const char *nul = memchr(p, '\0', (size_t)(end - p));
+		ok = nul && (field[i] = strdup(p)) != NULL;
+		p = nul ? nul + 1 : end;
+	}
+	if (ok) {
+		c->fork = got.data[0] == '1';
+		c->id = field[0];
+		c->cwd = field[1];
+		c->name = field[2];
+		c->title = field[3];
+	} else {
+		for (int i = 0; i < 4; i++)
+			free(field[i]);
+	}
+	buf_free(&got);
+	return ok;
+}
+
+static void catalog_read_keep(struct ps_catalog *cat, const struct catalog_session *c,
+			      const struct filememo_stamp *stamp)
+{
+	char key[2 * NAME_MAX + 4];
+	size_t key_len;
+	struct buf val = BUF_INIT;
+	if (catalog_memo_key(c, key, sizeof key, &key_len) && !buf_putc(&val, c->fork ? '1' : '0') &&
+	    !buf_put(&val, c->id, strlen(c->id) + 1) && !buf_put(&val, c->cwd, strlen(c->cwd) + 1) &&
+	    !buf_put(&val, c->name, strlen(c->name) + 1) && !buf_put(&val, c->title, strlen(c->title) + 1))
+		(void)filememo_put(cat->memo, key, key_len, stamp, val.data, val.len);
+	buf_free(&val);
+}
+
 /* Reads a session's id, cwd and name: the name needs the whole file (the
- * latest session_info wins), which is what the index does anyway. */
-static void catalog_read(struct ps_catalog *cat, struct catalog_session *c)
+ * latest session_info wins), which is what the index does anyway.  What
+ * was read of the file as listed (st) is kept in the memo, and taken from
+ * it while the file has that stamp: another mount's reading too. */
+static void catalog_read(struct ps_catalog *cat, struct catalog_session *c, const struct stat *st)
 {
 	struct store_ref ref;
+	struct filememo_stamp stamp;
+	int same = 0;
 	free(c->id);
 	free(c->cwd);
 	free(c->name);
 	free(c->title);
 	c->id = c->cwd = c->name = c->title = NULL;
 	c->fork = 0;
+	filememo_stamp_of(st, &stamp);
+	if (catalog_read_kept(cat, c, &stamp))
+		return;
 	if (store_acquire(cat->store, c->project, c->stem, &ref) == PS_OK) {
 		struct ps_session *s = ref.session;
 		char *line = NULL;
 		size_t len;
+		same = s->dev == st->st_dev && s->ino == st->st_ino && s->size == (uint64_t)st->st_size &&
+		       s->mtime_ns == (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec;
 		if (s->have_header) {
 			c->id = strdup(session_str(s, s->session_id));
 			if (session_read_header(s, &line, &len) == PS_OK) {
@@ -218,6 +292,8 @@ static void catalog_read(struct ps_catalog *cat, struct catalog_session *c)
 				c->cwd = strdup(cwd ? cwd : "");
 				json_decref(h);
 				free(line);
+			} else {
+				same = 0;
 			}
 			c->name = strdup(s->name == PS_NIL ? "" : session_str(s, s->name));
 			c->fork = s->parent_session != PS_NIL;
@@ -233,6 +309,8 @@ static void catalog_read(struct ps_catalog *cat, struct catalog_session *c)
 		c->name = strdup("");
 	if (!c->title)
 		c->title = title_line(NULL, NULL, 0, CATALOG_TITLE_MAX);
+	if (same && c->id && c->cwd && c->name && c->title)
+		catalog_read_keep(cat, c, &stamp);
 }
 
 struct catalog_walk {
@@ -301,7 +379,7 @@ static int catalog_on_session(void *ctx, const char *name, const struct stat *st
 	if (c->size != (uint64_t)st->st_size || c->mtime_ns != mtime) {
 		c->size = (uint64_t)st->st_size;
 		c->mtime_ns = mtime;
-		catalog_read(cat, c);
+		catalog_read(cat, c, st);
 	}
 	return 0;
 }
@@ -338,6 +416,7 @@ static ps_err catalog_scan(struct ps_catalog *cat)
 			err = w.err;
 	}
 	fileset_free(&w.files);
+	filememo_flush(cat->memo);
 	/* Sessions gone from the store go from the table, but for those in
 	 * the trash whose rm -r is under way (store_bury): their names must
 	 * resolve until its last rmdir, though no view lists them. */

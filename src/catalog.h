@@ -35,6 +35,11 @@ struct ps_catalog;
 
 ps_err catalog_new(struct ps_store *store, struct ps_catalog **out);
 void catalog_free(struct ps_catalog *cat);
+/* Keeps what is read of each session in memo (filememo.h; borrowed,
+ * outlives the catalog; NULL keeps nothing), and reads it back while the
+ * file is unchanged. */
+struct filememo;
+void catalog_set_memo(struct ps_catalog *cat, struct filememo *memo);
 /* The next snapshot or lookup scans the store again (it was replaced). */
 void catalog_expire(struct ps_catalog *cat);
 

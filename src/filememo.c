@@ -4,6 +4,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include "diskmemo.h"
 #include "filememo.h"
 #include "strpool.h"
 
@@ -21,6 +22,7 @@ struct filememo {
 	struct filememo_item **table;
 	size_t table_size;                 /* a power of two, or 0 */
 	struct filememo_item *newest, *oldest;
+	struct diskmemo *disk;             /* borrowed; NULL: memory only */
 };
 
 void filememo_stamp_of(const struct stat *st, struct filememo_stamp *out)
@@ -110,6 +112,9 @@ static void filememo_drop(struct filememo *m, struct filememo_item **link)
 	free(it);
 }
 
+static ps_err filememo_put_memory(struct filememo *m, const char *key, size_t key_len,
+				  const struct filememo_stamp *stamp, const void *data, size_t len);
+
 int filememo_get(struct filememo *m, const char *key, size_t key_len, const struct filememo_stamp *stamp,
 		 struct buf *out)
 {
@@ -131,6 +136,12 @@ int filememo_get(struct filememo *m, const char *key, size_t key_len, const stru
 		}
 	}
 	pthread_mutex_unlock(&m->lock);
+	if (res == 0 && m->disk) {
+		size_t start = out->len;
+		res = diskmemo_get(m->disk, key, key_len, stamp, out);
+		if (res == 1)
+			(void)filememo_put_memory(m, key, key_len, stamp, out->data + start, out->len - start);
+	}
 	return res;
 }
 
@@ -158,6 +169,26 @@ static void filememo_grow(struct filememo *m)
 
 ps_err filememo_put(struct filememo *m, const char *key, size_t key_len, const struct filememo_stamp *stamp,
 		    const void *data, size_t len)
+{
+	if (m && m->disk)
+		diskmemo_put(m->disk, key, key_len, stamp, data, len);
+	return filememo_put_memory(m, key, key_len, stamp, data, len);
+}
+
+void filememo_set_disk(struct filememo *m, struct diskmemo *disk)
+{
+	if (m)
+		m->disk = disk;
+}
+
+void filememo_flush(struct filememo *m)
+{
+	if (m)
+		diskmemo_flush(m->disk);
+}
+
+static ps_err filememo_put_memory(struct filememo *m, const char *key, size_t key_len,
+				  const struct filememo_stamp *stamp, const void *data, size_t len)
 {
 	size_t bytes = sizeof(struct filememo_item) + key_len + len + 2 * sizeof(void *);
 	if (!m)

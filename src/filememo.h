@@ -51,6 +51,14 @@ int filememo_get(struct filememo *m, const char *key, size_t key_len, const stru
 ps_err filememo_put(struct filememo *m, const char *key, size_t key_len, const struct filememo_stamp *stamp,
 		    const void *data, size_t len);
 
+struct diskmemo;
+/* Backs the memo with disk (diskmemo.h; borrowed, outlives the memo):
+ * what is put is kept there too, and a get that finds nothing in memory
+ * asks it. */
+void filememo_set_disk(struct filememo *m, struct diskmemo *disk);
+/* Commits what was put to disk since (the end of a build). */
+void filememo_flush(struct filememo *m);
+
 /* Bytes held now, and how many values (for tests). */
 size_t filememo_bytes(struct filememo *m, size_t *count);
 

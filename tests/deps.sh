@@ -10,6 +10,8 @@ packages=(
 	libfuse3-dev fuse3 libjansson-dev uuid-dev
 	# /resume's re: search (src/search.c)
 	libpcre2-dev
+	# the cache kept across mounts (src/diskmemo.c)
+	libsqlite3-dev
 	# the README's examples read context.json and usage.json with jq
 	jq
 )

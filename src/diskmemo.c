@@ -1,0 +1,358 @@
+/* Derived values on disk, by key and stat stamp (diskmemo.h), in SQLite:
+ * a made-for-the-job embedded store whose WAL survives crashes, rather
+ * than a file format of our own. */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "diskmemo.h"
+
+/* Puts per transaction at most: a build of a 5,000-session store commits
+ * a few times, not 5,000 times. */
+#define DISKMEMO_BATCH 2000
+
+/* The layout of the tables; a database with another is made again. */
+#define DISKMEMO_SCHEMA "1"
+
+struct diskmemo {
+	pthread_mutex_t lock;
+	sqlite3 *db;                 /* NULL: disabled */
+	sqlite3_stmt *get, *put, *drop;
+	char *path;
+	int in_batch;
+	unsigned batched;
+	diskmemo_note_fn note;
+	void *note_ctx;
+};
+
+static void diskmemo_notef(struct diskmemo *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void diskmemo_notef(struct diskmemo *m, const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	if (m->note)
+		m->note(m->note_ctx, msg);
+}
+
+/* mkdir -p with mode 0700 for what is made (the XDG base directory
+ * specification's mode for a cache directory it makes). */
+static int diskmemo_mkdirs(const char *dir)
+{
+	char *p = strdup(dir);
+	if (!p)
+		return -1;
+	for (char *s = p + 1;; s++) {
+		if (*s == '/' || !*s) {
+			char c = *s;
+			*s = '\0';
+			if (mkdir(p, 0700) != 0 && errno != EEXIST) {
+				free(p);
+				return -1;
+			}
+			*s = c;
+			if (!c)
+				break;
+		}
+	}
+	free(p);
+	return 0;
+}
+
+static uint64_t diskmemo_hash(const char *s)
+{
+	uint64_t h = 14695981039346656037ULL; /* FNV-1a */
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+	return h;
+}
+
+static void diskmemo_close(struct diskmemo *m)
+{
+	if (m->db && m->in_batch)
+		sqlite3_exec(m->db, "COMMIT", NULL, NULL, NULL);
+	m->in_batch = 0;
+	m->batched = 0;
+	sqlite3_finalize(m->get);
+	sqlite3_finalize(m->put);
+	sqlite3_finalize(m->drop);
+	m->get = m->put = m->drop = NULL;
+	sqlite3_close(m->db);
+	m->db = NULL;
+}
+
+/* The database's meta value k, or NULL (new). */
+static char *diskmemo_meta(sqlite3 *db, const char *k)
+{
+	sqlite3_stmt *st = NULL;
+	char *v = NULL;
+	if (sqlite3_prepare_v2(db, "SELECT v FROM meta WHERE k = ?1", -1, &st, NULL) == SQLITE_OK &&
+	    sqlite3_bind_text(st, 1, k, -1, SQLITE_STATIC) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW) {
+		const unsigned char *t = sqlite3_column_text(st, 0);
+		v = strdup(t ? (const char *)t : "");
+	}
+	sqlite3_finalize(st);
+	return v;
+}
+
+/* Opens m->path as the database for this store and format: 0, or -1 with
+ * why it cannot be used in why. */
+static int diskmemo_try(struct diskmemo *m, const char *store_path, const char *format, char *why, size_t why_size)
+{
+	int fd = open(m->path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0) {
+		snprintf(why, why_size, "cannot be opened (%s)", strerror(errno));
+		return -1;
+	}
+	close(fd);
+	int rc = sqlite3_open_v2(m->path, &m->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL);
+	char *have_schema = NULL, *have_format = NULL, *have_store = NULL;
+	if (rc == SQLITE_OK) {
+		sqlite3_busy_timeout(m->db, 1000);
+		rc = sqlite3_exec(m->db,
+				  "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"
+				  "CREATE TABLE IF NOT EXISTS meta(k TEXT PRIMARY KEY, v TEXT NOT NULL);"
+				  "CREATE TABLE IF NOT EXISTS kept(key BLOB PRIMARY KEY, dev INTEGER, ino INTEGER,"
+				  " size INTEGER, mtime INTEGER, ctime INTEGER, value BLOB NOT NULL);",
+				  NULL, NULL, NULL);
+	}
+	if (rc == SQLITE_OK) {
+		have_schema = diskmemo_meta(m->db, "schema");
+		have_format = diskmemo_meta(m->db, "format");
+		have_store = diskmemo_meta(m->db, "store");
+		if (!have_schema && !have_format && !have_store) {
+			sqlite3_stmt *st = NULL;
+			rc = sqlite3_prepare_v2(m->db, "INSERT INTO meta(k, v) VALUES ('schema', ?1), ('format', ?2), ('store', ?3)",
+						-1, &st, NULL);
+			if (rc == SQLITE_OK) {
+				sqlite3_bind_text(st, 1, DISKMEMO_SCHEMA, -1, SQLITE_STATIC);
+				sqlite3_bind_text(st, 2, format, -1, SQLITE_STATIC);
+				sqlite3_bind_text(st, 3, store_path, -1, SQLITE_STATIC);
+				rc = sqlite3_step(st) == SQLITE_DONE ? SQLITE_OK : sqlite3_errcode(m->db);
+			}
+			sqlite3_finalize(st);
+		} else if (!have_schema || strcmp(have_schema, DISKMEMO_SCHEMA) != 0 || !have_format ||
+			   strcmp(have_format, format) != 0) {
+			snprintf(why, why_size, "from another version (%s)", have_format ? have_format : "none");
+			rc = -1;
+		} else if (!have_store || strcmp(have_store, store_path) != 0) {
+			snprintf(why, why_size, "made for another store (%s)", have_store ? have_store : "none");
+			rc = -1;
+		}
+	}
+	if (rc == SQLITE_OK)
+		rc = sqlite3_prepare_v2(m->db, "SELECT dev, ino, size, mtime, ctime, value FROM kept WHERE key = ?1", -1,
+					&m->get, NULL);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_prepare_v2(m->db,
+					"INSERT OR REPLACE INTO kept(key, dev, ino, size, mtime, ctime, value)"
+					" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+					-1, &m->put, NULL);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_prepare_v2(m->db, "DELETE FROM kept WHERE key = ?1", -1, &m->drop, NULL);
+	if (rc > 0)
+		snprintf(why, why_size, "unusable (%s)", m->db ? sqlite3_errmsg(m->db) : sqlite3_errstr(rc));
+	free(have_schema);
+	free(have_format);
+	free(have_store);
+	if (rc != SQLITE_OK) {
+		diskmemo_close(m);
+		return -1;
+	}
+	return 0;
+}
+
+static void diskmemo_unlink(const char *path)
+{
+	static const char *const tails[] = { "", "-wal", "-shm", "-journal" };
+	char p[4096];
+	for (size_t i = 0; i < sizeof tails / sizeof tails[0]; i++)
+		if (snprintf(p, sizeof p, "%s%s", path, tails[i]) < (int)sizeof p)
+			unlink(p);
+}
+
+ps_err diskmemo_open(const char *dir, const char *store_path, const char *format, diskmemo_note_fn note,
+		     void *note_ctx, struct diskmemo **out)
+{
+	struct diskmemo *m = calloc(1, sizeof *m);
+	*out = NULL;
+	if (!m)
+		return PS_ERR_NOMEM;
+	pthread_mutex_init(&m->lock, NULL);
+	m->note = note;
+	m->note_ctx = note_ctx;
+	*out = m;
+	if (diskmemo_mkdirs(dir) != 0) {
+		diskmemo_notef(m, "the cache directory %s cannot be made (%s): every mount reads the store afresh",
+			       dir, strerror(errno));
+		return PS_ERR_IO;
+	}
+	if (asprintf(&m->path, "%s/store-%016" PRIx64 ".sqlite", dir, diskmemo_hash(store_path)) < 0) {
+		m->path = NULL;
+		return PS_ERR_NOMEM;
+	}
+	char why[1024];
+	if (diskmemo_try(m, store_path, format, why, sizeof why) == 0)
+		return PS_OK;
+	diskmemo_notef(m, "the cache %s was %s: made again", m->path, why);
+	diskmemo_unlink(m->path);
+	if (diskmemo_try(m, store_path, format, why, sizeof why) == 0)
+		return PS_OK;
+	diskmemo_notef(m, "the cache %s %s: every mount reads the store afresh", m->path, why);
+	free(m->path);
+	m->path = NULL;
+	return PS_ERR_IO;
+}
+
+void diskmemo_free(struct diskmemo *m)
+{
+	if (!m)
+		return;
+	diskmemo_close(m);
+	free(m->path);
+	pthread_mutex_destroy(&m->lock);
+	free(m);
+}
+
+const char *diskmemo_path(const struct diskmemo *m)
+{
+	return m && m->db ? m->path : NULL;
+}
+
+/* Under the lock, after a failed step: a database found corrupt while
+ * mounted is dropped and made again, so the next build fills it anew. */
+static void diskmemo_failed(struct diskmemo *m, int rc)
+{
+	if ((rc & 0xff) != SQLITE_CORRUPT && (rc & 0xff) != SQLITE_NOTADB)
+		return; /* busy (another mount's write) or full: this value is not kept */
+	char *store = diskmemo_meta(m->db, "store"), *format = diskmemo_meta(m->db, "format");
+	char why[1024];
+	diskmemo_notef(m, "the cache %s is corrupt (%s): made again", m->path, sqlite3_errstr(rc));
+	diskmemo_close(m);
+	diskmemo_unlink(m->path);
+	if (!store || !format || diskmemo_try(m, store, format, why, sizeof why) != 0)
+		diskmemo_notef(m, "the cache %s cannot be made again: this mount goes on without it", m->path);
+	free(store);
+	free(format);
+}
+
+static int diskmemo_same(sqlite3_stmt *st, const struct filememo_stamp *s)
+{
+	return (uint64_t)sqlite3_column_int64(st, 0) == s->dev && (uint64_t)sqlite3_column_int64(st, 1) == s->ino &&
+	       (uint64_t)sqlite3_column_int64(st, 2) == s->size && sqlite3_column_int64(st, 3) == s->mtime_ns &&
+	       sqlite3_column_int64(st, 4) == s->ctime_ns;
+}
+
+int diskmemo_get(struct diskmemo *m, const char *key, size_t key_len, const struct filememo_stamp *stamp,
+		 struct buf *out)
+{
+	int found = 0, stale = 0;
+	if (!m)
+		return 0;
+	pthread_mutex_lock(&m->lock);
+	if (!m->db)
+		goto out;
+	sqlite3_bind_blob(m->get, 1, key, (int)key_len, SQLITE_STATIC);
+	int rc = sqlite3_step(m->get);
+	if (rc == SQLITE_ROW) {
+		if (diskmemo_same(m->get, stamp)) {
+			const void *v = sqlite3_column_blob(m->get, 5);
+			size_t n = (size_t)sqlite3_column_bytes(m->get, 5);
+			found = buf_put(out, v ? v : "", n) ? -1 : 1;
+		} else {
+			stale = 1;
+		}
+	}
+	sqlite3_reset(m->get);
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
+		diskmemo_failed(m, rc);
+		goto out;
+	}
+	if (stale) {
+		sqlite3_bind_blob(m->drop, 1, key, (int)key_len, SQLITE_STATIC);
+		rc = sqlite3_step(m->drop);
+		sqlite3_reset(m->drop);
+		if (rc != SQLITE_DONE)
+			diskmemo_failed(m, rc);
+	}
+out:
+	pthread_mutex_unlock(&m->lock);
+	return found;
+}
+
+void diskmemo_put(struct diskmemo *m, const char *key, size_t key_len, const struct filememo_stamp *stamp,
+		  const void *data, size_t len)
+{
+	if (!m || len > INT32_MAX)
+		return;
+	pthread_mutex_lock(&m->lock);
+	if (!m->db)
+		goto out;
+	if (!m->in_batch && sqlite3_exec(m->db, "BEGIN", NULL, NULL, NULL) == SQLITE_OK)
+		m->in_batch = 1;
+	sqlite3_bind_blob(m->put, 1, key, (int)key_len, SQLITE_STATIC);
+	sqlite3_bind_int64(m->put, 2, (sqlite3_int64)stamp->dev);
+	sqlite3_bind_int64(m->put, 3, (sqlite3_int64)stamp->ino);
+	sqlite3_bind_int64(m->put, 4, (sqlite3_int64)stamp->size);
+	sqlite3_bind_int64(m->put, 5, stamp->mtime_ns);
+	sqlite3_bind_int64(m->put, 6, stamp->ctime_ns);
+	sqlite3_bind_blob(m->put, 7, len ? data : "", (int)len, SQLITE_STATIC);
+	int rc = sqlite3_step(m->put);
+	sqlite3_reset(m->put);
+	sqlite3_clear_bindings(m->put);
+	if (rc != SQLITE_DONE) {
+		diskmemo_failed(m, rc);
+		goto out;
+	}
+	if (m->in_batch && ++m->batched >= DISKMEMO_BATCH) {
+		if (sqlite3_exec(m->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
+			sqlite3_exec(m->db, "ROLLBACK", NULL, NULL, NULL);
+		m->in_batch = 0;
+		m->batched = 0;
+	}
+out:
+	pthread_mutex_unlock(&m->lock);
+}
+
+void diskmemo_flush(struct diskmemo *m)
+{
+	if (!m)
+		return;
+	pthread_mutex_lock(&m->lock);
+	if (m->db && m->in_batch) {
+		int rc = sqlite3_exec(m->db, "COMMIT", NULL, NULL, NULL);
+		if (rc != SQLITE_OK) {
+			sqlite3_exec(m->db, "ROLLBACK", NULL, NULL, NULL);
+			m->in_batch = 0;
+			diskmemo_failed(m, rc);
+		}
+	}
+	m->in_batch = 0;
+	m->batched = 0;
+	pthread_mutex_unlock(&m->lock);
+}
+
+long diskmemo_count(struct diskmemo *m)
+{
+	long n = -1;
+	if (!m)
+		return -1;
+	pthread_mutex_lock(&m->lock);
+	sqlite3_stmt *st = NULL;
+	if (m->db && sqlite3_prepare_v2(m->db, "SELECT count(*) FROM kept", -1, &st, NULL) == SQLITE_OK &&
+	    sqlite3_step(st) == SQLITE_ROW)
+		n = (long)sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	pthread_mutex_unlock(&m->lock);
+	return n;
+}
