@@ -403,6 +403,7 @@ static int search_run(struct psfs *fs, const char *scope, const char *query, str
 		if (!h->project || !h->stem || !h->id || !titles[r->n - 1])
 			res = -ENOMEM;
 	}
+	infocache_flush(fs->infos); /* what was read is kept for the next mount too */
 	if (!res) {
 		/* Sort the titles with their hits. */
 		for (size_t i = 0; i < r->n; i++)

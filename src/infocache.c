@@ -2,7 +2,10 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include "diskmemo.h"
 #include "infocache.h"
+#include "infofreeze.h"
 #include "strpool.h"
 
 struct infocache_slot {
@@ -21,6 +24,7 @@ struct infocache {
 	struct strmap index;
 	struct infocache_slot *slots;
 	size_t n, cap;
+	struct diskmemo *disk; /* borrowed; NULL: nothing kept across mounts */
 };
 
 ps_err infocache_new(size_t budget, struct infocache **out)
@@ -103,15 +107,64 @@ static ps_err infocache_slot_of(struct infocache *c, const char *path, struct in
 	return PS_OK;
 }
 
+void infocache_set_disk(struct infocache *c, struct diskmemo *disk)
+{
+	c->disk = disk;
+}
+
+void infocache_flush(struct infocache *c)
+{
+	diskmemo_flush(c->disk);
+}
+
+/* The info of path as kept on disk for the file as it is now (st), or
+ * NULL. */
+static struct sessioninfo *infocache_thaw(struct infocache *c, const char *path, const struct stat *st)
+{
+	struct filememo_stamp stamp;
+	struct buf kept = BUF_INIT, key = BUF_INIT;
+	struct sessioninfo *info = NULL;
+	filememo_stamp_of(st, &stamp);
+	if (!buf_putc(&key, 'i') && !buf_puts(&key, path) &&
+	    diskmemo_get(c->disk, key.data, key.len, &stamp, &kept) == 1 &&
+	    infofreeze_take(path, kept.data, kept.len, &info) != PS_OK)
+		info = NULL;
+	buf_free(&kept);
+	buf_free(&key);
+	return info;
+}
+
+/* Keeps info on disk when it is what the file as stat'ed (st) holds. */
+static void infocache_freeze(struct infocache *c, const struct sessioninfo *info, const struct stat *st)
+{
+	struct filememo_stamp stamp;
+	struct buf val = BUF_INIT, key = BUF_INIT;
+	if (info->dev != st->st_dev || info->ino != st->st_ino || info->size != (uint64_t)st->st_size ||
+	    info->mtime_ns != (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec)
+		return;
+	filememo_stamp_of(st, &stamp);
+	if (!buf_putc(&key, 'i') && !buf_puts(&key, info->path) && infofreeze_put(info, &val) == PS_OK)
+		diskmemo_put(c->disk, key.data, key.len, &stamp, val.data, val.len);
+	buf_free(&val);
+	buf_free(&key);
+}
+
 ps_err infocache_get(struct infocache *c, const char *path, const struct sessioninfo **out)
 {
 	struct infocache_slot *s;
+	struct stat before, after;
+	int changed = 1;
 	ps_err err = infocache_slot_of(c, path, &s);
 	if (err)
 		return err;
 	s->last_use = ++c->clock;
+	/* The stat stamps what is kept on disk: taken before the read, and
+	 * the info kept only when the read saw that same file. */
+	int stamped = c->disk && stat(path, &before) == 0;
+	if (!s->info && stamped && (s->info = infocache_thaw(c, path, &before)))
+		changed = 0; /* kept for this very stamp: nothing to read */
 	if (s->info) {
-		err = sessioninfo_refresh(s->info, NULL);
+		err = sessioninfo_refresh(s->info, &changed);
 		if (err) {
 			infocache_drop(c, s);
 			return err;
@@ -120,6 +173,9 @@ ps_err infocache_get(struct infocache *c, const char *path, const struct session
 		s->info = NULL;
 		return err;
 	}
+	if (changed && stamped && stat(path, &after) == 0 && after.st_ctim.tv_sec == before.st_ctim.tv_sec &&
+	    after.st_ctim.tv_nsec == before.st_ctim.tv_nsec)
+		infocache_freeze(c, s->info, &before);
 	c->bytes -= s->bytes;
 	s->bytes = sessioninfo_bytes(s->info);
 	c->bytes += s->bytes;

@@ -31,6 +31,14 @@ void infocache_unlock(struct infocache *cache);
  * file cannot be read (a kept info of it is dropped), PS_ERR_NOMEM. */
 ps_err infocache_get(struct infocache *cache, const char *path, const struct sessioninfo **out);
 
+/* Keeps every info read on disk too (diskmemo.h; borrowed, outlives the
+ * cache), and takes one from there, by the file's stamp, before reading
+ * a file no info is held for: another mount's reading counts. */
+struct diskmemo;
+void infocache_set_disk(struct infocache *cache, struct diskmemo *disk);
+/* Commits what was kept on disk since (the end of a search). */
+void infocache_flush(struct infocache *cache);
+
 /* Bytes held now, and how many infos. */
 size_t infocache_bytes(struct infocache *cache, size_t *count);
 
