@@ -119,10 +119,10 @@ static int overview_csv_kept(void *ctx, const char *project, const char *name, c
 	struct overview_csv *c = ctx;
 	char key[2 * NAME_MAX + 4];
 	size_t key_len;
-	struct filememo_stamp stamp;
+	struct filestamp stamp;
 	if (!overview_row_key('c', project, name, key, sizeof key, &key_len))
 		return 0;
-	filememo_stamp_of(st, &stamp);
+	filestamp_of(st, &stamp);
 	return filememo_get(overview_rows(c->fs), key, key_len, &stamp, c->out);
 }
 
@@ -135,8 +135,8 @@ static ps_err overview_csv_row(void *ctx, const char *project, const char *name,
 	char key[2 * NAME_MAX + 4];
 	size_t key_len;
 	if (!err && overview_session_is(s, st) && overview_row_key('c', project, name, key, sizeof key, &key_len)) {
-		struct filememo_stamp stamp;
-		filememo_stamp_of(st, &stamp);
+		struct filestamp stamp;
+		filestamp_of(st, &stamp);
 		/* Out of memory here only costs the row's next build. */
 		(void)filememo_put(overview_rows(c->fs), key, key_len, &stamp, c->out->data + start,
 				   c->out->len - start);
@@ -164,10 +164,10 @@ static int overview_days_kept(void *ctx, const char *project, const char *name, 
 	struct overview_days *c = ctx;
 	char key[2 * NAME_MAX + 4];
 	size_t key_len;
-	struct filememo_stamp stamp;
+	struct filestamp stamp;
 	if (!overview_row_key('d', project, name, key, sizeof key, &key_len))
 		return 0;
-	filememo_stamp_of(st, &stamp);
+	filestamp_of(st, &stamp);
 	c->blob.len = 0;
 	int found = filememo_get(overview_rows(c->fs), key, key_len, &stamp, &c->blob);
 	if (found <= 0)
@@ -187,8 +187,8 @@ static ps_err overview_days_session(void *ctx, const char *project, const char *
 	if (err)
 		return err == PS_ERR_NOTSESSION ? PS_OK : err;
 	if (overview_session_is(s, st) && overview_row_key('d', project, name, key, sizeof key, &key_len)) {
-		struct filememo_stamp stamp;
-		filememo_stamp_of(st, &stamp);
+		struct filestamp stamp;
+		filestamp_of(st, &stamp);
 		(void)filememo_put(overview_rows(c->fs), key, key_len, &stamp, c->blob.data, c->blob.len);
 	}
 	return c->blob.len ? usagedays_add(c->table, c->blob.data, c->blob.len) : PS_OK;
@@ -268,12 +268,12 @@ static int overview_md_kept(void *ctx, const char *project, const char *name, co
 	struct overview_md *md = ctx;
 	char key[2 * NAME_MAX + 4];
 	size_t key_len;
-	struct filememo_stamp stamp;
+	struct filestamp stamp;
 	struct buf got = BUF_INIT;
 	struct overview_md_kept k;
 	if (!overview_row_key('m', project, name, key, sizeof key, &key_len))
 		return 0;
-	filememo_stamp_of(st, &stamp);
+	filestamp_of(st, &stamp);
 	int found = filememo_get(overview_rows(md->fs), key, key_len, &stamp, &got);
 	if (found <= 0 || got.len < sizeof k || buf_putc(&got, '\0')) {
 		buf_free(&got);
@@ -303,7 +303,7 @@ static void overview_md_keep(struct overview_md *md, const char *project, const 
 	size_t key_len;
 	struct overview_md_kept k;
 	struct buf val = BUF_INIT;
-	struct filememo_stamp stamp;
+	struct filestamp stamp;
 	if (!overview_row_key('m', project, name, key, sizeof key, &key_len))
 		return;
 	memset(&k, 0, sizeof k);
@@ -317,7 +317,7 @@ static void overview_md_keep(struct overview_md *md, const char *project, const 
 		k.title_len = strlen(row->title);
 	}
 	if (!buf_put(&val, &k, sizeof k) && (!k.listed || !buf_put(&val, row->title, k.title_len))) {
-		filememo_stamp_of(st, &stamp);
+		filestamp_of(st, &stamp);
 		(void)filememo_put(overview_rows(md->fs), key, key_len, &stamp, val.data, val.len);
 	}
 	buf_free(&val);

@@ -215,7 +215,7 @@ static int catalog_memo_key(const struct catalog_session *c, char *key, size_t s
 }
 
 /* The fields as kept for the file with this stamp: 1, else 0. */
-static int catalog_read_kept(struct ps_catalog *cat, struct catalog_session *c, const struct filememo_stamp *stamp)
+static int catalog_read_kept(struct ps_catalog *cat, struct catalog_session *c, const struct filestamp *stamp)
 {
 	char key[2 * NAME_MAX + 4];
 	size_t key_len;
@@ -248,7 +248,7 @@ static int catalog_read_kept(struct ps_catalog *cat, struct catalog_session *c, 
 }
 
 static void catalog_read_keep(struct ps_catalog *cat, const struct catalog_session *c,
-			      const struct filememo_stamp *stamp)
+			      const struct filestamp *stamp)
 {
 	char key[2 * NAME_MAX + 4];
 	size_t key_len;
@@ -267,7 +267,7 @@ static void catalog_read_keep(struct ps_catalog *cat, const struct catalog_sessi
 static void catalog_read(struct ps_catalog *cat, struct catalog_session *c, const struct stat *st)
 {
 	struct store_ref ref;
-	struct filememo_stamp stamp;
+	struct filestamp stamp;
 	int same = 0;
 	free(c->id);
 	free(c->cwd);
@@ -275,7 +275,7 @@ static void catalog_read(struct ps_catalog *cat, struct catalog_session *c, cons
 	free(c->title);
 	c->id = c->cwd = c->name = c->title = NULL;
 	c->fork = 0;
-	filememo_stamp_of(st, &stamp);
+	filestamp_of(st, &stamp);
 	if (catalog_read_kept(cat, c, &stamp))
 		return;
 	if (store_acquire(cat->store, c->project, c->stem, &ref) == PS_OK) {

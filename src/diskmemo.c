@@ -246,14 +246,14 @@ static void diskmemo_failed(struct diskmemo *m, int rc)
 	free(format);
 }
 
-static int diskmemo_same(sqlite3_stmt *st, const struct filememo_stamp *s)
+static int diskmemo_same(sqlite3_stmt *st, const struct filestamp *s)
 {
 	return (uint64_t)sqlite3_column_int64(st, 0) == s->dev && (uint64_t)sqlite3_column_int64(st, 1) == s->ino &&
 	       (uint64_t)sqlite3_column_int64(st, 2) == s->size && sqlite3_column_int64(st, 3) == s->mtime_ns &&
 	       sqlite3_column_int64(st, 4) == s->ctime_ns;
 }
 
-int diskmemo_get(struct diskmemo *m, const char *key, size_t key_len, const struct filememo_stamp *stamp,
+int diskmemo_get(struct diskmemo *m, const char *key, size_t key_len, const struct filestamp *stamp,
 		 struct buf *out)
 {
 	int found = 0, stale = 0;
@@ -290,7 +290,7 @@ out:
 	return found;
 }
 
-void diskmemo_put(struct diskmemo *m, const char *key, size_t key_len, const struct filememo_stamp *stamp,
+void diskmemo_put(struct diskmemo *m, const char *key, size_t key_len, const struct filestamp *stamp,
 		  const void *data, size_t len)
 {
 	if (!m || len > INT32_MAX)

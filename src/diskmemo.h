@@ -24,7 +24,7 @@
 
 #include <stddef.h>
 #include "buf.h"
-#include "filememo.h"
+#include "filestamp.h"
 #include "ps_error.h"
 
 struct diskmemo;
@@ -50,10 +50,10 @@ const char *diskmemo_path(const struct diskmemo *m);
 /* As filememo_get: 1 and the value appended to out, 0 when nothing is
  * kept for key with this stamp (what is kept with another is dropped), -1
  * when out could not grow. */
-int diskmemo_get(struct diskmemo *m, const char *key, size_t key_len, const struct filememo_stamp *stamp,
+int diskmemo_get(struct diskmemo *m, const char *key, size_t key_len, const struct filestamp *stamp,
 		 struct buf *out);
 /* Keeps the value for key with this stamp (in the open batch). */
-void diskmemo_put(struct diskmemo *m, const char *key, size_t key_len, const struct filememo_stamp *stamp,
+void diskmemo_put(struct diskmemo *m, const char *key, size_t key_len, const struct filestamp *stamp,
 		  const void *data, size_t len);
 /* Commits the open batch. */
 void diskmemo_flush(struct diskmemo *m);

@@ -11,7 +11,7 @@
 struct filememo_item {
 	struct filememo_item *chain;       /* hash chain */
 	struct filememo_item *newer, *older; /* use order */
-	struct filememo_stamp stamp;
+	struct filestamp stamp;
 	size_t key_len, len, bytes;
 	char *key;                         /* key_len bytes, then len of value */
 };
@@ -24,16 +24,6 @@ struct filememo {
 	struct filememo_item *newest, *oldest;
 	struct diskmemo *disk;             /* borrowed; NULL: memory only */
 };
-
-void filememo_stamp_of(const struct stat *st, struct filememo_stamp *out)
-{
-	memset(out, 0, sizeof *out);
-	out->dev = (uint64_t)st->st_dev;
-	out->ino = (uint64_t)st->st_ino;
-	out->size = (uint64_t)st->st_size;
-	out->mtime_ns = (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec;
-	out->ctime_ns = (int64_t)st->st_ctim.tv_sec * 1000000000 + st->st_ctim.tv_nsec;
-}
 
 ps_err filememo_new(size_t budget, struct filememo **out)
 {
@@ -60,7 +50,7 @@ void filememo_free(struct filememo *m)
 	free(m);
 }
 
-static int filememo_same_stamp(const struct filememo_stamp *a, const struct filememo_stamp *b)
+static int filememo_same_stamp(const struct filestamp *a, const struct filestamp *b)
 {
 	return a->dev == b->dev && a->ino == b->ino && a->size == b->size && a->mtime_ns == b->mtime_ns &&
 	       a->ctime_ns == b->ctime_ns;
@@ -113,9 +103,9 @@ static void filememo_drop(struct filememo *m, struct filememo_item **link)
 }
 
 static ps_err filememo_put_memory(struct filememo *m, const char *key, size_t key_len,
-				  const struct filememo_stamp *stamp, const void *data, size_t len);
+				  const struct filestamp *stamp, const void *data, size_t len);
 
-int filememo_get(struct filememo *m, const char *key, size_t key_len, const struct filememo_stamp *stamp,
+int filememo_get(struct filememo *m, const char *key, size_t key_len, const struct filestamp *stamp,
 		 struct buf *out)
 {
 	int res = 0;
@@ -167,7 +157,7 @@ static void filememo_grow(struct filememo *m)
 	m->table_size = size;
 }
 
-ps_err filememo_put(struct filememo *m, const char *key, size_t key_len, const struct filememo_stamp *stamp,
+ps_err filememo_put(struct filememo *m, const char *key, size_t key_len, const struct filestamp *stamp,
 		    const void *data, size_t len)
 {
 	if (m && m->disk)
@@ -188,7 +178,7 @@ void filememo_flush(struct filememo *m)
 }
 
 static ps_err filememo_put_memory(struct filememo *m, const char *key, size_t key_len,
-				  const struct filememo_stamp *stamp, const void *data, size_t len)
+				  const struct filestamp *stamp, const void *data, size_t len)
 {
 	size_t bytes = sizeof(struct filememo_item) + key_len + len + 2 * sizeof(void *);
 	if (!m)

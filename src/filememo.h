@@ -19,17 +19,9 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include <sys/stat.h>
 #include "buf.h"
+#include "filestamp.h"
 #include "ps_error.h"
-
-struct filememo_stamp {
-	uint64_t dev, ino, size;
-	int64_t mtime_ns, ctime_ns;
-};
-
-/* The stamp of a file's attributes (as stat or lstat gave them). */
-void filememo_stamp_of(const struct stat *st, struct filememo_stamp *out);
 
 struct filememo;
 
@@ -41,14 +33,14 @@ void filememo_free(struct filememo *m);
 /* When a value is kept for key with this stamp: appends it to out and
  * returns 1 (-1 when out could not grow: out as it was).  Otherwise 0; a
  * value kept with another stamp is dropped. */
-int filememo_get(struct filememo *m, const char *key, size_t key_len, const struct filememo_stamp *stamp,
+int filememo_get(struct filememo *m, const char *key, size_t key_len, const struct filestamp *stamp,
 		 struct buf *out);
 
 /* Keeps len bytes of data for key with this stamp, in place of what was
  * kept for key; the least recently used values are dropped to fit the
  * budget (a value larger than the budget is not kept).  PS_ERR_NOMEM (the
  * memo as it was, less the old value). */
-ps_err filememo_put(struct filememo *m, const char *key, size_t key_len, const struct filememo_stamp *stamp,
+ps_err filememo_put(struct filememo *m, const char *key, size_t key_len, const struct filestamp *stamp,
 		    const void *data, size_t len);
 
 struct diskmemo;

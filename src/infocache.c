@@ -121,10 +121,10 @@ void infocache_flush(struct infocache *c)
  * NULL. */
 static struct sessioninfo *infocache_thaw(struct infocache *c, const char *path, const struct stat *st)
 {
-	struct filememo_stamp stamp;
+	struct filestamp stamp;
 	struct buf kept = BUF_INIT, key = BUF_INIT;
 	struct sessioninfo *info = NULL;
-	filememo_stamp_of(st, &stamp);
+	filestamp_of(st, &stamp);
 	if (!buf_putc(&key, 'i') && !buf_puts(&key, path) &&
 	    diskmemo_get(c->disk, key.data, key.len, &stamp, &kept) == 1 &&
 	    infofreeze_take(path, kept.data, kept.len, &info) != PS_OK)
@@ -137,12 +137,12 @@ static struct sessioninfo *infocache_thaw(struct infocache *c, const char *path,
 /* Keeps info on disk when it is what the file as stat'ed (st) holds. */
 static void infocache_freeze(struct infocache *c, const struct sessioninfo *info, const struct stat *st)
 {
-	struct filememo_stamp stamp;
+	struct filestamp stamp;
 	struct buf val = BUF_INIT, key = BUF_INIT;
 	if (info->dev != st->st_dev || info->ino != st->st_ino || info->size != (uint64_t)st->st_size ||
 	    info->mtime_ns != (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec)
 		return;
-	filememo_stamp_of(st, &stamp);
+	filestamp_of(st, &stamp);
 	if (!buf_putc(&key, 'i') && !buf_puts(&key, info->path) && infofreeze_put(info, &val) == PS_OK)
 		diskmemo_put(c->disk, key.data, key.len, &stamp, val.data, val.len);
 	buf_free(&val);

@@ -63,6 +63,8 @@ MNT=$T_DIR/mnt
 mkdir -p "$STORE" "$MNT"
 # The daemons' trash (rm -r of a session): the test's, not the user's.
 export XDG_DATA_HOME=$T_DIR/xdg
+# The cache kept across mounts (docs/layout.md "The cache"): the test's.
+export XDG_CACHE_HOME=$T_DIR/cache
 
 CHECKS=0
 FAILS=0

@@ -24,6 +24,7 @@ Suite *catalog_suite(void);
 Suite *sessioninfo_suite(void);
 Suite *search_suite(void);
 Suite *overview_suite(void);
+Suite *diskmemo_suite(void);
 Suite *trash_suite(void);
 Suite *sessionfork_suite(void);
 

@@ -120,24 +120,24 @@ END_TEST
 
 /* The rows kept per session file: found by key and stamp, dropped when
  * the stamp changed, the least recently used first past the budget. */
-static struct filememo_stamp stamp_n(uint64_t n)
+static struct filestamp stamp_n(uint64_t n)
 {
 	struct stat st;
-	struct filememo_stamp out;
+	struct filestamp out;
 	memset(&st, 0, sizeof st);
 	st.st_dev = 1;
 	st.st_ino = n;
 	st.st_size = (off_t)(100 + n);
 	st.st_mtim.tv_sec = (time_t)n;
 	st.st_ctim.tv_nsec = (long)n;
-	filememo_stamp_of(&st, &out);
+	filestamp_of(&st, &out);
 	return out;
 }
 
 static int memo_has(struct filememo *m, const char *key, uint64_t n, const char *want)
 {
 	struct buf got = BUF_INIT;
-	struct filememo_stamp st = stamp_n(n);
+	struct filestamp st = stamp_n(n);
 	int found = filememo_get(m, key, strlen(key), &st, &got);
 	if (found == 1) {
 		ck_assert_uint_eq(got.len, strlen(want));
@@ -153,7 +153,7 @@ START_TEST(test_filememo)
 	char key[32], val[32];
 	size_t count;
 	ck_assert_int_eq(filememo_new(64 << 10, &m), PS_OK);
-	struct filememo_stamp s1 = stamp_n(1), s2 = stamp_n(2);
+	struct filestamp s1 = stamp_n(1), s2 = stamp_n(2);
 	ck_assert_int_eq(memo_has(m, "a", 1, ""), 0);
 	ck_assert_int_eq(filememo_put(m, "a", 1, &s1, "row a", 5), PS_OK);
 	ck_assert_int_eq(filememo_put(m, "b", 1, &s1, "", 0), PS_OK);
@@ -169,7 +169,7 @@ START_TEST(test_filememo)
 	/* Many more than fit: the budget holds, the latest are kept, and a
 	 * value used lately outlives older ones. */
 	for (uint64_t i = 0; i < 5000; i++) {
-		struct filememo_stamp st = stamp_n(i);
+		struct filestamp st = stamp_n(i);
 		snprintf(key, sizeof key, "k%llu", (unsigned long long)i);
 		snprintf(val, sizeof val, "v%llu", (unsigned long long)i);
 		ck_assert_int_eq(filememo_put(m, key, strlen(key), &st, val, strlen(val)), PS_OK);

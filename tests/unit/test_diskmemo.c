@@ -1,0 +1,340 @@
+/* diskmemo.c: derived values kept on disk across mounts, and the rules
+ * that make the cache never trusted over the file (another stamp misses; a
+ * corrupt, foreign or unreadable database is made again, with a note);
+ * infofreeze.c: a SessionInfo through the disk and back, extended by an
+ * append exactly as the info it was frozen from. */
+#include <fcntl.h>
+#include <math.h>
+#include <sys/stat.h>
+#include "diskmemo.h"
+#include "helpers.h"
+#include "infocache.h"
+#include "infofreeze.h"
+#include "sessioninfo.h"
+#include "suites.h"
+
+static char notes[4096];
+
+static void note(void *ctx, const char *what)
+{
+	(void)ctx;
+	strncat(notes, what, sizeof notes - strlen(notes) - 2);
+	strcat(notes, "\n");
+}
+
+static struct filestamp stamp_of_n(uint64_t n)
+{
+	struct stat st;
+	struct filestamp out;
+	memset(&st, 0, sizeof st);
+	st.st_dev = 7;
+	st.st_ino = n;
+	st.st_size = (off_t)(1000 + n);
+	st.st_mtim.tv_sec = (time_t)n;
+	st.st_ctim.tv_nsec = (long)n;
+	filestamp_of(&st, &out);
+	return out;
+}
+
+static struct diskmemo *open_memo(const char *dir, const char *store, const char *format)
+{
+	struct diskmemo *m = NULL;
+	notes[0] = '\0';
+	(void)diskmemo_open(dir, store, format, note, NULL, &m);
+	ck_assert_ptr_nonnull(m);
+	return m;
+}
+
+/* 1 and the value, 0, or -1 (as diskmemo_get). */
+static int memo_value(struct diskmemo *m, const char *key, uint64_t n, const char *want)
+{
+	struct buf got = BUF_INIT;
+	struct filestamp st = stamp_of_n(n);
+	int found = diskmemo_get(m, key, strlen(key), &st, &got);
+	if (found == 1) {
+		ck_assert_uint_eq(got.len, strlen(want));
+		ck_assert(!got.len || memcmp(got.data, want, got.len) == 0);
+	}
+	buf_free(&got);
+	return found;
+}
+
+START_TEST(test_diskmemo_across_opens)
+{
+	char dir[64], sub[128];
+	helper_tmpdir(dir, "diskmemo");
+	snprintf(sub, sizeof sub, "%s/a/b/pisessionfs", dir);
+	struct diskmemo *m = open_memo(sub, "/store/one", "fmt 1");
+	ck_assert_str_eq(notes, "");
+	ck_assert_ptr_nonnull(diskmemo_path(m));
+	struct stat st;
+	ck_assert_int_eq(stat(sub, &st), 0);
+	ck_assert_uint_eq(st.st_mode & 0777, 0700); /* made private */
+	struct filestamp s1 = stamp_of_n(1);
+	diskmemo_put(m, "a", 1, &s1, "row a", 5);
+	diskmemo_put(m, "b", 1, &s1, "", 0);
+	ck_assert_int_eq(memo_value(m, "a", 1, "row a"), 1);
+	diskmemo_flush(m);
+	ck_assert_int_eq(stat(diskmemo_path(m), &st), 0);
+	ck_assert_uint_eq(st.st_mode & 0777, 0600);
+	diskmemo_free(m);
+
+	/* Another daemon of the same store and version finds them. */
+	m = open_memo(sub, "/store/one", "fmt 1");
+	ck_assert_str_eq(notes, "");
+	ck_assert_int_eq(memo_value(m, "a", 1, "row a"), 1);
+	ck_assert_int_eq(memo_value(m, "b", 1, ""), 1);
+	/* The file changed (another stamp): not found, and dropped. */
+	ck_assert_int_eq(memo_value(m, "a", 2, ""), 0);
+	ck_assert_int_eq(memo_value(m, "a", 1, ""), 0);
+	ck_assert_int_eq(diskmemo_count(m), 1);
+	/* Unflushed puts are committed when the memo is freed. */
+	for (uint64_t i = 0; i < 2500; i++) {
+		char key[16];
+		struct filestamp s = stamp_of_n(i);
+		snprintf(key, sizeof key, "k%llu", (unsigned long long)i);
+		diskmemo_put(m, key, strlen(key), &s, key, strlen(key));
+	}
+	diskmemo_free(m);
+	m = open_memo(sub, "/store/one", "fmt 1");
+	ck_assert_int_eq(diskmemo_count(m), 2501);
+	ck_assert_int_eq(memo_value(m, "k2499", 2499, "k2499"), 1);
+	diskmemo_free(m);
+
+	/* Another store: a database of its own. */
+	m = open_memo(sub, "/store/two", "fmt 1");
+	ck_assert_str_eq(notes, "");
+	ck_assert_int_eq(memo_value(m, "k1", 1, "k1"), 0);
+	diskmemo_free(m);
+
+	/* Another version of what is kept: made again, and said. */
+	m = open_memo(sub, "/store/one", "fmt 2");
+	ck_assert_ptr_nonnull(strstr(notes, "from another version (fmt 1)"));
+	ck_assert_ptr_nonnull(strstr(notes, "made again"));
+	ck_assert_int_eq(diskmemo_count(m), 0);
+	ck_assert_int_eq(memo_value(m, "k1", 1, "k1"), 0);
+	diskmemo_free(m);
+	helper_rmtree(dir);
+}
+END_TEST
+
+START_TEST(test_diskmemo_corrupt_and_unusable)
+{
+	char dir[64];
+	helper_tmpdir(dir, "diskmemo");
+	struct diskmemo *m = open_memo(dir, "/store/c", "fmt");
+	struct filestamp s1 = stamp_of_n(1);
+	diskmemo_put(m, "a", 1, &s1, "row a", 5);
+	char *path = strdup(diskmemo_path(m));
+	diskmemo_free(m);
+
+	/* Garbage where the database was: made again, with a note. */
+	int fd = open(path, O_WRONLY | O_TRUNC);
+	ck_assert_int_ge(fd, 0);
+	for (int i = 0; i < 64; i++)
+		ck_assert_int_eq(write(fd, "this is no SQLite database at all", 33), 33);
+	close(fd);
+	m = open_memo(dir, "/store/c", "fmt");
+	ck_assert_ptr_nonnull(strstr(notes, "made again"));
+	ck_assert_ptr_nonnull(diskmemo_path(m));
+	ck_assert_int_eq(memo_value(m, "a", 1, "row a"), 0);
+	diskmemo_put(m, "a", 1, &s1, "row a", 5);
+	ck_assert_int_eq(memo_value(m, "a", 1, "row a"), 1);
+	diskmemo_free(m);
+
+	/* A directory where the database should be: no cache, said, and
+	 * every get misses. */
+	char cmd[256];
+	snprintf(cmd, sizeof cmd, "rm -f '%s'* && mkdir '%s'", path, path);
+	ck_assert_int_eq(system(cmd), 0);
+	m = open_memo(dir, "/store/c", "fmt");
+	ck_assert_ptr_nonnull(strstr(notes, "every mount reads the store afresh"));
+	ck_assert_ptr_null(diskmemo_path(m));
+	diskmemo_put(m, "a", 1, &s1, "row a", 5);
+	ck_assert_int_eq(memo_value(m, "a", 1, "row a"), 0);
+	ck_assert_int_eq(diskmemo_count(m), -1);
+	diskmemo_free(m);
+	free(path);
+	helper_rmtree(dir);
+
+	/* None at all. */
+	ck_assert_int_eq(memo_value(NULL, "a", 1, ""), 0);
+	diskmemo_put(NULL, "a", 1, &s1, "x", 1);
+	diskmemo_flush(NULL);
+	diskmemo_free(NULL);
+}
+END_TEST
+
+#define HEADER "{\"type\":\"session\",\"version\":3,\"id\":\"S1\",\"timestamp\":\"2026-01-01T00:00:00.000Z\",\"cwd\":\"/w\"}\n"
+#define USER(id, text, ts) "{\"type\":\"message\",\"id\":\"" id "\",\"parentId\":null,\"timestamp\":\"2026-01-01T00:00:01.000Z\"," \
+	"\"message\":{\"role\":\"user\",\"content\":\"" text "\",\"timestamp\":" #ts "}}\n"
+#define NAMED(id, name) "{\"type\":\"session_info\",\"id\":\"" id "\",\"parentId\":null,\"timestamp\":\"2026-01-01T00:00:02.000Z\",\"name\":\"" name "\"}\n"
+
+static void assert_same_info(const struct sessioninfo *a, const struct sessioninfo *b)
+{
+	size_t la, lb;
+	ck_assert_int_eq(a->is_session, b->is_session);
+	ck_assert_str_eq(a->id, b->id);
+	ck_assert_str_eq(a->cwd, b->cwd);
+	ck_assert_int_eq(!a->name, !b->name);
+	if (a->name)
+		ck_assert_str_eq(a->name, b->name);
+	ck_assert_int_eq(isnan(a->modified_ms), isnan(b->modified_ms));
+	if (!isnan(a->modified_ms))
+		ck_assert_double_eq(a->modified_ms, b->modified_ms);
+	ck_assert_int_eq(isnan(a->created_ms), isnan(b->created_ms));
+	ck_assert_uint_eq(a->message_count, b->message_count);
+	const char *fa = sessioninfo_first_message(a, &la), *fb = sessioninfo_first_message(b, &lb);
+	ck_assert_uint_eq(la, lb);
+	ck_assert_int_eq(memcmp(fa, fb, la), 0);
+	ck_assert_uint_eq(a->text.len, b->text.len);
+	ck_assert_uint_eq(a->lower.len, b->lower.len);
+	ck_assert(!a->text.len || memcmp(a->text.data, b->text.data, a->text.len) == 0);
+	ck_assert(!a->lower.len || memcmp(a->lower.data, b->lower.data, a->lower.len) == 0);
+	ck_assert(!a->text.len || a->text.data[a->text.len] == '\0');
+	ck_assert(!b->text.len || b->text.data[b->text.len] == '\0');
+}
+
+static struct sessioninfo *through_bytes(const struct sessioninfo *info)
+{
+	struct buf b = BUF_INIT;
+	struct sessioninfo *back = NULL;
+	ck_assert_int_eq(infofreeze_put(info, &b), PS_OK);
+	ck_assert_int_eq(infofreeze_take(info->path, b.data, b.len, &back), PS_OK);
+	/* Any byte less, or a wrong magic, is refused, never misread. */
+	for (size_t cut = 0; cut < b.len; cut += 1 + b.len / 97) {
+		struct sessioninfo *bad = NULL;
+		ck_assert_int_eq(infofreeze_take(info->path, b.data, cut, &bad), PS_ERR_INVALID);
+		ck_assert_ptr_null(bad);
+	}
+	b.data[0] ^= 1;
+	struct sessioninfo *bad = NULL;
+	ck_assert_int_eq(infofreeze_take(info->path, b.data, b.len, &bad), PS_ERR_INVALID);
+	buf_free(&b);
+	return back;
+}
+
+START_TEST(test_infofreeze_round_trip)
+{
+	char *path = helper_write(HEADER USER("u1", "Hello Ωorld", 1767225601000) NAMED("n1", "first") "{\"type\":\"mess");
+	struct sessioninfo *info = NULL, *fresh = NULL;
+	ck_assert_int_eq(sessioninfo_load(path, &info), PS_OK);
+	struct sessioninfo *back = through_bytes(info);
+	assert_same_info(info, back);
+	int changed = 1;
+	ck_assert_int_eq(sessioninfo_refresh(back, &changed), PS_OK);
+	ck_assert_int_eq(changed, 0); /* the file is as it was: nothing read */
+	/* The cut line completed and more appended: the thawed info extends
+	 * itself as the original does, and both equal a fresh load. */
+	helper_append(path, "age\",\"id\":\"a1\",\"parentId\":\"u1\",\"timestamp\":\"2026-01-01T00:00:03.000Z\","
+			    "\"message\":{\"role\":\"assistant\",\"content\":[{\"type\":\"text\",\"text\":\"Hi THERE\"}],"
+			    "\"timestamp\":1767225603000}}\n" NAMED("n2", "second") USER("u2", "more", 1767225609000));
+	ck_assert_int_eq(sessioninfo_refresh(back, &changed), PS_OK);
+	ck_assert_int_eq(changed, 1);
+	ck_assert_int_eq(sessioninfo_refresh(info, NULL), PS_OK);
+	ck_assert_int_eq(sessioninfo_load(path, &fresh), PS_OK);
+	assert_same_info(fresh, info);
+	assert_same_info(fresh, back);
+	ck_assert_str_eq(back->name, "second");
+	ck_assert_uint_eq(back->message_count, 3);
+	sessioninfo_free(back);
+	back = through_bytes(fresh);
+	assert_same_info(fresh, back);
+	sessioninfo_free(back);
+	sessioninfo_free(fresh);
+	sessioninfo_free(info);
+	unlink(path);
+	free(path);
+
+	/* Not a session, and an empty file. */
+	path = helper_write("{\"type\":\"message\"}\n");
+	ck_assert_int_eq(sessioninfo_load(path, &info), PS_OK);
+	back = through_bytes(info);
+	assert_same_info(info, back);
+	sessioninfo_free(back);
+	sessioninfo_free(info);
+	unlink(path);
+	free(path);
+}
+END_TEST
+
+/* The infos a search reads are taken from disk by the next mount's cache
+ * while their files are unchanged, and read again once one changed. */
+START_TEST(test_infocache_disk)
+{
+	char dir[64];
+	helper_tmpdir(dir, "infodisk");
+	char *path = helper_write(HEADER USER("u1", "kept text", 1767225601000));
+	struct diskmemo *m = open_memo(dir, "/s", "f");
+	struct infocache *c = NULL;
+	const struct sessioninfo *info;
+	ck_assert_int_eq(infocache_new(1 << 20, &c), PS_OK);
+	infocache_set_disk(c, m);
+	infocache_lock(c);
+	ck_assert_int_eq(infocache_get(c, path, &info), PS_OK);
+	ck_assert_str_eq(info->text.data, "kept text");
+	infocache_unlock(c);
+	infocache_flush(c);
+	infocache_free(c);
+	ck_assert_int_eq(diskmemo_count(m), 1);
+
+	/* A new cache (another mount) takes the info from disk without
+	 * reading the file: shown by a kept value swapped for another file's
+	 * info under this file's stamp. */
+	char *other = helper_write(HEADER USER("u1", "disk text", 1767225601000));
+	struct sessioninfo *o = NULL;
+	struct buf frozen = BUF_INIT, key = BUF_INIT;
+	struct stat st;
+	struct filestamp stamp;
+	ck_assert_int_eq(sessioninfo_load(other, &o), PS_OK);
+	ck_assert_int_eq(stat(path, &st), 0);
+	o->dev = st.st_dev; /* as if read from this file */
+	o->ino = st.st_ino;
+	ck_assert_uint_eq(o->size, (uint64_t)st.st_size); /* texts of one length */
+	o->mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
+	ck_assert_int_eq(infofreeze_put(o, &frozen), PS_OK);
+	filestamp_of(&st, &stamp);
+	ck_assert_int_eq(buf_putc(&key, 'i') || buf_puts(&key, path), 0);
+	diskmemo_put(m, key.data, key.len, &stamp, frozen.data, frozen.len);
+	diskmemo_flush(m);
+	ck_assert_int_eq(infocache_new(1 << 20, &c), PS_OK);
+	infocache_set_disk(c, m);
+	infocache_lock(c);
+	ck_assert_int_eq(infocache_get(c, path, &info), PS_OK);
+	ck_assert_str_eq(info->text.data, "disk text");
+	ck_assert_str_eq(info->path, path);
+	infocache_unlock(c);
+	infocache_free(c);
+	sessioninfo_free(o);
+	buf_free(&frozen);
+	buf_free(&key);
+	unlink(other);
+	free(other);
+
+	/* The file changed while no mount looked: read again. */
+	helper_append(path, USER("u2", "new words", 1767225602000));
+	ck_assert_int_eq(infocache_new(1 << 20, &c), PS_OK);
+	infocache_set_disk(c, m);
+	infocache_lock(c);
+	ck_assert_int_eq(infocache_get(c, path, &info), PS_OK);
+	ck_assert_str_eq(info->text.data, "kept text new words");
+	infocache_unlock(c);
+	infocache_free(c);
+	diskmemo_free(m);
+	unlink(path);
+	free(path);
+	helper_rmtree(dir);
+}
+END_TEST
+
+Suite *diskmemo_suite(void)
+{
+	Suite *s = suite_create("diskmemo");
+	TCase *tc = tcase_create("core");
+	tcase_add_test(tc, test_diskmemo_across_opens);
+	tcase_add_test(tc, test_diskmemo_corrupt_and_unusable);
+	tcase_add_test(tc, test_infofreeze_round_trip);
+	tcase_add_test(tc, test_infocache_disk);
+	suite_add_tcase(s, tc);
+	return s;
+}
