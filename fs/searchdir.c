@@ -9,7 +9,9 @@
 #include "buf.h"
 #include "caller.h"
 #include "catalog.h"
+#include "filestamp.h"
 #include "infocache.h"
+#include "infofreeze.h"
 #include "journal.h"
 #include "layout.h"
 #include "search.h"
@@ -176,6 +178,7 @@ static char *search_file_of(struct psfs *fs, const char *project, const char *st
 struct search_candidate {
 	char *project, *stem;
 	int64_t mtime_ns;
+	struct filestamp stamp; /* as listed: what a kept info must be of */
 };
 
 struct search_candidates {
@@ -202,6 +205,7 @@ static int search_candidate_add(void *ctx, const char *project, const char *name
 	c->project = strdup(project);
 	c->stem = strdup(name);
 	c->mtime_ns = (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec;
+	filestamp_of(st, &c->stamp);
 	if (!c->project || !c->stem) {
 		free(c->project);
 		free(c->stem);
@@ -255,6 +259,8 @@ struct search_copy {
 	struct sessioninfo info; /* is_session, id, cwd, name, modified_ms, text, lower */
 	char *name;
 	char *title;             /* title_line of the listing */
+	struct buf kept;         /* the info's bytes kept on disk, when read from there:
+				  * info.text and info.lower point into them */
 };
 
 static void search_copy_free(struct search_copy *c)
@@ -262,9 +268,48 @@ static void search_copy_free(struct search_copy *c)
 	free(c->info.id);
 	free(c->info.cwd);
 	free(c->name);
-	buf_free(&c->info.text);
-	buf_free(&c->info.lower);
+	if (!c->kept.data) {
+		buf_free(&c->info.text);
+		buf_free(&c->info.lower);
+	}
+	buf_free(&c->kept);
 	free(c->title);
+}
+
+/* *c from the info's bytes kept on disk (infofreeze.h) when the cache
+ * holds no info of the file but the disk does, for the file as listed:
+ * 1, else 0 (*c empty), -1 when memory ran out.  Read straight from the
+ * kept bytes, not made into an info: one copy of texts that may be
+ * hundreds of megabytes over a store. */
+static int search_copy_kept(struct psfs *fs, const char *file, const struct search_candidate *cand,
+			    struct search_copy *c)
+{
+	struct infoview v;
+	infocache_lock(fs->infos);
+	int found = infocache_kept_bytes(fs->infos, file, &cand->stamp, &c->kept);
+	infocache_unlock(fs->infos);
+	if (found <= 0 || infofreeze_view(c->kept.data, c->kept.len, &v) != PS_OK || !v.is_session) {
+		buf_free(&c->kept);
+		return found < 0 ? -1 : 0;
+	}
+	c->info.is_session = 1;
+	c->info.modified_ms = v.modified_ms;
+	c->info.id = strdup(v.id);
+	c->info.cwd = strdup(v.cwd);
+	c->name = v.name ? strdup(v.name) : NULL;
+	c->info.name = c->name;
+	c->title = v.first_len ? title_line(v.name, v.first, v.first_len, SEARCH_TITLE_MAX)
+			       : title_line(v.name, "(no messages)", strlen("(no messages)"), SEARCH_TITLE_MAX);
+	c->info.text.data = (char *)v.text;
+	c->info.text.len = v.text_len;
+	c->info.lower.data = (char *)v.lower;
+	c->info.lower.len = v.lower_len;
+	if (!c->info.id || !c->info.cwd || (v.name && !c->name) || !c->title) {
+		search_copy_free(c);
+		memset(c, 0, sizeof *c);
+		return -1;
+	}
+	return 1;
 }
 
 /* PS_OK with *c filled, PS_ERR_NOMEM, or another error when the session is
@@ -276,6 +321,11 @@ static ps_err search_copy_of(struct psfs *fs, const struct search_candidate *can
 	char *file = search_file_of(fs, cand->project, cand->stem);
 	if (!file)
 		return PS_ERR_NOMEM;
+	int kept = search_copy_kept(fs, file, cand, c);
+	if (kept) {
+		free(file);
+		return kept < 0 ? PS_ERR_NOMEM : PS_OK;
+	}
 	infocache_lock(fs->infos);
 	ps_err err = infocache_get(fs->infos, file, &info);
 	free(file);

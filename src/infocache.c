@@ -149,6 +149,19 @@ static void infocache_freeze(struct infocache *c, const struct sessioninfo *info
 	buf_free(&key);
 }
 
+int infocache_kept_bytes(struct infocache *c, const char *path, const struct filestamp *stamp, struct buf *out)
+{
+	size_t len = strlen(path);
+	uint32_t at = strmap_get(&c->index, &c->paths, path, len);
+	if (!c->disk || (at != PS_NIL && c->slots[at].info))
+		return 0;
+	struct buf key = BUF_INIT;
+	int found = buf_putc(&key, 'i') || buf_put(&key, path, len) ? -1
+									: diskmemo_get(c->disk, key.data, key.len, stamp, out);
+	buf_free(&key);
+	return found;
+}
+
 ps_err infocache_get(struct infocache *c, const char *path, const struct sessioninfo **out)
 {
 	struct infocache_slot *s;

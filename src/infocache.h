@@ -12,6 +12,7 @@
 #define PS_INFOCACHE_H
 
 #include <stddef.h>
+#include "buf.h"
 #include "ps_error.h"
 #include "sessioninfo.h"
 
@@ -38,6 +39,14 @@ struct diskmemo;
 void infocache_set_disk(struct infocache *cache, struct diskmemo *disk);
 /* Commits what was kept on disk since (the end of a search). */
 void infocache_flush(struct infocache *cache);
+
+/* With the cache locked, when it holds no info of path: the bytes kept
+ * on disk for that file with this stamp (infofreeze.h; a search reads
+ * them without making an info), appended to out: 1.  0 when there are
+ * none (or an info is held: infocache_get it), -1 when out cannot grow. */
+struct filestamp;
+int infocache_kept_bytes(struct infocache *cache, const char *path, const struct filestamp *stamp,
+			 struct buf *out);
 
 /* Bytes held now, and how many infos. */
 size_t infocache_bytes(struct infocache *cache, size_t *count);

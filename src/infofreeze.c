@@ -6,7 +6,7 @@
 #include <string.h>
 #include "infofreeze.h"
 
-#define FREEZE_MAGIC "PSI1"
+#define FREEZE_MAGIC "PSI2"
 
 struct frozen_state {
 	int32_t header, dropped, has_name, pad;
@@ -40,10 +40,11 @@ static void freeze_state(const struct sessioninfo_state *st, struct frozen_state
 	f->last_activity = st->last_activity;
 }
 
+/* Its length, its bytes, then a NUL: a view of it is a C string. */
 static int freeze_bytes(struct buf *out, const void *p, size_t n)
 {
 	uint64_t len = n;
-	return buf_put(out, &len, sizeof len) || buf_put(out, p, n);
+	return buf_put(out, &len, sizeof len) || buf_put(out, p, n) || buf_putc(out, '\0');
 }
 
 static int freeze_str(struct buf *out, const char *s)
@@ -90,11 +91,11 @@ static int thaw_piece(struct thaw *t, const char **data, size_t *len)
 		return -1;
 	memcpy(&n, t->p, sizeof n);
 	t->p += sizeof n;
-	if (n > (uint64_t)(t->end - t->p))
+	if (n >= (uint64_t)(t->end - t->p) || t->p[n] != '\0')
 		return -1;
 	*data = (const char *)t->p;
 	*len = (size_t)n;
-	t->p += n;
+	t->p += n + 1;
 	return 0;
 }
 
@@ -133,22 +134,60 @@ static int thaw_text(struct buf *b, const char *data, size_t len)
 	return buf_put(b, data, len) || buf_finish(b);
 }
 
-ps_err infofreeze_take(const char *path, const void *data, size_t len, struct sessioninfo **out)
-{
-	struct thaw t = { data, (const unsigned char *)data + len };
+/* The pieces of frozen bytes, checked: 0, or -1 when they are not such
+ * bytes. */
+struct frozen_pieces {
 	struct frozen_info f;
 	const char *id, *cwd, *cur_name, *com_name, *text, *lower;
 	size_t id_len, cwd_len, cur_name_len, com_name_len, text_len, lower_len;
+};
+
+static int freeze_parse(const void *data, size_t len, struct frozen_pieces *p)
+{
+	struct thaw t = { data, (const unsigned char *)data + len };
+	if (len < 4 + sizeof p->f || memcmp(data, FREEZE_MAGIC, 4) != 0)
+		return -1;
+	memcpy(&p->f, t.p + 4, sizeof p->f);
+	t.p += 4 + sizeof p->f;
+	if (thaw_piece(&t, &p->id, &p->id_len) || thaw_piece(&t, &p->cwd, &p->cwd_len) ||
+	    thaw_piece(&t, &p->cur_name, &p->cur_name_len) || thaw_piece(&t, &p->com_name, &p->com_name_len) ||
+	    thaw_piece(&t, &p->text, &p->text_len) || thaw_piece(&t, &p->lower, &p->lower_len) || t.p != t.end ||
+	    p->f.tail_len > sizeof p->f.tail || p->f.committed_off > p->f.size)
+		return -1;
+	const struct frozen_state *c = &p->f.cur;
+	if (c->text_len > p->text_len || c->lower_len > p->lower_len || c->first_off > c->text_len ||
+	    c->first_len > c->text_len - c->first_off || memchr(p->id, '\0', p->id_len) ||
+	    memchr(p->cwd, '\0', p->cwd_len) || memchr(p->cur_name, '\0', p->cur_name_len))
+		return -1;
+	return 0;
+}
+
+ps_err infofreeze_view(const void *data, size_t len, struct infoview *out)
+{
+	struct frozen_pieces p;
+	if (freeze_parse(data, len, &p))
+		return PS_ERR_INVALID;
+	out->is_session = p.f.is_session != 0;
+	out->modified_ms = p.f.modified_ms;
+	out->id = p.id;
+	out->cwd = p.cwd;
+	out->name = p.f.cur.has_name ? p.cur_name : NULL;
+	out->text = p.text;
+	out->text_len = p.text_len;
+	out->lower = p.lower;
+	out->lower_len = p.lower_len;
+	out->first = p.text + p.f.cur.first_off;
+	out->first_len = (size_t)p.f.cur.first_len;
+	return PS_OK;
+}
+
+ps_err infofreeze_take(const char *path, const void *data, size_t len, struct sessioninfo **out)
+{
+	struct frozen_pieces p;
 	*out = NULL;
-	if (len < 4 + sizeof f || memcmp(data, FREEZE_MAGIC, 4) != 0)
+	if (freeze_parse(data, len, &p))
 		return PS_ERR_INVALID;
-	memcpy(&f, t.p + 4, sizeof f);
-	t.p += 4 + sizeof f;
-	if (thaw_piece(&t, &id, &id_len) || thaw_piece(&t, &cwd, &cwd_len) || thaw_piece(&t, &cur_name, &cur_name_len) ||
-	    thaw_piece(&t, &com_name, &com_name_len) || thaw_piece(&t, &text, &text_len) ||
-	    thaw_piece(&t, &lower, &lower_len) || t.p != t.end || f.tail_len > sizeof f.tail ||
-	    f.committed_off > f.size)
-		return PS_ERR_INVALID;
+	const struct frozen_info f = p.f;
 	struct sessioninfo *info = calloc(1, sizeof *info);
 	if (!info)
 		return PS_ERR_NOMEM;
@@ -157,10 +196,10 @@ ps_err infofreeze_take(const char *path, const void *data, size_t len, struct se
 	if (!(info->path = strdup(path)))
 		goto fail;
 	err = PS_ERR_INVALID;
-	if (!(info->id = thaw_str(id, id_len)) || !(info->cwd = thaw_str(cwd, cwd_len)) ||
-	    thaw_state(&f.cur, cur_name, cur_name_len, text_len, lower_len, &info->cur) ||
-	    thaw_state(&f.committed, com_name, com_name_len, f.cur.text_len, f.cur.lower_len, &info->committed) ||
-	    thaw_text(&info->text, text, text_len) || thaw_text(&info->lower, lower, lower_len))
+	if (!(info->id = thaw_str(p.id, p.id_len)) || !(info->cwd = thaw_str(p.cwd, p.cwd_len)) ||
+	    thaw_state(&f.cur, p.cur_name, p.cur_name_len, p.text_len, p.lower_len, &info->cur) ||
+	    thaw_state(&f.committed, p.com_name, p.com_name_len, f.cur.text_len, f.cur.lower_len, &info->committed) ||
+	    thaw_text(&info->text, p.text, p.text_len) || thaw_text(&info->lower, p.lower, p.lower_len))
 		goto fail;
 	info->dev = (dev_t)f.dev;
 	info->ino = (ino_t)f.ino;

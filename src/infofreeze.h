@@ -23,4 +23,18 @@ ps_err infofreeze_put(const struct sessioninfo *info, struct buf *out);
  * PS_ERR_NOMEM. */
 ps_err infofreeze_take(const char *path, const void *data, size_t len, struct sessioninfo **out);
 
+/* What a search reads of frozen bytes, without making an info of them:
+ * every pointer is into the bytes (each a C string), valid while they are. */
+struct infoview {
+	int is_session;
+	double modified_ms;
+	const char *id, *cwd, *name; /* name NULL when there is none */
+	const char *text, *lower;    /* allMessagesText and its toLowerCase */
+	size_t text_len, lower_len;
+	const char *first;           /* firstMessage; first_len 0: "(no messages)" */
+	size_t first_len;
+};
+/* PS_ERR_INVALID when the bytes are not what infofreeze_put wrote. */
+ps_err infofreeze_view(const void *data, size_t len, struct infoview *out);
+
 #endif
