@@ -55,6 +55,12 @@ static int overview_each_session(void *ctx, const char *project, const char *nam
 	struct store_ref ref;
 	if (!psfs_caller_may_read(&c->who, st->st_uid, st->st_gid, st->st_mode))
 		return 0;
+	/* A store-wide file on a store nothing is kept of yet reads every
+	 * session: a caller that gives up (^C, timeout) stops it. */
+	if (psfs_caller_gave_up()) {
+		c->err = PS_ERR_INTR;
+		return 1;
+	}
 	int kept = c->kept(c->ctx, project, name, st);
 	if (kept) {
 		if (kept < 0)

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #include "diskmemo.h"
 
@@ -19,12 +20,18 @@
 #define DISKMEMO_BATCH 2000
 
 /* The layout of the tables; a database with another is made again. */
-#define DISKMEMO_SCHEMA "1"
+#define DISKMEMO_SCHEMA "2"
+
+/* A value no mount used for this many days is dropped when a mount
+ * opens the database: the rows of sessions deleted or moved away do not
+ * pile up. */
+#define DISKMEMO_KEEP_DAYS 30
 
 struct diskmemo {
 	pthread_mutex_t lock;
 	sqlite3 *db;                 /* NULL: disabled */
-	sqlite3_stmt *get, *put, *drop;
+	sqlite3_stmt *get, *put, *drop, *touch;
+	int64_t today;               /* days since the epoch, at open */
 	char *path;
 	int in_batch;
 	unsigned batched;
@@ -86,7 +93,8 @@ static void diskmemo_close(struct diskmemo *m)
 	sqlite3_finalize(m->get);
 	sqlite3_finalize(m->put);
 	sqlite3_finalize(m->drop);
-	m->get = m->put = m->drop = NULL;
+	sqlite3_finalize(m->touch);
+	m->get = m->put = m->drop = m->touch = NULL;
 	sqlite3_close(m->db);
 	m->db = NULL;
 }
@@ -125,7 +133,7 @@ static int diskmemo_try(struct diskmemo *m, const char *store_path, const char *
 				  "PRAGMA page_size=65536; PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"
 				  "CREATE TABLE IF NOT EXISTS meta(k TEXT PRIMARY KEY, v TEXT NOT NULL);"
 				  "CREATE TABLE IF NOT EXISTS kept(key BLOB PRIMARY KEY, dev INTEGER, ino INTEGER,"
-				  " size INTEGER, mtime INTEGER, ctime INTEGER, value BLOB NOT NULL);",
+				  " size INTEGER, mtime INTEGER, ctime INTEGER, seen INTEGER, value BLOB NOT NULL);",
 				  NULL, NULL, NULL);
 	}
 	if (rc == SQLITE_OK) {
@@ -152,14 +160,26 @@ static int diskmemo_try(struct diskmemo *m, const char *store_path, const char *
 			rc = -1;
 		}
 	}
-	if (rc == SQLITE_OK)
-		rc = sqlite3_prepare_v2(m->db, "SELECT dev, ino, size, mtime, ctime, value FROM kept WHERE key = ?1", -1,
-					&m->get, NULL);
+	if (rc == SQLITE_OK) {
+		sqlite3_stmt *st = NULL;
+		rc = sqlite3_prepare_v2(m->db, "DELETE FROM kept WHERE seen < ?1", -1, &st, NULL);
+		if (rc == SQLITE_OK) {
+			sqlite3_bind_int64(st, 1, m->today - DISKMEMO_KEEP_DAYS);
+			rc = sqlite3_step(st) == SQLITE_DONE ? SQLITE_OK : sqlite3_errcode(m->db);
+		}
+		sqlite3_finalize(st);
+	}
 	if (rc == SQLITE_OK)
 		rc = sqlite3_prepare_v2(m->db,
-					"INSERT OR REPLACE INTO kept(key, dev, ino, size, mtime, ctime, value)"
-					" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+					"SELECT dev, ino, size, mtime, ctime, value, seen, rowid FROM kept WHERE key = ?1",
+					-1, &m->get, NULL);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_prepare_v2(m->db,
+					"INSERT OR REPLACE INTO kept(key, dev, ino, size, mtime, ctime, seen, value)"
+					" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?8, ?7)",
 					-1, &m->put, NULL);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_prepare_v2(m->db, "UPDATE kept SET seen = ?1 WHERE rowid = ?2", -1, &m->touch, NULL);
 	if (rc == SQLITE_OK)
 		rc = sqlite3_prepare_v2(m->db, "DELETE FROM kept WHERE key = ?1", -1, &m->drop, NULL);
 	if (rc > 0)
@@ -191,6 +211,7 @@ ps_err diskmemo_open(const char *dir, const char *store_path, const char *format
 	if (!m)
 		return PS_ERR_NOMEM;
 	pthread_mutex_init(&m->lock, NULL);
+	m->today = (int64_t)time(NULL) / 86400;
 	m->note = note;
 	m->note_ctx = note_ctx;
 	*out = m;
@@ -248,6 +269,25 @@ static void diskmemo_failed(struct diskmemo *m, int rc)
 	free(format);
 }
 
+/* Under the lock: the open batch, begun where none is. */
+static void diskmemo_begin(struct diskmemo *m)
+{
+	if (!m->in_batch && sqlite3_exec(m->db, "BEGIN", NULL, NULL, NULL) == SQLITE_OK)
+		m->in_batch = 1;
+}
+
+/* Under the lock, after a change in the batch: committed every
+ * DISKMEMO_BATCH changes. */
+static void diskmemo_batched(struct diskmemo *m)
+{
+	if (m->in_batch && ++m->batched >= DISKMEMO_BATCH) {
+		if (sqlite3_exec(m->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
+			sqlite3_exec(m->db, "ROLLBACK", NULL, NULL, NULL);
+		m->in_batch = 0;
+		m->batched = 0;
+	}
+}
+
 static int diskmemo_same(sqlite3_stmt *st, const struct filestamp *s)
 {
 	return (uint64_t)sqlite3_column_int64(st, 0) == s->dev && (uint64_t)sqlite3_column_int64(st, 1) == s->ino &&
@@ -259,6 +299,7 @@ int diskmemo_get(struct diskmemo *m, const char *key, size_t key_len, const stru
 		 struct buf *out)
 {
 	int found = 0, stale = 0;
+	sqlite3_int64 touch = 0;
 	if (!m)
 		return 0;
 	pthread_mutex_lock(&m->lock);
@@ -271,6 +312,8 @@ int diskmemo_get(struct diskmemo *m, const char *key, size_t key_len, const stru
 			const void *v = sqlite3_column_blob(m->get, 5);
 			size_t n = (size_t)sqlite3_column_bytes(m->get, 5);
 			found = buf_put(out, v ? v : "", n) ? -1 : 1;
+			if (sqlite3_column_int64(m->get, 6) != m->today)
+				touch = sqlite3_column_int64(m->get, 7);
 		} else {
 			stale = 1;
 		}
@@ -280,7 +323,19 @@ int diskmemo_get(struct diskmemo *m, const char *key, size_t key_len, const stru
 		diskmemo_failed(m, rc);
 		goto out;
 	}
-	if (stale) {
+	if (touch) {
+		diskmemo_begin(m);
+		sqlite3_bind_int64(m->touch, 1, m->today);
+		sqlite3_bind_int64(m->touch, 2, touch);
+		rc = sqlite3_step(m->touch);
+		sqlite3_reset(m->touch);
+		if (rc != SQLITE_DONE)
+			diskmemo_failed(m, rc);
+		else
+			diskmemo_batched(m);
+	}
+	if (stale && m->db) {
+		diskmemo_begin(m);
 		sqlite3_bind_blob(m->drop, 1, key, (int)key_len, SQLITE_STATIC);
 		rc = sqlite3_step(m->drop);
 		sqlite3_reset(m->drop);
@@ -300,8 +355,7 @@ void diskmemo_put(struct diskmemo *m, const char *key, size_t key_len, const str
 	pthread_mutex_lock(&m->lock);
 	if (!m->db)
 		goto out;
-	if (!m->in_batch && sqlite3_exec(m->db, "BEGIN", NULL, NULL, NULL) == SQLITE_OK)
-		m->in_batch = 1;
+	diskmemo_begin(m);
 	sqlite3_bind_blob(m->put, 1, key, (int)key_len, SQLITE_STATIC);
 	sqlite3_bind_int64(m->put, 2, (sqlite3_int64)stamp->dev);
 	sqlite3_bind_int64(m->put, 3, (sqlite3_int64)stamp->ino);
@@ -309,6 +363,7 @@ void diskmemo_put(struct diskmemo *m, const char *key, size_t key_len, const str
 	sqlite3_bind_int64(m->put, 5, stamp->mtime_ns);
 	sqlite3_bind_int64(m->put, 6, stamp->ctime_ns);
 	sqlite3_bind_blob(m->put, 7, len ? data : "", (int)len, SQLITE_STATIC);
+	sqlite3_bind_int64(m->put, 8, m->today);
 	int rc = sqlite3_step(m->put);
 	sqlite3_reset(m->put);
 	sqlite3_clear_bindings(m->put);
@@ -316,12 +371,7 @@ void diskmemo_put(struct diskmemo *m, const char *key, size_t key_len, const str
 		diskmemo_failed(m, rc);
 		goto out;
 	}
-	if (m->in_batch && ++m->batched >= DISKMEMO_BATCH) {
-		if (sqlite3_exec(m->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
-			sqlite3_exec(m->db, "ROLLBACK", NULL, NULL, NULL);
-		m->in_batch = 0;
-		m->batched = 0;
-	}
+	diskmemo_batched(m);
 out:
 	pthread_mutex_unlock(&m->lock);
 }

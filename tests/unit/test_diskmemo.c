@@ -5,6 +5,7 @@
  * append exactly as the info it was frozen from. */
 #include <fcntl.h>
 #include <math.h>
+#include <sqlite3.h>
 #include <sys/stat.h>
 #include "diskmemo.h"
 #include "helpers.h"
@@ -99,6 +100,23 @@ START_TEST(test_diskmemo_across_opens)
 	m = open_memo(sub, "/store/one", "fmt 1");
 	ck_assert_int_eq(diskmemo_count(m), 2501);
 	ck_assert_int_eq(memo_value(m, "k2499", 2499, "k2499"), 1);
+	diskmemo_free(m);
+
+	/* Values no mount used for over 30 days go when a mount opens it. */
+	sqlite3 *db = NULL;
+	m = open_memo(sub, "/store/one", "fmt 1");
+	char *path = strdup(diskmemo_path(m));
+	diskmemo_free(m);
+	ck_assert_int_eq(sqlite3_open(path, &db), SQLITE_OK);
+	ck_assert_int_eq(sqlite3_exec(db, "UPDATE kept SET seen = seen - 31 WHERE key = CAST('k7' AS BLOB)", NULL, NULL, NULL),
+			 SQLITE_OK);
+	ck_assert_int_eq(sqlite3_changes(db), 1);
+	sqlite3_close(db);
+	free(path);
+	m = open_memo(sub, "/store/one", "fmt 1");
+	ck_assert_int_eq(diskmemo_count(m), 2500);
+	ck_assert_int_eq(memo_value(m, "k7", 7, "k7"), 0);
+	ck_assert_int_eq(memo_value(m, "k8", 8, "k8"), 1);
 	diskmemo_free(m);
 
 	/* Another store: a database of its own. */
