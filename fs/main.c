@@ -672,6 +672,7 @@ out:
 	free(fs.mountpoint);
 	free(fs.trash_home);
 	free(fs.cfg.store);
+	free(fs.cfg.cache_dir);
 	for (int i = 0; i < 2; i++)
 		free(fs.cfg.positional[i]);
 	free(cmd.mountpoint);
