@@ -34,6 +34,7 @@
 #include "overview.h"
 #include "content.h"
 #include "diskmemo.h"
+#include "infofreeze.h"
 
 #define PSFS_OPT(t, p) { t, offsetof(struct psfs_config, p), 1 }
 
@@ -138,7 +139,7 @@ static void psfs_disk_note(void *ctx, const char *what)
 /* The layout of what is kept on disk (overview.c's and catalog.c's
  * values): a change to any of them must change this, so an older cache
  * is made again rather than misread. */
-#define PSFS_DISK_FORMAT "rows c,m,d 1; catalog k 1; infos i " /* and infofreeze.c's magic */ "PSI2"
+#define PSFS_DISK_FORMAT "rows c,m,d 1; catalog k 1; infos i " INFOFREEZE_MAGIC
 
 /* Opens the cache kept across mounts (diskmemo.h) where -o cache_dir or
  * the XDG base directories say, and backs the overview rows with it.  -1

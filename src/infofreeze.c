@@ -6,7 +6,7 @@
 #include <string.h>
 #include "infofreeze.h"
 
-#define FREEZE_MAGIC "PSI2"
+#define FREEZE_MAGIC INFOFREEZE_MAGIC
 
 struct frozen_state {
 	int32_t header, dropped, has_name, pad;

@@ -14,6 +14,10 @@
 #include "ps_error.h"
 #include "sessioninfo.h"
 
+/* The layout of the bytes: the disk cache's format names it, so a cache
+ * of another layout is made again (infofreeze_take refuses it anyway). */
+#define INFOFREEZE_MAGIC "PSI2"
+
 /* Appends info (its path excepted) to out.  PS_ERR_NOMEM (out may have
  * grown). */
 ps_err infofreeze_put(const struct sessioninfo *info, struct buf *out);

@@ -3,6 +3,7 @@
 #include <math.h>
 #include <string.h>
 #include "helpers.h"
+#include "infohelpers.h"
 #include "sessioninfo.h"
 #include "suites.h"
 
@@ -15,31 +16,6 @@ static struct sessioninfo *load(const char *path)
 	struct sessioninfo *info;
 	ck_assert_int_eq(sessioninfo_load(path, &info), PS_OK);
 	return info;
-}
-
-/* Everything pi would see must be equal. */
-static void assert_same(const struct sessioninfo *a, const struct sessioninfo *b)
-{
-	size_t la, lb;
-	ck_assert_int_eq(a->is_session, b->is_session);
-	ck_assert_str_eq(a->id, b->id);
-	ck_assert_str_eq(a->cwd, b->cwd);
-	ck_assert_int_eq(!a->name, !b->name);
-	if (a->name)
-		ck_assert_str_eq(a->name, b->name);
-	ck_assert_int_eq(isnan(a->modified_ms), isnan(b->modified_ms));
-	if (!isnan(a->modified_ms))
-		ck_assert_double_eq(a->modified_ms, b->modified_ms);
-	ck_assert_uint_eq(a->message_count, b->message_count);
-	const char *fa = sessioninfo_first_message(a, &la), *fb = sessioninfo_first_message(b, &lb);
-	ck_assert_uint_eq(la, lb);
-	ck_assert_int_eq(memcmp(fa, fb, la), 0);
-	ck_assert_uint_eq(a->text.len, b->text.len);
-	ck_assert_uint_eq(a->lower.len, b->lower.len);
-	if (a->text.len) {
-		ck_assert_int_eq(memcmp(a->text.data, b->text.data, a->text.len), 0);
-		ck_assert_int_eq(memcmp(a->lower.data, b->lower.data, a->lower.len), 0);
-	}
 }
 
 START_TEST(test_fields)
@@ -160,7 +136,7 @@ START_TEST(test_incremental)
 		ck_assert_int_eq(sessioninfo_refresh(info, &changed), PS_OK);
 		ck_assert_int_eq(changed, 1);
 		struct sessioninfo *fresh = load(path);
-		assert_same(info, fresh);
+		helper_assert_same_info(info, fresh);
 		sessioninfo_free(fresh);
 		ck_assert_int_eq(sessioninfo_refresh(info, &changed), PS_OK);
 		ck_assert_int_eq(changed, 0); /* nothing new: nothing read */
@@ -172,7 +148,7 @@ START_TEST(test_incremental)
 	helper_rewrite(path, HEADER USER("b1", "replaced text here", 50));
 	ck_assert_int_eq(sessioninfo_refresh(info, NULL), PS_OK);
 	struct sessioninfo *fresh = load(path);
-	assert_same(info, fresh);
+	helper_assert_same_info(info, fresh);
 	ck_assert_str_eq(info->text.data, "replaced text here");
 	sessioninfo_free(fresh);
 	sessioninfo_free(info);
@@ -237,7 +213,7 @@ static void assert_fast_same(const char *body, size_t len, int want_fast, const 
 	if (want_fast >= 0)
 		ck_assert_msg((fast->fast_messages > 0) == want_fast, "fast path %s: %s",
 			      want_fast ? "declined" : "taken", what);
-	assert_same(fast, ref);
+	helper_assert_same_info(fast, ref);
 	ck_assert_int_eq(isnan(fast->created_ms), isnan(ref->created_ms));
 	sessioninfo_free(fast);
 	sessioninfo_free(ref);
