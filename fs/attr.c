@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include "attr.h"
 #include "caller.h"
+#include "cwdnew.h"
 #include "content.h"
 #include "journal.h"
 #include "layout.h"
@@ -97,6 +98,8 @@ static int psfs_overlay_stat(const char *path, struct stat *st)
 	struct overlay_node *node = overlay_get(psfs_overlay(), path);
 	if (node && node->kind == OVERLAY_HIDDEN)
 		res = -ENOENT;
+	else if (node && node->kind == OVERLAY_CWD && !cwdnew_visible(node))
+		res = 0; /* another caller's: as if it were not there */
 	else if (node) {
 		/* A saved name outlives every lookup the kernel may cache. */
 		if (node->kind == OVERLAY_SAVED)

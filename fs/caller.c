@@ -95,9 +95,15 @@ int psfs_caller_may_read(const struct psfs_caller *c, uid_t uid, gid_t gid, mode
 	return (psfs_caller_bits(c, uid, gid, mode) & S_IRUSR) != 0;
 }
 
+int psfs_caller_may_write_in(const struct psfs_caller *c, const struct stat *dir)
+{
+	return (psfs_caller_bits(c, dir->st_uid, dir->st_gid, dir->st_mode) & (S_IWUSR | S_IXUSR)) ==
+	       (S_IWUSR | S_IXUSR);
+}
+
 int psfs_caller_may_remove(const struct psfs_caller *c, const struct stat *dir, const struct stat *file)
 {
-	if ((psfs_caller_bits(c, dir->st_uid, dir->st_gid, dir->st_mode) & (S_IWUSR | S_IXUSR)) != (S_IWUSR | S_IXUSR))
+	if (!psfs_caller_may_write_in(c, dir))
 		return 0;
 	/* The sticky bit (/tmp): only the file's or the directory's owner. */
 	return !(dir->st_mode & S_ISVTX) || c->uid == 0 || c->uid == file->st_uid || c->uid == dir->st_uid;

@@ -52,6 +52,9 @@ pid_t psfs_caller_process(void);
  * a member of the group by the group bits; anyone else by the others'. */
 int psfs_caller_may_read(const struct psfs_caller *c, uid_t uid, gid_t gid, mode_t mode);
 
+/* Whether c may make a name in dir: write and search permission. */
+int psfs_caller_may_write_in(const struct psfs_caller *c, const struct stat *dir);
+
 /* Whether c may remove a file from a directory, as the kernel decides
  * it: write and search permission on dir, and, where dir is sticky, c
  * owns the file or dir (or is root). */

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "caller.h"
+#include "cwdnew.h"
 #include "journal.h"
 #include "ops_internal.h"
 #include "sessionops.h"
@@ -97,11 +98,18 @@ static int psfs_readdir_all(const char *path, void *buf, fuse_fill_dir_t filler,
 	overlay_lock(psfs_overlay());
 	struct overlay_node *ov = overlay_get(psfs_overlay(), path);
 	pending = ov && ov->kind == OVERLAY_BRANCH;
+	int kept = ov && ov->kind == OVERLAY_CWD && cwdnew_visible(ov);
 	overlay_unlock(psfs_overlay());
 	filler(buf, ".", NULL, 0, 0);
 	filler(buf, "..", NULL, 0, 0);
-	if (views_owns(path))
-		return views_readdir(fs, path, buf, filler);
+	if (views_owns(path)) {
+		res = views_readdir(fs, path, buf, filler);
+		/* Directories made under by-cwd/ beside what the catalog
+		 * shows; one it does not know holds only what was made in it. */
+		if (res == -ENOENT && kept)
+			res = 0;
+		return res || !cwdnew_owns(path) ? res : cwdnew_readdir(fs, path, buf, filler, 1);
+	}
 	if (search_owns(path, &p))
 		return search_readdir(fs, path, &p, buf, filler);
 	if (pending) {

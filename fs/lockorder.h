@@ -8,6 +8,7 @@
 #define PSFS_LOCKORDER_H
 
 enum lock_level {
+	LOCK_CWD_START, /* starting a session in a new directory (cwdnew.c): one at a time */
 	LOCK_DRAFT,   /* a draft's (draft.h): one at a time */
 	LOCK_SESSION, /* a session's, through store_acquire (src/store.h) */
 	LOCK_OVERLAY, /* the overlay's namespace (overlay.h) */
@@ -23,7 +24,7 @@ extern _Thread_local unsigned lockorder_held[LOCK_LEVELS];
 
 static inline void lockorder_take(enum lock_level level)
 {
-	static const char *const names[LOCK_LEVELS] = { "draft", "session", "overlay", "journal" };
+	static const char *const names[LOCK_LEVELS] = { "cwd start", "draft", "session", "overlay", "journal" };
 	for (int l = level; l < LOCK_LEVELS; l++) {
 		/* Sessions nest (a fork reads its source while the catalog
 		 * takes the new one); every other level is taken once. */

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "commit.h"
+#include "cwdnew.h"
 #include "journal.h"
 #include "ops_internal.h"
 #include "content.h"
@@ -112,7 +113,26 @@ static int psfs_is_side_name(const char *name)
 	       psfs_ends_with(name, ".tmp") || psfs_ends_with(name, ".swp");
 }
 
+static int psfs_create_in(const char *path, mode_t mode, struct fuse_file_info *fi);
+
 int psfs_create(const char *path, mode_t mode, struct fuse_file_info *fi)
+{
+	char *started = NULL;
+	int res;
+
+	/* The first file made in a directory made under by-cwd/ starts its
+	 * session; the file is then made there. */
+	const char *base = strrchr(path, '/') + 1;
+	if (cwdnew_start(path, commit_is_entry_name(base), &started, &res)) {
+		if (!res)
+			res = psfs_create_in(started, mode, fi);
+		free(started);
+		return res;
+	}
+	return psfs_create_in(path, mode, fi);
+}
+
+static int psfs_create_in(const char *path, mode_t mode, struct fuse_file_info *fi)
 {
 	enum psfs_dir kind;
 	int res = psfs_parent_kind(path, &kind);
@@ -412,9 +432,13 @@ int psfs_mkdir(const char *path, mode_t mode)
 		free(dir);
 		return -EPERM;
 	}
+	if (cwdnew_owns(dir)) {
+		free(dir);
+		return cwdnew_mkdir(path, name, mode);
+	}
 	if (views_owns(dir)) {
 		journal_log("refused mkdir %s: the views hold links to sessions, not sessions; mkdir PROJECT/NAME "
-			    "starts one (the project folder by-cwd leads to: cd -P by-cwd/...; ls -l shows it)",
+			    "starts one, or mkdir -p by-cwd/PATH/NAME for the directory PATH",
 			    path);
 		free(dir);
 		return -EPERM;
@@ -429,8 +453,8 @@ int psfs_mkdir(const char *path, mode_t mode)
 		 * a cwd, and the folder's name does not give that cwd back. */
 		journal_log("refused mkdir %s: project folders are made by pi, the first time it saves a session for a "
 			    "directory, and a folder's name does not say its directory exactly ('-' stands for '/', '\\' "
-			    "and ':'); run pi once in that directory, or make the folder in the store yourself, then "
-			    "mkdir PROJECT/NAME starts a session in it",
+			    "and ':'); to start a session in a directory that has no folder yet, mkdir -p "
+			    "by-cwd/PATH/NAME and write its first entry file there (echo TEXT > by-cwd/PATH/NAME/ask.md)",
 			    path);
 		free(dir);
 		return -EPERM;
@@ -518,6 +542,9 @@ out:
 
 int psfs_rmdir(const char *path)
 {
+	int kept_res;
+	if (cwdnew_rmdir(path, &kept_res))
+		return kept_res;
 	overlay_lock(psfs_overlay());
 	struct overlay_node *ov = overlay_get(psfs_overlay(), path);
 	int res;

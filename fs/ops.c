@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/statvfs.h>
+#include "cwdnew.h"
 #include "layout.h"
 #include "overlay.h"
 #include "ops_internal.h"
@@ -129,29 +130,147 @@ static void *psfs_init(struct fuse_conn_info *conn, struct fuse_config *cfg)
 	return fs;
 }
 
+/* Every path a handler is given goes through cwdnew_alias first: below a
+ * directory made in by-cwd/ that started a session, a path stands for the
+ * same one in the session's directory (cwdnew.h). */
+#define PSFS_ALIASED(path, call)                     \
+	do {                                         \
+		char *alias_;                        \
+		int res_ = cwdnew_alias(&(path), &alias_); \
+		if (!res_)                           \
+			res_ = (call);               \
+		free(alias_);                        \
+		return res_;                         \
+	} while (0)
+
+static int psfs_aliased_getattr(const char *path, struct stat *st, struct fuse_file_info *fi)
+{
+	PSFS_ALIASED(path, psfs_getattr(path, st, fi));
+}
+
+static int psfs_aliased_opendir(const char *path, struct fuse_file_info *fi)
+{
+	PSFS_ALIASED(path, psfs_opendir(path, fi));
+}
+
+static int psfs_aliased_readdir(const char *path, void *buf, fuse_fill_dir_t filler, off_t offset,
+				struct fuse_file_info *fi, enum fuse_readdir_flags flags)
+{
+	PSFS_ALIASED(path, psfs_readdir(path, buf, filler, offset, fi, flags));
+}
+
+static int psfs_aliased_readlink(const char *path, char *buf, size_t size)
+{
+	PSFS_ALIASED(path, psfs_readlink(path, buf, size));
+}
+
+static int psfs_aliased_open(const char *path, struct fuse_file_info *fi)
+{
+	PSFS_ALIASED(path, psfs_open(path, fi));
+}
+
+static int psfs_aliased_read(const char *path, char *buf, size_t size, off_t off, struct fuse_file_info *fi)
+{
+	PSFS_ALIASED(path, psfs_read(path, buf, size, off, fi));
+}
+
+static int psfs_aliased_write(const char *path, const char *buf, size_t size, off_t off, struct fuse_file_info *fi)
+{
+	PSFS_ALIASED(path, psfs_write(path, buf, size, off, fi));
+}
+
+static int psfs_aliased_truncate(const char *path, off_t size, struct fuse_file_info *fi)
+{
+	PSFS_ALIASED(path, psfs_truncate(path, size, fi));
+}
+
+static int psfs_aliased_flush(const char *path, struct fuse_file_info *fi)
+{
+	PSFS_ALIASED(path, psfs_flush(path, fi));
+}
+
+static int psfs_aliased_fsync(const char *path, int datasync, struct fuse_file_info *fi)
+{
+	PSFS_ALIASED(path, psfs_fsync(path, datasync, fi));
+}
+
+static int psfs_aliased_release(const char *path, struct fuse_file_info *fi)
+{
+	PSFS_ALIASED(path, psfs_release(path, fi));
+}
+
+static int psfs_aliased_unlink(const char *path)
+{
+	PSFS_ALIASED(path, psfs_unlink(path));
+}
+
+static int psfs_aliased_mkdir(const char *path, mode_t mode)
+{
+	PSFS_ALIASED(path, psfs_mkdir(path, mode));
+}
+
+static int psfs_aliased_rmdir(const char *path)
+{
+	PSFS_ALIASED(path, psfs_rmdir(path));
+}
+
+/* The link's own path; its target is text, read where it is used. */
+static int psfs_aliased_symlink(const char *target, const char *path)
+{
+	PSFS_ALIASED(path, psfs_symlink(target, path));
+}
+
+static int psfs_aliased_rename(const char *from, const char *to, unsigned int flags)
+{
+	char *from_alias = NULL, *to_alias = NULL;
+	int res = cwdnew_alias(&from, &from_alias);
+	if (!res)
+		res = cwdnew_alias(&to, &to_alias);
+	if (!res)
+		res = psfs_rename(from, to, flags);
+	free(from_alias);
+	free(to_alias);
+	return res;
+}
+
+static int psfs_aliased_chmod(const char *path, mode_t mode, struct fuse_file_info *fi)
+{
+	PSFS_ALIASED(path, psfs_chmod(path, mode, fi));
+}
+
+static int psfs_aliased_chown(const char *path, uid_t uid, gid_t gid, struct fuse_file_info *fi)
+{
+	PSFS_ALIASED(path, psfs_chown(path, uid, gid, fi));
+}
+
+static int psfs_aliased_utimens(const char *path, const struct timespec tv[2], struct fuse_file_info *fi)
+{
+	PSFS_ALIASED(path, psfs_utimens(path, tv, fi));
+}
+
 const struct fuse_operations psfs_ops = {
 	.init = psfs_init,
-	.getattr = psfs_getattr,
-	.opendir = psfs_opendir,
-	.readdir = psfs_readdir,
+	.getattr = psfs_aliased_getattr,
+	.opendir = psfs_aliased_opendir,
+	.readdir = psfs_aliased_readdir,
 	.releasedir = psfs_releasedir,
-	.readlink = psfs_readlink,
-	.open = psfs_open,
+	.readlink = psfs_aliased_readlink,
+	.open = psfs_aliased_open,
 	.create = psfs_create,
-	.read = psfs_read,
-	.write = psfs_write,
-	.truncate = psfs_truncate,
-	.flush = psfs_flush,
-	.fsync = psfs_fsync,
-	.release = psfs_release,
-	.unlink = psfs_unlink,
-	.mkdir = psfs_mkdir,
-	.rmdir = psfs_rmdir,
-	.symlink = psfs_symlink,
-	.rename = psfs_rename,
-	.chmod = psfs_chmod,
-	.chown = psfs_chown,
-	.utimens = psfs_utimens,
+	.read = psfs_aliased_read,
+	.write = psfs_aliased_write,
+	.truncate = psfs_aliased_truncate,
+	.flush = psfs_aliased_flush,
+	.fsync = psfs_aliased_fsync,
+	.release = psfs_aliased_release,
+	.unlink = psfs_aliased_unlink,
+	.mkdir = psfs_aliased_mkdir,
+	.rmdir = psfs_aliased_rmdir,
+	.symlink = psfs_aliased_symlink,
+	.rename = psfs_aliased_rename,
+	.chmod = psfs_aliased_chmod,
+	.chown = psfs_aliased_chown,
+	.utimens = psfs_aliased_utimens,
 	.setxattr = psfs_setxattr,
 	.getxattr = psfs_getxattr,
 	.listxattr = psfs_listxattr,

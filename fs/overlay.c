@@ -261,6 +261,7 @@ void overlay_stat(const struct overlay_node *node, struct stat *st)
 	st->st_mtim = st->st_ctim = st->st_atim = node->mtime;
 	switch (node->kind) {
 	case OVERLAY_BRANCH:
+	case OVERLAY_CWD:
 		st->st_mode = S_IFDIR | (node->mode & 07777);
 		st->st_nlink = 2;
 		break;

@@ -19,6 +19,9 @@ enum overlay_kind {
 	OVERLAY_SYMLINK,  /* a scratch symlink (emacs's .#f lock): data is the target */
 	OVERLAY_HIDDEN,   /* an entry file renamed away: the path looks absent */
 	OVERLAY_BRANCH,   /* a pending branch made by mkdir NNNN~name */
+	OVERLAY_CWD,      /* a directory made by mkdir under by-cwd/ (cwdnew.h): link is
+			   * NULL until a file made in it starts a session, then that
+			   * session's "/PROJECT/STEM", which the path stands for */
 	OVERLAY_SAVED,    /* a new file that became an entry: its name still answers
 			   * (stat, read, chmod, utimes; an open for writing starts a
 			   * new file) until `expires`, so the calls that follow a save

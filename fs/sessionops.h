@@ -17,6 +17,14 @@ void sessionops_state_free(struct sessionops_state *st);
  * root): a new session named NAME.  0 or -errno, logged. */
 int psfs_session_start(const char *path, const struct psfs_path *parent, const char *name, mode_t mode);
 
+/* A session with that exact cwd, named NAME, in the folder pi names for
+ * the cwd (sessionnew_folder_name), which is made in the store, as the
+ * caller, when it is not there (docs/layout.md "Starting a session in a
+ * new directory").  path is the request's, for the log.  0 with
+ * *session the new "/PROJECT/STEM" (new), or -errno, logged, with
+ * nothing made. */
+int psfs_session_start_cwd(const char *path, const char *cwd, const char *name, mode_t mode, char **session);
+
 /* A listing of the session directory path was read (readdir): the
  * calling process may go on to delete it (docs/layout.md, "Deleting a
  * session"). */

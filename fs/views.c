@@ -8,6 +8,7 @@
 #include "catalog.h"
 #include "escape.h"
 #include "title.h"
+#include "cwdnew.h"
 #include "views.h"
 
 #define VIEWS_RECENT 50
@@ -534,6 +535,18 @@ static void views_stat_dir(struct psfs *fs, struct stat *st)
 	st->st_size = 0;
 }
 
+/* by-cwd/'s directories take the store's write bits: whoever may make a
+ * project folder there may mkdir in them (cwdnew.h); anyone may read
+ * them, as the other views. */
+static void views_stat_cwd_dir(struct psfs *fs, struct stat *st)
+{
+	struct stat store;
+	if (stat(fs->cfg.store, &store) != 0)
+		store.st_mode = 0;
+	views_stat_dir(fs, st);
+	st->st_mode |= store.st_mode & 0222;
+}
+
 static void views_stat_link(struct psfs *fs, size_t target_len, struct stat *st)
 {
 	views_stat_dir(fs, st);
@@ -670,6 +683,8 @@ int views_getattr(struct psfs *fs, const char *path, struct stat *st)
 		return res;
 	if (target)
 		views_stat_link(fs, strlen(target), st);
+	else if (cwdnew_owns(path))
+		views_stat_cwd_dir(fs, st);
 	else
 		views_stat_dir(fs, st);
 	free(target);

@@ -148,3 +148,18 @@ ps_err sessionnew_create(int dirfd, const char *cwd, mode_t mode, uid_t uid, gid
 		err = PS_ERR_NOMEM;
 	return err;
 }
+
+char *sessionnew_folder_name(const char *cwd)
+{
+	if (*cwd == '/' || *cwd == '\\')
+		cwd++;
+	size_t n = strlen(cwd);
+	char *name = malloc(n + 5);
+	if (!name)
+		return NULL;
+	memcpy(name, "--", 2);
+	for (size_t i = 0; i < n; i++)
+		name[2 + i] = cwd[i] == '/' || cwd[i] == '\\' || cwd[i] == ':' ? '-' : cwd[i];
+	memcpy(name + 2 + n, "--", 3);
+	return name;
+}

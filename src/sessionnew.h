@@ -58,4 +58,10 @@ ps_err sessionnew_write(int dirfd, const char *stem, const char *text, size_t le
  * nothing is left behind). */
 ps_err sessionnew_create(int dirfd, const char *cwd, mode_t mode, uid_t uid, gid_t gid, char **stem);
 
+/* The project folder pi's getDefaultSessionDir keeps a cwd's sessions in:
+ * `--${cwd.replace(/^[/\\]/, "").replace(/[/\\:]/g, "-")}--`, for a cwd
+ * already resolved (absolute, no "." or ".." or trailing '/').  cwd is
+ * borrowed; a new string, or NULL without memory.  "/" gives "----". */
+char *sessionnew_folder_name(const char *cwd);
+
 #endif

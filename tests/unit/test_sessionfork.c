@@ -13,6 +13,7 @@
 #include "jsonout.h"
 #include "sessionfork.h"
 #include "sessionforkfrom.h"
+#include "sessionnew.h"
 #include "suites.h"
 
 static char *q(const char *s)
@@ -574,6 +575,26 @@ START_TEST(test_forkfrom_refusals_leave_nothing)
 }
 END_TEST
 
+/* pi's getDefaultSessionDirPath: the leading '/' or '\\' dropped, every
+ * '/', '\\' and ':' a '-', between "--" and "--". */
+START_TEST(test_folder_named_as_pi_names_it)
+{
+	static const char *const cases[][2] = {
+		{ "/home/ana/new-proj", "--home-ana-new-proj--" },
+		{ "/srv/x:y/a-b c", "--srv-x-y-a-b c--" },
+		{ "/", "----" },
+		{ "\\share\\dir", "--share-dir--" },
+		{ "/caf\xc3\xa9/~u", "--caf\xc3\xa9-~u--" },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		char *name = sessionnew_folder_name(cases[i][0]);
+		ck_assert_ptr_nonnull(name);
+		ck_assert_str_eq(name, cases[i][1]);
+		free(name);
+	}
+}
+END_TEST
+
 Suite *sessionfork_suite(void)
 {
 	Suite *s = suite_create("sessionfork");
@@ -595,6 +616,9 @@ Suite *sessionfork_suite(void)
 	tcase_add_test(t, test_forkfrom_copies_every_line_raw);
 	tcase_add_test(t, test_forkfrom_name_after_the_last_line);
 	tcase_add_test(t, test_forkfrom_refusals_leave_nothing);
+	suite_add_tcase(s, t);
+	t = tcase_create("new");
+	tcase_add_test(t, test_folder_named_as_pi_names_it);
 	suite_add_tcase(s, t);
 	return s;
 }
