@@ -116,6 +116,25 @@ f=("$STORE/--srv-race--"/*.jsonl)
 assert_eq "one session" 1 "${#f[@]}"
 assert_eq "with the four messages" 4 "$(grep -c '"role":"user"' "${f[0]}")"
 
+# --- names that cannot be ---------------------------------------------------------
+long_a=$(printf 'a%.0s' {1..150})
+long_b=$(printf 'b%.0s' {1..150})
+assert_true "a deep path's directories" mkdir -p "$MNT/by-cwd/$long_a/$long_b/x"
+assert_errno "File name too long" bash -c "echo hi > '$MNT/by-cwd/$long_a/$long_b/x/a.md'"
+assert_contains "logged: pi's folder name would be too long" "longer than a file name may be" "$(cat "$MNT/.pisessionfs/log")"
+assert_true "a name that is not UTF-8 is kept" mkdir -p "$MNT/by-cwd/srv/bad/$(printf 'n\xff')"
+assert_errno "Invalid argument" bash -c "echo hi > '$MNT/by-cwd/srv/bad/$(printf 'n\xff')/a.md'"
+assert_eq "neither made anything" "" "$(find "$STORE" -maxdepth 1 \( -name '--a*' -o -name '--srv-bad*' \))"
+
+# --- rm -r of a started one deletes its session, as of its session directory --------
+mkdir -p "$MNT/by-cwd/srv/gone/soon"
+echo bye >"$MNT/by-cwd/srv/gone/soon/a.md"
+gone=("$STORE/--srv-gone--"/*.jsonl)
+assert_eq "a session to delete" 1 "${#gone[@]}"
+assert_true "rm -r of it" rm -r "$MNT/by-cwd/srv/gone/soon"
+assert_missing "${gone[0]}"
+assert_eq "its file is in the trash" 1 "$(ls "$XDG_DATA_HOME/Trash/files/" | grep -c "$(basename "${gone[0]}")")"
+
 # --- a user who may not write the store's folder --------------------------------
 mkdir -p "$STORE/--srv-locked--"
 chmod 755 "$STORE/--srv-locked--"
