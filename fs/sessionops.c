@@ -113,13 +113,14 @@ out:
 
 /* The folder pi keeps cwd's sessions in, opened (*fd) and named
  * (*project, new), made in the store when it is not there yet: as the
- * caller, who must be allowed to write there.  0 or -errno, logged. */
-static int psfs_cwd_folder(const char *path, const char *cwd, mode_t mode, char **project, int *fd)
+ * caller, who must be allowed to write there (*made then says so).  0 or
+ * -errno, logged, with nothing made. */
+static int psfs_cwd_folder(const char *path, const char *cwd, mode_t mode, char **project, int *fd, int *made)
 {
 	struct psfs *fs = psfs_self();
 	struct psfs_caller who;
 	struct stat dir;
-	int root = -1, res = 0, made = 0;
+	int root = -1, res = 0;
 	ps_err err;
 
 	psfs_caller_get(&who);
@@ -146,15 +147,16 @@ static int psfs_cwd_folder(const char *path, const char *cwd, mode_t mode, char 
 			res = -EACCES;
 			goto out;
 		}
-		if (mkdirat(root, *project, (mode & 0777) | 0700) != 0 && errno != EEXIST) {
+		if (mkdirat(root, *project, (mode & 0777) | 0700) == 0) {
+			*made = 1;
+		} else if (errno != EEXIST) { /* EEXIST: made meanwhile, by pi or another mount */
 			res = -errno;
 			journal_log("refused starting a session in %s: the folder %s could not be made: %s", path,
 				    *project, strerror(errno));
 			goto out;
 		}
-		made = 1;
 		/* pi's mkdirSync makes it its own user's; so for the caller. */
-		if (geteuid() == 0 && fchownat(root, *project, who.uid, who.gid, AT_SYMLINK_NOFOLLOW) != 0) {
+		if (*made && geteuid() == 0 && fchownat(root, *project, who.uid, who.gid, AT_SYMLINK_NOFOLLOW) != 0) {
 			res = -errno;
 			unlinkat(root, *project, AT_REMOVEDIR);
 			goto out;
@@ -166,7 +168,7 @@ static int psfs_cwd_folder(const char *path, const char *cwd, mode_t mode, char 
 	}
 	if ((err = store_open_project(fs->store, *project, fd))) {
 		res = -psfs_errno(err);
-		if (made)
+		if (*made)
 			unlinkat(root, *project, AT_REMOVEDIR);
 	}
 out:
@@ -179,19 +181,33 @@ out:
 	return res;
 }
 
+/* Removes the folder psfs_cwd_folder made, if it is still empty. */
+static void psfs_cwd_folder_unmake(const char *project)
+{
+	int root;
+	if (store_open_project(psfs_self()->store, "", &root))
+		return;
+	unlinkat(root, project, AT_REMOVEDIR);
+	close(root);
+}
+
 int psfs_session_start_cwd(const char *path, const char *cwd, const char *name, mode_t mode, char **session)
 {
 	char *project = NULL, *stem = NULL;
-	int fd = -1, res;
+	int fd = -1, res, made = 0;
 
 	*session = NULL;
 	if (!jstext_utf8_valid(name, strlen(name)) || !jstext_utf8_valid(cwd, strlen(cwd))) {
 		journal_log("refused starting a session in %s: a session's name and cwd are UTF-8 text", path);
 		return -EINVAL;
 	}
-	if ((res = psfs_cwd_folder(path, cwd, mode, &project, &fd)))
+	if ((res = psfs_cwd_folder(path, cwd, mode, &project, &fd, &made)))
 		return res;
 	res = psfs_session_begin(path, project, fd, name, cwd, mode, &stem);
+	/* A session file that could not be made leaves no folder behind (one
+	 * that was made but not named stays: it is a session). */
+	if (res && !stem && made)
+		psfs_cwd_folder_unmake(project);
 	if (!res && asprintf(session, "/%s/%s", project, stem) < 0) {
 		*session = NULL;
 		res = -ENOMEM;
