@@ -9,6 +9,10 @@
  * Attributes and names are not cached (timeouts 0, like NFS with noac), so
  * what the tests measure is the daemon's own delay, not this helper's.
  *
+ * PT_OPEN_DELAY_MS=N in the environment makes every open of a file take N
+ * ms more: a store on a slow network, where a store-wide build takes long
+ * enough for a test to give up in the middle of it.
+ *
  * Only what a session store needs: no hard links, xattrs, locks or
  * special files.  Paths are resolved relative to a descriptor of BACKING
  * opened at start, so the mount keeps working if BACKING's own path is
@@ -29,6 +33,7 @@
 #include <unistd.h>
 
 static int pt_root = -1;
+static unsigned pt_open_delay_ms; /* PT_OPEN_DELAY_MS */
 
 /* FUSE paths start with "/"; the *at() calls want them relative. */
 static const char *pt_rel(const char *path)
@@ -140,6 +145,8 @@ static int pt_utimens(const char *path, const struct timespec tv[2], struct fuse
  * through this mount stay as atomic as on the backing file system. */
 static int pt_open(const char *path, struct fuse_file_info *fi)
 {
+	if (pt_open_delay_ms)
+		usleep(pt_open_delay_ms * 1000u);
 	int fd = openat(pt_root, pt_rel(path), fi->flags | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
@@ -232,7 +239,10 @@ int main(int argc, char *argv[])
 	struct fuse_loop_config *loop = NULL;
 	struct fuse *fuse = NULL;
 	int ret = 1, mounted = 0, signals = 0;
+	const char *delay = getenv("PT_OPEN_DELAY_MS");
 
+	if (delay)
+		pt_open_delay_ms = (unsigned)strtoul(delay, NULL, 10);
 	if (argc < 3 || argv[1][0] == '-') {
 		fprintf(stderr, "usage: %s BACKING MOUNTPOINT [-f] [-o OPTIONS]\n", argv[0]);
 		goto out;

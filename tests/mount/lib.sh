@@ -123,6 +123,23 @@ let_others_reach() {
 	done
 }
 
+# passthrough_helper: sets HELPER to tests/helpers/passthrough_store.c's
+# binary (PSFS_PASSTHROUGH, else beside the daemon's build), or dies.
+passthrough_helper() {
+	HELPER=${PSFS_PASSTHROUGH:-}
+	local c
+	if [[ -z $HELPER ]]; then
+		for c in "$(dirname "$DAEMON")/tests/passthrough-store" "$LIB_DIR/../../build/tests/passthrough-store"; do
+			if [[ -x $c ]]; then
+				HELPER=$c
+				break
+			fi
+		done
+	fi
+	[[ -n $HELPER && -x $HELPER ]] ||
+		die "the passthrough helper is not built (make build/tests/passthrough-store; make check-mount builds it and sets PSFS_PASSTHROUGH)"
+}
+
 # need_pi: pi 1.6.0 and its Node.js (tests/setup-pi.sh; PI_REF_DIR names
 # an installed copy) in PI_NODE and PI_SESSION_MANAGER.  Without them a
 # test cannot check what it promises: it fails, it does not skip.

@@ -13,17 +13,7 @@
 
 HERE=$(cd "$(dirname "$0")" && pwd)
 PY=$(python3 -c 'import sys; print(sys.executable)')
-HELPER=${PSFS_PASSTHROUGH:-}
-if [[ -z $HELPER ]]; then
-	for c in "$(dirname "$DAEMON")/tests/passthrough-store" "$HERE/../../build/tests/passthrough-store"; do
-		if [[ -x $c ]]; then
-			HELPER=$c
-			break
-		fi
-	done
-fi
-[[ -n $HELPER && -x $HELPER ]] ||
-	die "the passthrough helper is not built (make build/tests/passthrough-store; make check-mount builds it and sets PSFS_PASSTHROUGH)"
+passthrough_helper
 
 # The kernel cache timeout of the mount under test; every change must show
 # within it plus a margin (poll limits are stretched by TIME_SCALE).

@@ -15,12 +15,7 @@
 . "$(dirname "$0")/lib.sh" "$@"
 
 REPO=$(cd "$(dirname "$0")/../.." && pwd)
-HELPER=${PSFS_PASSTHROUGH:-}
-for c in "$(dirname "$DAEMON")/tests/passthrough-store" "$REPO/build/tests/passthrough-store"; do
-	[[ -z $HELPER && -x $c ]] && HELPER=$c
-done
-[[ -n $HELPER && -x $HELPER ]] ||
-	die "the passthrough helper is not built (make build/tests/passthrough-store)"
+passthrough_helper
 mkdir -p "$STORE/--w--"
 {
 	header 3
