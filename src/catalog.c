@@ -13,6 +13,11 @@
 struct ps_catalog {
 	struct ps_store *store;
 	pthread_mutex_t lock;
+	/* A scan reads the sessions it finds changed without the lock, so
+	 * that lookups go on meanwhile (a cold store: seconds); a second
+	 * caller that would scan waits for the first's. */
+	pthread_cond_t scan_done;
+	int scanning;
 	struct catalog_session *items;
 	size_t n, cap;
 	int64_t scanned_ns;
@@ -87,6 +92,7 @@ ps_err catalog_new(struct ps_store *store, struct ps_catalog **out)
 		return PS_ERR_NOMEM;
 	cat->store = store;
 	pthread_mutex_init(&cat->lock, NULL);
+	pthread_cond_init(&cat->scan_done, NULL);
 	pthread_mutex_init(&cat->pending_lock, NULL);
 	*out = cat;
 	return PS_OK;
@@ -142,6 +148,7 @@ void catalog_free(struct ps_catalog *cat)
 	}
 	pthread_mutex_destroy(&cat->pending_lock);
 	pthread_mutex_destroy(&cat->lock);
+	pthread_cond_destroy(&cat->scan_done);
 	free(cat);
 }
 
@@ -192,6 +199,7 @@ static void catalog_apply_pending(struct ps_catalog *cat)
 			c->name = rev->name;
 			c->title = rev->title;
 			rev->name = rev->title = NULL;
+			c->gen++;
 		}
 		free(rev->project);
 		free(rev->stem);
@@ -313,13 +321,49 @@ static void catalog_read(struct ps_catalog *cat, struct catalog_session *c, cons
 		catalog_read_keep(cat, c, &stamp);
 }
 
+/* A session a scan found changed, read after the scan let go of the lock. */
+struct catalog_read_later {
+	struct catalog_session got; /* project and stem, then what was read */
+	struct stat st;             /* the file as listed */
+	unsigned gen;               /* the table's entry's, when listed */
+	int fresh;                  /* still that file after the read */
+};
+
 struct catalog_walk {
 	struct ps_catalog *cat;
 	const char *project;
 	ps_err err;
 	struct fileset files; /* the session files met: one reached twice is listed once */
 	int links;  /* this pass lists the symlinked project folders (else the real ones) */
+	int later;  /* changed sessions go to reads[] rather than being read at once */
+	struct catalog_read_later *reads;
+	size_t n_reads, cap_reads;
 };
+
+/* Queues c (listed as st) to be read without the lock: 0 or -1. */
+static int catalog_read_queue(struct catalog_walk *w, const struct catalog_session *c, const struct stat *st)
+{
+	if (w->n_reads == w->cap_reads) {
+		size_t cap = w->cap_reads ? 2 * w->cap_reads : 64;
+		struct catalog_read_later *reads = realloc(w->reads, cap * sizeof *reads);
+		if (!reads)
+			return -1;
+		w->reads = reads;
+		w->cap_reads = cap;
+	}
+	struct catalog_read_later *r = &w->reads[w->n_reads];
+	memset(r, 0, sizeof *r);
+	r->got.project = strdup(c->project);
+	r->got.stem = strdup(c->stem);
+	if (!r->got.project || !r->got.stem) {
+		catalog_session_clear(&r->got);
+		return -1;
+	}
+	r->st = *st;
+	r->gen = c->gen;
+	w->n_reads++;
+	return 0;
+}
 
 static struct catalog_session *catalog_find(struct ps_catalog *cat, const char *project, const char *stem)
 {
@@ -377,11 +421,67 @@ static int catalog_on_session(void *ctx, const char *name, const struct stat *st
 	c->uid = st->st_uid;
 	c->gid = st->st_gid;
 	if (c->size != (uint64_t)st->st_size || c->mtime_ns != mtime) {
+		if (w->later) {
+			if (catalog_read_queue(w, c, st)) {
+				w->err = PS_ERR_NOMEM;
+				return 1;
+			}
+			return 0;
+		}
 		c->size = (uint64_t)st->st_size;
 		c->mtime_ns = mtime;
 		catalog_read(cat, c, st);
+		c->gen++;
 	}
 	return 0;
+}
+
+/* The scan's reads, without the lock (held on entry and on return): each
+ * queued session read, then what was read taken into the table where its
+ * entry did not change meanwhile (a commit's name, an add: newer than
+ * this read); its stamp only where the file did not change either, so
+ * that the next scan reads again what it did not take or took half. */
+static void catalog_read_queued(struct ps_catalog *cat, struct catalog_walk *w)
+{
+	pthread_mutex_unlock(&cat->lock);
+	for (size_t i = 0; i < w->n_reads; i++) {
+		struct catalog_read_later *r = &w->reads[i];
+		struct stat now;
+		catalog_read(cat, &r->got, &r->st);
+		r->fresh = store_stat_session(cat->store, r->got.project, r->got.stem, &now) == PS_OK &&
+			   now.st_dev == r->st.st_dev && now.st_ino == r->st.st_ino &&
+			   now.st_size == r->st.st_size && now.st_mtim.tv_sec == r->st.st_mtim.tv_sec &&
+			   now.st_mtim.tv_nsec == r->st.st_mtim.tv_nsec;
+	}
+	filememo_flush(cat->memo);
+	pthread_mutex_lock(&cat->lock);
+	for (size_t i = 0; i < w->n_reads; i++) {
+		struct catalog_read_later *r = &w->reads[i];
+		struct catalog_session *c = catalog_find(cat, r->got.project, r->got.stem);
+		if (c && c->gen == r->gen) {
+			free(c->id);
+			free(c->cwd);
+			free(c->name);
+			free(c->title);
+			c->id = r->got.id;
+			c->cwd = r->got.cwd;
+			c->name = r->got.name;
+			c->title = r->got.title;
+			c->fork = r->got.fork;
+			r->got.id = r->got.cwd = r->got.name = r->got.title = NULL;
+			/* A file that changed while it was read (pi appending
+			 * to it) is shown as read, and read again next time. */
+			if (r->fresh) {
+				c->size = (uint64_t)r->st.st_size;
+				c->mtime_ns = (int64_t)r->st.st_mtim.tv_sec * 1000000000 + r->st.st_mtim.tv_nsec;
+			}
+			c->gen++;
+		}
+		catalog_session_clear(&r->got);
+	}
+	free(w->reads);
+	w->reads = NULL;
+	w->n_reads = w->cap_reads = 0;
 }
 
 static int catalog_on_project(void *ctx, const char *name, const struct stat *st)
@@ -397,9 +497,17 @@ static int catalog_on_project(void *ctx, const char *name, const struct stat *st
 	return w->err != PS_OK;
 }
 
+/* Brings the table up to date with the store; called, and returning, with
+ * the lock held, which it lets go of while it reads sessions. */
 static ps_err catalog_scan(struct ps_catalog *cat)
 {
-	struct catalog_walk w = { cat, NULL, PS_OK, FILESET_INIT, 0 };
+	struct catalog_walk w = { cat, NULL, PS_OK, FILESET_INIT, 0, 1, NULL, 0, 0 };
+	if (cat->scanning) { /* another's scan: as fresh as this one would be */
+		while (cat->scanning)
+			pthread_cond_wait(&cat->scan_done, &cat->lock);
+		return PS_OK;
+	}
+	cat->scanning = 1;
 	for (size_t i = 0; i < cat->n; i++)
 		cat->items[i].seen = 0;
 	if (cat->index_partial)
@@ -416,7 +524,7 @@ static ps_err catalog_scan(struct ps_catalog *cat)
 			err = w.err;
 	}
 	fileset_free(&w.files);
-	filememo_flush(cat->memo);
+	catalog_read_queued(cat, &w);
 	/* Sessions gone from the store go from the table, but for those in
 	 * the trash whose rm -r is under way (store_bury): their names must
 	 * resolve until its last rmdir, though no view lists them. */
@@ -438,6 +546,8 @@ static ps_err catalog_scan(struct ps_catalog *cat)
 		if (!err)
 			err = rebuilt;
 	}
+	cat->scanning = 0;
+	pthread_cond_broadcast(&cat->scan_done);
 	return err;
 }
 
@@ -481,7 +591,7 @@ ps_err catalog_snapshot(struct ps_catalog *cat, struct catalog_session **out, si
 		copy[count++] = (struct catalog_session){
 			strdup(c->project), strdup(c->stem), strdup(c->id ? c->id : ""), strdup(c->cwd ? c->cwd : ""),
 			strdup(c->name ? c->name : ""), strdup(c->title ? c->title : ""), c->mtime_ns, c->size,
-			c->mode, c->uid, c->gid, 1, c->fork, 0,
+			c->mode, c->uid, c->gid, 1, c->fork, 0, 0,
 		};
 		const struct catalog_session *got = &copy[count - 1];
 		if (!got->project || !got->stem || !got->id || !got->cwd || !got->name || !got->title)
@@ -575,7 +685,7 @@ static int catalog_refresh_for_miss(struct ps_catalog *cat)
 	int read = scan || changed != NULL;
 	while (changed) {
 		struct catalog_pending *next = changed->next;
-		struct catalog_walk w = { cat, changed->project, PS_OK, FILESET_INIT, 0 };
+		struct catalog_walk w = { cat, changed->project, PS_OK, FILESET_INIT, 0, 0, NULL, 0, 0 };
 		struct stat st;
 		/* (After a scan, the scan has read it.) */
 		if (!scan && !changed->stem)
@@ -650,7 +760,7 @@ ps_err catalog_add(struct ps_catalog *cat, const char *project, const char *stem
 	ps_err err = store_stat_session(cat->store, project, stem, &st);
 	if (err)
 		return err;
-	struct catalog_walk w = { cat, project, PS_OK, FILESET_INIT, 0 };
+	struct catalog_walk w = { cat, project, PS_OK, FILESET_INIT, 0, 0, NULL, 0, 0 };
 	pthread_mutex_lock(&cat->lock);
 	catalog_apply_pending(cat);
 	catalog_on_session(&w, stem, &st);

@@ -29,6 +29,9 @@ struct catalog_session {
 	int seen;        /* private: found by the current scan */
 	int fork;        /* the header names a parentSession (pi's /fork made it) */
 	int buried;      /* private: in the trash, its rm -r under way (resolves, not listed) */
+	unsigned gen;    /* private: counts the changes of its fields in the table (a
+			  * scan's read, made without the lock, is dropped when they
+			  * changed meanwhile) */
 };
 
 struct ps_catalog;
