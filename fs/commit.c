@@ -314,7 +314,9 @@ int commit_loadout(struct store_ref *ref, const char *path, const char *text, si
 	char why[256];
 	int res = 0;
 
-	if (!(data = json_loadb(text, len, 0, &error))) {
+	/* Any JSON value: one that is no object is JSON all the same, and
+	 * refused for its shape (loadout_valid says so). */
+	if (!(data = json_loadb(text, len, JSON_DECODE_ANY, &error))) {
 		snprintf(why, sizeof why, "not valid JSON: line %d: %s", error.line, error.text);
 		return commit_refuse(path, text, len, PS_ERR_INVALID, why);
 	}

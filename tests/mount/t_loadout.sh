@@ -96,6 +96,10 @@ refuse "no relativePath" '{"version":1,"overrides":[{"reference":{"type":"skill"
 	"overrides[0].reference.relativePath is not a non-empty string"
 refuse "an override that is a string" '{"version":1,"overrides":["skills/x"]}' "overrides[0] is not an object"
 refuse "an empty file" '' "not valid JSON"
+refuse "an array" '[{"version":1,"overrides":[]}]' 'a loadout is a JSON object with "version" and "overrides"'
+refuse "a string" '"version 1"' 'a loadout is a JSON object'
+refuse "null" 'null' 'a loadout is a JSON object'
+refuse "a number" '1' 'a loadout is a JSON object'
 assert_contains "the refused text is kept" '"version":2' "$(fsx cat "$MNT/.pisessionfs/rejected/"*loadout.json* | tr -d '\n')"
 assert_eq "after the refusals, the loadout is as it was" "$RESET" "$(loadout)"
 
