@@ -277,6 +277,36 @@ static uint32_t psfs_label_target(struct ps_session *s, const struct psfs_path *
 	return PS_NIL;
 }
 
+/* The temporary name `ln -sf` (gnulib's force_symlinkat) makes its link
+ * under, before it renames it over the name typed: "Cu" and six letters
+ * or digits.  In labels/ it lives in memory until that rename, which is
+ * the one label change (psfs_rename_label_link). */
+static int psfs_is_link_temporary(const char *name)
+{
+	if (strncmp(name, "Cu", 2) != 0 || strlen(name) != 8)
+		return 0;
+	for (const char *p = name + 2; *p; p++)
+		if (!((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z')))
+			return 0;
+	return 1;
+}
+
+/* A symlink kept in memory at path (emacs's lock link .#f, ln -sf's
+ * temporary), the caller's.  0 or -ENOMEM. */
+static int psfs_symlink_in_memory(const char *target, const char *path)
+{
+	struct fuse_context *ctx = fuse_get_context();
+	overlay_lock(psfs_overlay());
+	struct overlay_node *node = overlay_add(psfs_overlay(), path, OVERLAY_SYMLINK, 0777);
+	int res = node ? overlay_set_data(node, target, strlen(target)) : -ENOMEM;
+	if (node) {
+		node->uid = ctx->uid;
+		node->gid = ctx->gid;
+	}
+	overlay_unlock(psfs_overlay());
+	return res;
+}
+
 int psfs_symlink(const char *target, const char *path)
 {
 	enum psfs_dir kind;
@@ -300,19 +330,9 @@ int psfs_symlink(const char *target, const char *path)
 		journal_log("refused symlink %s: only labels/ and tree directories take symlinks", path);
 		return res;
 	}
-	if (kind != DIR_LABELS) {
-		/* emacs's lock link .#f and the like: kept in memory only. */
-		struct fuse_context *ctx = fuse_get_context();
-		overlay_lock(psfs_overlay());
-		struct overlay_node *node = overlay_add(psfs_overlay(), path, OVERLAY_SYMLINK, 0777);
-		res = node ? overlay_set_data(node, target, strlen(target)) : -ENOMEM;
-		if (node) {
-			node->uid = ctx->uid;
-			node->gid = ctx->gid;
-		}
-		overlay_unlock(psfs_overlay());
-		return res;
-	}
+	/* emacs's lock link .#f and the like: kept in memory only. */
+	if (kind != DIR_LABELS)
+		return psfs_symlink_in_memory(target, path);
 	struct psfs_path p;
 	struct store_ref ref;
 	struct layout_node node;
@@ -333,6 +353,8 @@ int psfs_symlink(const char *target, const char *path)
 	uint32_t entry = psfs_label_target(ref.session, &p, target);
 	if (layout_resolve(ref.session, rel, &there) == PS_OK)
 		res = -EEXIST;
+	else if (entry != PS_NIL && psfs_is_link_temporary(name))
+		res = psfs_symlink_in_memory(target, path);
 	else if (!(label = psfs_label_of(path, name, &res)))
 		;
 	else if (entry == PS_NIL) {
@@ -597,6 +619,74 @@ static int psfs_rename_label(const char *from, const char *to, unsigned int flag
 	return res;
 }
 
+/* ln -sf's temporary link in labels/ renamed to labels/NAME: the label
+ * NAME set on the entry the link names, replacing NAME where it was, in
+ * one append, as `mv labels/OLD labels/NAME` does; the link then goes.
+ * 1 when from is no such link (the caller moves it as a side file), else
+ * 0 or -errno (refused as ln -s would refuse it: nothing appended). */
+static int psfs_rename_label_link(const char *from, uint64_t serial, const char *to, unsigned int flags)
+{
+	enum psfs_dir from_dir, to_dir;
+	struct psfs_path p;
+	struct store_ref ref;
+	struct layout_node dirnode, dst;
+	const char *name;
+	char *target = NULL, *label = NULL, *dir = NULL;
+	int res;
+
+	if (!psfs_is_link_temporary(strrchr(from, '/') + 1) || psfs_parent_kind(from, &from_dir) ||
+	    psfs_parent_kind(to, &to_dir) || from_dir != DIR_LABELS || to_dir != DIR_LABELS)
+		return 1;
+	overlay_lock(psfs_overlay());
+	struct overlay_node *node = overlay_get(psfs_overlay(), from);
+	if (node && node->serial == serial && node->link)
+		target = strdup(node->link);
+	overlay_unlock(psfs_overlay());
+	if (!target)
+		return node && node->serial == serial ? -ENOMEM : -ENOENT;
+	if (!(dir = psfs_dirname(to, &name))) {
+		free(target);
+		return -ENOMEM;
+	}
+	if ((res = psfs_locate_live(dir, &p, &ref, &dirnode)))
+		goto out_free;
+	char rel[PATH_MAX];
+	snprintf(rel, sizeof rel, "labels/%s", name);
+	int exists = layout_resolve(ref.session, rel, &dst) == PS_OK;
+	uint32_t entry = psfs_label_target(ref.session, &p, target);
+	if (exists && (flags & RENAME_NOREPLACE)) {
+		res = -EEXIST;
+	} else if (entry == PS_NIL) {
+		journal_log("refused renaming %s to %s: its target %s is no longer an entry of this session", from, to,
+			    target);
+		res = -EINVAL;
+	} else if (exists && dst.entry == entry) {
+		res = 0; /* the label is there already */
+	} else if (ref.session->entries[entry].label != PS_NIL) {
+		char *had = layout_label_name(ref.session, entry);
+		journal_log("refused renaming %s to %s: the entry %s names already has the label %s, and an entry "
+			    "has one label",
+			    from, to, target, had ? had : "(another)");
+		free(had);
+		res = -EMLINK;
+	} else if ((label = psfs_label_of(to, name, &res))) {
+		res = commit_label(&ref, to, entry, label, exists ? dst.entry : PS_NIL);
+	}
+	store_release(psfs_self()->store, &ref);
+	if (!res) {
+		overlay_lock(psfs_overlay());
+		node = overlay_get(psfs_overlay(), from);
+		if (node && node->serial == serial)
+			overlay_remove(psfs_overlay(), node);
+		overlay_unlock(psfs_overlay());
+	}
+out_free:
+	free(label);
+	free(dir);
+	free(target);
+	return res;
+}
+
 /* A side file renamed over an entry file, `name` or `loadout.json` (sed -i, perl -i, gio,
  * rsync, JetBrains, Python's mkstemp + os.replace): an edit of it, with
  * the text of its draft d (locked by the caller, before the session).  A
@@ -756,6 +846,8 @@ int psfs_rename(const char *from, const char *to, unsigned int flags)
 		overlay_unlock(psfs_overlay());
 		return res;
 	case OVERLAY_SYMLINK:
+		if ((res = psfs_rename_label_link(from, serial, to, flags)) <= 0)
+			return res;
 		overlay_lock(psfs_overlay());
 		node = overlay_get(psfs_overlay(), from);
 		res = node && node->serial == serial ? overlay_rename(psfs_overlay(), node, to) : -ENOENT;
