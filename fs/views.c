@@ -8,7 +8,6 @@
 #include "catalog.h"
 #include "escape.h"
 #include "title.h"
-#include "cwdnew.h"
 #include "views.h"
 
 #define VIEWS_RECENT 50
@@ -677,13 +676,14 @@ static int views_resolve(struct psfs *fs, const char *path, char **target)
 
 int views_getattr(struct psfs *fs, const char *path, struct stat *st)
 {
+	const char *rest;
 	char *target;
 	int res = views_resolve(fs, path, &target);
 	if (res)
 		return res;
 	if (target)
 		views_stat_link(fs, strlen(target), st);
-	else if (cwdnew_owns(path))
+	else if (views_kind_of(path, &rest) == VIEW_BY_CWD)
 		views_stat_cwd_dir(fs, st);
 	else
 		views_stat_dir(fs, st);
