@@ -397,15 +397,7 @@ ps_err sessionfork_create(const struct ps_session *s, uint32_t leaf, int dirfd, 
 		if (err)
 			goto out;
 	}
-	char *made = strdup(st.stem);
-	if (!made) {
-		err = PS_ERR_NOMEM;
-		goto out;
-	}
-	if ((err = sessionnew_write(dirfd, st.stem, out.data, out.len, mode, uid, gid)))
-		free(made);
-	else
-		*stem = made;
+	err = sessionnew_write_named(dirfd, &st, out.data, out.len, mode, uid, gid, stem);
 out:
 	json_decref(e);
 	buf_free(&out);

@@ -155,15 +155,7 @@ ps_err sessionforkfrom_create(int srcfd, int dirfd, const char *cwd, const char 
 		if ((err = sessionfork_session_info(&out, id, pid, name)))
 			goto out;
 	}
-	char *made = strdup(st.stem);
-	if (!made) {
-		err = PS_ERR_NOMEM;
-		goto out;
-	}
-	if ((err = sessionnew_write(dirfd, st.stem, out.data, out.len, mode, uid, gid)))
-		free(made);
-	else
-		*stem = made;
+	err = sessionnew_write_named(dirfd, &st, out.data, out.len, mode, uid, gid, stem);
 out:
 	json_decref(v);
 	json_decref(last);

@@ -142,10 +142,22 @@ ps_err sessionnew_create(int dirfd, const char *cwd, mode_t mode, uid_t uid, gid
 	sessionnew_stamp(&st);
 	ps_err err = sessionnew_header(&st, cwd, NULL, &text, &len);
 	if (!err)
-		err = sessionnew_write(dirfd, st.stem, text, len, mode, uid, gid);
+		err = sessionnew_write_named(dirfd, &st, text, len, mode, uid, gid, stem);
 	free(text);
-	if (!err && !(*stem = strdup(st.stem)))
-		err = PS_ERR_NOMEM;
+	return err;
+}
+
+ps_err sessionnew_write_named(int dirfd, const struct sessionnew_stamp *st, const char *text, size_t len, mode_t mode,
+			      uid_t uid, gid_t gid, char **stem)
+{
+	char *made = strdup(st->stem);
+	if (!made)
+		return PS_ERR_NOMEM;
+	ps_err err = sessionnew_write(dirfd, st->stem, text, len, mode, uid, gid);
+	if (err)
+		free(made);
+	else
+		*stem = made;
 	return err;
 }
 

@@ -49,6 +49,11 @@ ps_err sessionnew_header(const struct sessionnew_stamp *st, const char *cwd, con
 ps_err sessionnew_write(int dirfd, const char *stem, const char *text, size_t len, mode_t mode, uid_t uid,
 			gid_t gid);
 
+/* sessionnew_write of the file st names, and *stem (new) that name, on
+ * success only: what every way of making a session file ends with. */
+ps_err sessionnew_write_named(int dirfd, const struct sessionnew_stamp *st, const char *text, size_t len, mode_t mode,
+			      uid_t uid, gid_t gid, char **stem);
+
 /* Makes the file in the directory dirfd: the header
  * {"type":"session","version":3,"id":ID,"timestamp":ISO,"cwd":CWD} and a
  * newline, in one write, fsynced; created with O_EXCL and mode & 0666,
