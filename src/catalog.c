@@ -551,6 +551,47 @@ static ps_err catalog_scan(struct ps_catalog *cat)
 	return err;
 }
 
+/* Under the lock: reads (when `read`: after a scan, the scan has) and
+ * frees what the watcher heard change, a session or a whole project. */
+static void catalog_read_changed(struct ps_catalog *cat, struct catalog_pending *changed, int read)
+{
+	while (changed) {
+		struct catalog_pending *next = changed->next;
+		struct catalog_walk w = { cat, changed->project, PS_OK, FILESET_INIT, 0, 0, NULL, 0, 0 };
+		struct stat st;
+		if (read && !changed->stem)
+			store_list_sessions(cat->store, changed->project, catalog_on_session, &w);
+		else if (read && store_stat_session(cat->store, changed->project, changed->stem, &st) == PS_OK)
+			catalog_on_session(&w, changed->stem, &st);
+		fileset_free(&w.files);
+		free(changed->project);
+		free(changed->stem);
+		free(changed);
+		changed = next;
+	}
+}
+
+/* Under the lock: the table as fresh as the views need it.  The store is
+ * scanned at most once a second; within that second, what the watcher
+ * heard change is read at once, so that an append shows in recent/ and
+ * the other views right away, at the cost of reading what changed. */
+static ps_err catalog_freshen(struct ps_catalog *cat)
+{
+	int64_t now = catalog_now_ns();
+	if (!cat->scanned_ns || now - cat->scanned_ns > 1000000000) {
+		ps_err err = catalog_scan(cat);
+		cat->scanned_ns = now;
+		return err;
+	}
+	pthread_mutex_lock(&cat->pending_lock);
+	struct catalog_pending *changed = cat->watched && !cat->changed_all ? cat->changed : NULL;
+	if (changed)
+		cat->changed = NULL;
+	pthread_mutex_unlock(&cat->pending_lock);
+	catalog_read_changed(cat, changed, 1);
+	return PS_OK;
+}
+
 static int catalog_newest_first(const void *a, const void *b)
 {
 	const struct catalog_session *x = a, *y = b;
@@ -575,11 +616,7 @@ ps_err catalog_snapshot(struct ps_catalog *cat, struct catalog_session **out, si
 	ps_err err = PS_OK;
 	pthread_mutex_lock(&cat->lock);
 	catalog_apply_pending(cat);
-	int64_t now = catalog_now_ns();
-	if (!cat->scanned_ns || now - cat->scanned_ns > 1000000000) {
-		err = catalog_scan(cat);
-		cat->scanned_ns = now;
-	}
+	err = catalog_freshen(cat);
 	struct catalog_session *copy = calloc(cat->n ? cat->n : 1, sizeof *copy);
 	if (!copy)
 		err = PS_ERR_NOMEM;
@@ -683,21 +720,7 @@ static int catalog_refresh_for_miss(struct ps_catalog *cat)
 		cat->scanned_ns = now;
 	}
 	int read = scan || changed != NULL;
-	while (changed) {
-		struct catalog_pending *next = changed->next;
-		struct catalog_walk w = { cat, changed->project, PS_OK, FILESET_INIT, 0, 0, NULL, 0, 0 };
-		struct stat st;
-		/* (After a scan, the scan has read it.) */
-		if (!scan && !changed->stem)
-			store_list_sessions(cat->store, changed->project, catalog_on_session, &w);
-		else if (!scan && store_stat_session(cat->store, changed->project, changed->stem, &st) == PS_OK)
-			catalog_on_session(&w, changed->stem, &st);
-		fileset_free(&w.files);
-		free(changed->project);
-		free(changed->stem);
-		free(changed);
-		changed = next;
-	}
+	catalog_read_changed(cat, changed, !scan);
 	return read;
 }
 
@@ -774,11 +797,7 @@ char *catalog_project_cwd(struct ps_catalog *cat, const char *project)
 	char *cwd = NULL;
 	pthread_mutex_lock(&cat->lock);
 	catalog_apply_pending(cat);
-	int64_t now = catalog_now_ns();
-	if (!cat->scanned_ns || now - cat->scanned_ns > 1000000000) {
-		catalog_scan(cat);
-		cat->scanned_ns = now;
-	}
+	catalog_freshen(cat);
 	const struct catalog_session *best = NULL;
 	for (size_t i = 0; i < cat->n; i++) {
 		const struct catalog_session *c = &cat->items[i];
