@@ -186,10 +186,19 @@ MOUNTS = []  # live Mount objects, unmounted on the way out
 class Mount:
     """The daemon in the foreground (-f), in the background; always unmounted."""
 
-    def __init__(self, bench, opts=()):
+    def __init__(self, bench, opts=(), cache_dir=None, argv=None, mp=None):
+        """opts: -o options of the daemon.  cache_dir: the daemon's -o
+        cache_dir (kept across mounts); None gives each mount a fresh empty
+        one, removed at unmount, so every mount is a first-ever mount and
+        nothing is written to the user's ~/.cache.  argv: another FUSE
+        file system's command line instead of the daemon's (the mount point
+        is appended), mounted at mp."""
         self.b = bench
-        self.mp = bench.mnt
+        self.mp = mp or bench.mnt
         self.opts = list(opts)
+        self.cache_dir = cache_dir
+        self.own_cache = None
+        self.argv = argv
         self.proc = None
         self.ready_s = None
         self.io_at_ready = {}
@@ -211,9 +220,17 @@ class Mount:
         b.n_mounts += 1
         self.log_path = os.path.join(b.logs, "daemon.%03d.log" % b.n_mounts)
         logf = open(self.log_path, "wb")
-        cmd = [b.daemon, "--store", b.store, "-f", "-o", "auto_unmount"]
-        for o in self.opts:
-            cmd += ["-o", o]
+        if self.argv is not None:
+            cmd = list(self.argv)
+        else:
+            cd = self.cache_dir
+            if cd is None:
+                cd = self.own_cache = os.path.join(b.work, "cache", "m%03d" % b.n_mounts)
+                b.rm_tree(cd)
+                os.makedirs(cd)
+            cmd = [b.daemon, "--store", b.store, "-f", "-o", "auto_unmount", "-o", "cache_dir=" + cd]
+            for o in self.opts:
+                cmd += ["-o", o]
         cmd.append(self.mp)
         t0 = time.perf_counter()
         self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=logf, stderr=logf, env=ENV)
@@ -302,6 +319,8 @@ class Mount:
             force_unmount(self.mp)
         if self in MOUNTS:
             MOUNTS.remove(self)
+        if self.own_cache and not is_mounted(self.mp):
+            self.b.rm_tree(self.own_cache)
         if died:
             self.b.problems.append("daemon died during a case (mount %d, status %s): %s" % (
                 self.b.n_mounts, self.proc.returncode, self.log_tail()[-300:]))
@@ -354,6 +373,8 @@ class Bench:
         self.load_start = os.getloadavg()
         self.busy0, self.own0 = machine_busy(), own_cpu()
         self.floor_du = None      # (du -s runs over the layout floor's copy, its files), from case 9
+        self.floor_pt_du = None   # du -s runs through passthrough_ll over that copy, from case 9
+        self.pt_bin = self.pt_why = None
         self.infos = None         # pi's session infos of the grep scope, for the search cases
 
     # -- set-up
@@ -460,6 +481,44 @@ class Bench:
         self.pi_copy = os.path.join(d, os.path.basename(self.big_file))
         shutil.copyfile(self.big_file, self.pi_copy)
         self.pi_version = subprocess.run([self.pi[0], "--version"], stdout=subprocess.PIPE).stdout.decode().strip()
+
+    PT_SRC = "/usr/share/doc/libfuse3-dev/examples"
+
+    def setup_passthrough(self):
+        """Builds libfuse's own example passthrough_ll (Debian's
+        libfuse3-dev ships its source) into WORK/passthrough/: the FUSE
+        floor of cases 9, 10 and 15.  Sets self.pt_bin, or self.pt_why
+        (why not) and leaves pt_bin None."""
+        self.pt_bin, self.pt_why = None, None
+        self.pt_mnt = os.path.join(self.work, "mnt-passthrough")
+        d = os.path.join(self.work, "passthrough")
+        self.rm_tree(d)
+        try:
+            os.makedirs(d)
+            for f in ("passthrough_ll.c", "passthrough_helpers.h"):
+                src = os.path.join(self.PT_SRC, f)
+                if os.path.exists(src):
+                    shutil.copyfile(src, os.path.join(d, f))
+                elif os.path.exists(src + ".gz"):
+                    import gzip
+                    with gzip.open(src + ".gz", "rb") as fi, open(os.path.join(d, f), "wb") as fo:
+                        shutil.copyfileobj(fi, fo)
+                else:
+                    raise BenchError("%s is missing (apt-get install libfuse3-dev)" % src)
+            _, p = run(["pkg-config", "--cflags", "--libs", "fuse3"], 30, stdout=subprocess.PIPE)
+            flags = p.stdout.decode().split()
+            run(["cc", "-O2", "-Wall", "passthrough_ll.c"] + flags + ["-o", "passthrough_ll"], 120, cwd=d)
+            self.pt_bin = os.path.join(d, "passthrough_ll")
+            log("passthrough_ll built (the FUSE floor of cases 9, 10, 15)")
+        except (BenchError, OSError) as e:
+            self.pt_why = "libfuse's passthrough_ll could not be built: %s" % str(e)[:300]
+            log(self.pt_why)
+
+    def passthrough(self, source):
+        """A fresh passthrough_ll mount of `source` at self.pt_mnt
+        (-o cache=always: names, attributes and data kept by the kernel)."""
+        return Mount(self, argv=[self.pt_bin, "-f", "-o", "auto_unmount", "-o", "cache=always",
+                                 "-o", "source=" + source], mp=self.pt_mnt)
 
     def pi_run(self, mode):
         """pi's in-process time (ms) for open + getTree / buildSessionContext, and the wall time (s)."""
@@ -769,19 +828,21 @@ class Bench:
         self.raw.update(grep_first=first, grep_second=second, grep_ref=ref, grep_lines_mount=mount_lines)
         if timed_out and not first:
             self.raw["grep_floor_skipped"] = "grep through the mount timed out"
-            self.add("9", "`grep -r` over the mounted store, first run (fresh mount) vs over the raw store",
-                     "> %d s" % to, fmt_time(r), "> %.0fx" % (to / r), "≤ %dx raw, ≤ %dx floor"
-                     % (self.GREP_RAW_X, self.GREP_FLOOR_X), False,
-                     "timed out; " + scope + "; layout floor not measured (grep through the mount timed out)")
-            self.add("10", "same, second run (kernel caches warm)", "n/a", fmt_time(r), "n/a",
-                     "≤ %dx raw, ≤ %dx floor" % (self.GREP_RAW_X, self.GREP_FLOOR_X), False, "timed out")
+            self.add("9", "`grep -r` over the mounted store, first run (fresh mount) vs the same tree through "
+                     "libfuse's passthrough_ll", "> %d s" % to, "n/a", "n/a", "≤ %.1fx passthrough" % self.GREP_PT_X1,
+                     False, "timed out; " + scope + "; raw store: %s; no floor measured" % fmt_time(r))
+            self.add("10", "same, second run (kernel caches warm)", "n/a", "n/a", "n/a",
+                     "≤ %.1fx passthrough" % self.GREP_PT_X2, False, "timed out")
             return
         f, s = median(first), median(second) if second else float("nan")
         fl = self.layout_floor(rels, f, view, mount_lines, timed_out)
         t = median(fl["runs"]) if "runs" in fl else None
+        pt = fl.get("pt")
+        raw9 = "raw store (`grep -r` of the session files): %s, ours %.0fx it" % (fmt_time(r), f / r)
+        raw10 = "raw store: %s, ours %.0fx it" % (fmt_time(r), s / r)
         if t is not None:
-            note9 = ("layout floor: `grep -r` over a plain local copy of the same mounted tree (%d files, %.0f MB, "
-                     "page cache warm): %s (%.1fx the raw store); ours is %.1fx that floor"
+            note9 = ("plain local copy of the same mounted tree (%d files, %.0f MB, page cache warm, no FUSE): %s "
+                     "(%.1fx the raw store), ours %.1fx it"
                      % (fl["files"], fl["bytes"] / 1e6, fmt_time(t), t / r, f / t))
             if fl.get("mismatch"):
                 note9 += "; **%s**" % fl["mismatch"]
@@ -790,36 +851,46 @@ class Bench:
             if view and (fl["files"], fl["bytes"]) != tuple(view):
                 note9 += ("; the mount's stat sizes add up to %d files, %d bytes, the copy holds %d files, %d bytes"
                           % (view[0], view[1], fl["files"], fl["bytes"]))
-            note10 = "layout floor (see 9): %s; ours is %.1fx that floor" % (fmt_time(t), s / t)
+            note10 = "plain local copy (see 9): %s, ours %.1fx it" % (fmt_time(t), s / t)
         else:
-            note9 = "layout floor not measured: %s" % fl["skipped"]
-            note10 = "layout floor not measured (see 9): only the raw-store half of the target is judged"
-
-        def judged(x):
-            # Both halves of the target: at most GREP_RAW_X the raw store and
-            # at most GREP_FLOOR_X the layout floor (n/a when the floor is
-            # not measured and the raw half holds).
-            if x / r > self.GREP_RAW_X:
-                return False
-            if t is None:
-                return None
-            return x / t <= self.GREP_FLOOR_X
-
-        def ratio(x):
-            return "%.1fx raw" % (x / r) + ("; %.1fx floor" % (x / t) if t is not None else "")
-
-        target = "≤ %dx raw, ≤ %dx floor" % (self.GREP_RAW_X, self.GREP_FLOOR_X)
-        self.add("9", "`grep -r` over the mounted store, first run (fresh mount) vs over the raw store "
-                 "and over a plain local copy of the mounted tree (layout floor)",
-                 fmt_time(f), "%s raw; %s floor" % (fmt_time(r), fmt_time(t)), ratio(f), target, judged(f),
-                 self.note_short(scope + "; " + note9))
-        self.add("10", "same, second run (kernel caches warm)", fmt_time(s),
-                 "%s raw; %s floor" % (fmt_time(r), fmt_time(t)), ratio(s), target, judged(s),
-                 "same mount, right after the first run; " + note10)
+            note9 = "no local copy made: %s" % fl["skipped"]
+            note10 = "no local copy made (see 9)"
+        if pt:
+            p1, p2 = median(pt["first"]), median(pt["second"])
+            ptnote = ("FUSE floor: libfuse's example passthrough_ll (-o cache=always) over that copy, `grep -r` on "
+                      "a fresh mount: %s, second run %s (%d mounts, median)" % (fmt_time(p1), fmt_time(p2),
+                                                                             len(pt["first"])))
+            if pt.get("mismatch"):
+                ptnote += "; **%s**" % pt["mismatch"]
+            ref9, ref10 = "%s passthrough" % fmt_time(p1), "%s passthrough" % fmt_time(p2)
+            ratio9, ratio10 = "%.2fx" % (f / p1), "%.2fx" % (s / p2)
+            met9, met10 = f / p1 <= self.GREP_PT_X1, s / p2 <= self.GREP_PT_X2
+            if pt.get("mismatch"):
+                met9 = met10 = False
+        else:
+            why = fl.get("pt_skipped") or fl.get("skipped") or "not measured"
+            ptnote = "FUSE floor (passthrough_ll) not measured: %s" % why
+            ref9 = ref10 = ratio9 = ratio10 = "n/a"
+            met9 = met10 = None
+        self.add("9", "`grep -r` over the mounted store, first run (fresh mount) vs the same tree through "
+                 "libfuse's passthrough_ll (fresh mount)", fmt_time(f), ref9, ratio9,
+                 "≤ %.1fx passthrough" % self.GREP_PT_X1, met9,
+                 self.note_short(scope + "; " + ptnote + "; " + raw9 + "; " + note9))
+        self.add("10", "same, second run (kernel caches warm) vs passthrough_ll's second run", fmt_time(s),
+                 ref10, ratio10, "≤ %.1fx passthrough" % self.GREP_PT_X2, met10,
+                 "same mount, right after the first run; " + raw10 + "; " + note10)
         if fl.get("mismatch"):
             raise BenchError("layout floor: " + fl["mismatch"])
 
-    # Cases 9 and 10 (the issue's targets since entries/ left the listings):
+    # Cases 9 and 10 against libfuse's passthrough_ll over a plain copy of
+    # the mounted tree: first run at most this many times passthrough's
+    # first run, ...
+    GREP_PT_X1 = 1.5
+    # ... the second run at most this many times passthrough's second run.
+    GREP_PT_X2 = 1.1
+
+    # The earlier targets, against the raw store and the plain copy (kept for
+    # reference; the notes give both ratios):
     # grep -r through the mount at most this many times the raw store ...
     GREP_RAW_X = 60
     # ... and at most this many times the same tree as plain local files.
@@ -891,6 +962,29 @@ class Bench:
             # The du case's floor (case 15): the same copy, while it exists.
             fl["du"] = [timed(self.du_cmd(dest, rels), to) for _ in range(REF_REPEAT)]
             self.floor_du = (fl["du"], fl["files"])
+            # The FUSE floor: the same copy through libfuse's passthrough_ll
+            # (-o cache=always), grep -r twice on a fresh mount (cases 9 and
+            # 10) and du -s on another fresh one (case 15).
+            if self.pt_bin:
+                try:
+                    pt1, pt2, ptdu, ptl = [], [], [], []
+                    for _ in range(REF_REPEAT):
+                        with self.passthrough(dest):
+                            pt1.append(self.grep(self.pt_mnt, rels, to, ptl))
+                            pt2.append(self.grep(self.pt_mnt, rels, to, ptl))
+                        with self.passthrough(dest):
+                            ptdu.append(timed(self.du_cmd(self.pt_mnt, rels), to))
+                    fl["pt"] = {"first": pt1, "second": pt2, "du": ptdu, "lines": ptl}
+                    self.floor_pt_du = ptdu
+                    if set(ptl) != set(lines):
+                        fl["pt"]["mismatch"] = ("grep -r counted %s matching lines through passthrough_ll, %s in "
+                                                "the copy" % ("/".join(map(str, sorted(set(ptl)))),
+                                                              "/".join(map(str, sorted(set(lines))))))
+                except (BenchError, OSError) as e:
+                    fl["pt_skipped"] = "passthrough_ll over the copy failed: %s" % str(e)[:300]
+                    self.problems.append("case grep: " + fl["pt_skipped"])
+            else:
+                fl["pt_skipped"] = self.pt_why or "passthrough_ll not built"
         except Timeout as e:
             fl["skipped"] = "the copy or its grep timed out (%s)" % e
         except (BenchError, OSError) as e:
@@ -911,6 +1005,11 @@ class Bench:
                               "is not the tree grep reads through the mount"
                               % ("/".join(map(str, sorted(set(mount_lines)))), "/".join(map(str, sorted(set(lines))))))
             log("layout floor: " + fl["mismatch"])
+        if "pt" in fl:
+            self.raw.update(grep_pt_first=fl["pt"]["first"], grep_pt_second=fl["pt"]["second"],
+                            du_pt=fl["pt"]["du"], grep_lines_pt=fl["pt"]["lines"])
+        else:
+            self.raw["grep_pt_skipped"] = fl.get("pt_skipped")
         self.raw.update(grep_floor=runs, grep_floor_du=fl["du"], grep_floor_copy_s=fl["copy_s"], grep_floor_files=fl["files"],
                         grep_floor_bytes=fl["bytes"], grep_lines_floor=lines)
         return fl
@@ -1132,6 +1231,10 @@ class Bench:
     # Case 15: du -s through a fresh mount, at most this many times du -s of
     # the layout floor (the same tree as plain local files; see README).
     DU_FLOOR_X = 60
+    # ... and, the target now, at most this many times du -s of the same tree
+    # through libfuse's passthrough_ll (a fresh mount pays the same round
+    # trips; what is left is sizing every generated file for the first time).
+    DU_PT_X = 10
 
     def case_du(self):
         rels, scope = self.grep_scope()
@@ -1145,20 +1248,27 @@ class Bench:
                 ref.append(timed(self.du_cmd(self.store, rels), 60))
         self.raw.update(du_first=ours, du_second=second, du_ref=ref)
         o, r = median(ours), median(ref)
-        note = ("%s; second `du` on the same mount: %s; reference `du -s` of the raw files" % (
-            self.scope_short(rels), fmt_time(median(second))))
+        note = "%s; second `du` on the same mount: %s" % (self.scope_short(rels), fmt_time(median(second)))
+        fl_note = ""
         if self.floor_du:
             t = median(self.floor_du[0])
-            self.add("15", "`du -s` of the grep scope, fresh mount, vs `du -s` of the raw files and of the layout floor",
-                     fmt_time(o), "%s raw; %s floor" % (fmt_time(r), fmt_time(t)),
-                     "%.0fx raw; %.1fx floor" % (o / r, o / t), "≤ %dx floor" % self.DU_FLOOR_X,
-                     o / t <= self.DU_FLOOR_X,
-                     self.note_short(note + "; layout floor: `du -s` of case 9's plain local copy (%d files)"
-                                     % self.floor_du[1]))
+            fl_note = ("; plain local copy of the mounted tree (case 9's, %d files, no FUSE): %s, ours %.1fx it"
+                       % (self.floor_du[1], fmt_time(t), o / t))
+        raw_note = "; raw files: %s, ours %.0fx it" % (fmt_time(r), o / r)
+        if self.floor_pt_du:
+            p = median(self.floor_pt_du)
+            self.add("15", "`du -s` of the grep scope, fresh mount, vs `du -s` of the same tree through libfuse's "
+                     "passthrough_ll (fresh mount)", fmt_time(o), "%s passthrough" % fmt_time(p),
+                     "%.1fx" % (o / p), "≤ %dx passthrough" % self.DU_PT_X, o / p <= self.DU_PT_X,
+                     self.note_short(note + raw_note + fl_note +
+                                     "; passthrough_ll (-o cache=always) over case 9's copy, %d fresh mounts, median"
+                                     % len(self.floor_pt_du)))
         else:
-            self.add("15", "`du -s` of the grep scope, fresh mount, vs `du -s` of the raw files", fmt_time(o),
-                     fmt_time(r), "%.0fx raw" % (o / r), "≤ %dx floor" % self.DU_FLOOR_X, None,
-                     self.note_short(note + "; layout floor not measured (case grep's copy), not judged"))
+            self.add("15", "`du -s` of the grep scope, fresh mount, vs `du -s` through libfuse's passthrough_ll",
+                     fmt_time(o), "n/a", "n/a", "≤ %dx passthrough" % self.DU_PT_X, None,
+                     self.note_short(note + raw_note + fl_note + "; FUSE floor (passthrough_ll) not measured (%s), "
+                                     "not judged" % (self.raw.get("grep_pt_skipped") or
+                                                     self.raw.get("grep_floor_skipped") or "case grep did not run")))
 
     def case_rss_peak(self):
         rels, scope = self.grep_scope()
@@ -1414,6 +1524,7 @@ def main():
         log("warming the page cache (%.0f MB) ..." % (b.m["bytes"] / 1e6))
         b.warm([b.store])
         b.setup_pi()
+        b.setup_passthrough()
         for name in a.cases.split(","):
             name = name.strip()
             if name not in CASES:
