@@ -414,6 +414,18 @@ class Bench:
         big = self.m["big"]
         self.big_file = os.path.join(self.store, big["file"])
         self.big_bytes = big["bytes"]
+        # A run killed during the store cases' append: cut that file back.
+        side = os.path.join(self.work, "store-append.json")
+        if os.path.exists(side):
+            try:
+                with open(side) as fh:
+                    d = json.load(fh)
+                if os.path.exists(d["path"]) and os.path.getsize(d["path"]) > d["size"]:
+                    log("restoring %s to its generated size" % d["path"])
+                    os.truncate(d["path"], d["size"])
+            except (OSError, ValueError, KeyError) as e:
+                log("store-append.json: %s" % e)
+            os.unlink(side)
         # A run that was killed during the append case leaves appended lines:
         # they are at the end, so cutting the file back restores it.
         size = os.path.getsize(self.big_file)
@@ -646,7 +658,7 @@ class Bench:
                  + ("; for comparison pi's node process peaks at %s (getrusage)" % fmt_mb(self.pi_maxrss_kb)
                     if self.pi else ""))
 
-    def append_line(self, parent, n):
+    def append_line(self, parent, n, path=None):
         eid = "b%07x" % (0xbe00000 + n)
         now = datetime.datetime.now(datetime.timezone.utc)
         ts = now.strftime("%Y-%m-%dT%H:%M:%S.") + "%03dZ" % (now.microsecond // 1000)
@@ -654,7 +666,7 @@ class Bench:
              "message": {"role": "user", "content": [{"type": "text", "text": "bench append %d" % n}],
                          "timestamp": int(now.timestamp() * 1000)}}
         line = (json.dumps(e, separators=(",", ":")) + "\n").encode()
-        fd = os.open(self.big_file, os.O_WRONLY | os.O_APPEND)
+        fd = os.open(path or self.big_file, os.O_WRONLY | os.O_APPEND)
         try:
             os.write(fd, line)
         finally:
@@ -1270,6 +1282,271 @@ class Bench:
                                      "not judged" % (self.raw.get("grep_pt_skipped") or
                                                      self.raw.get("grep_floor_skipped") or "case grep did not run")))
 
+    # -- the store at the mount root (cases 17 to 21), in three states
+
+    STORE_STATES = (("a", "fresh (first-ever mount, empty cache dir)"),
+                    ("b", "same mount, after another process appended one entry to one session"),
+                    ("c", "remount with (a)'s cache dir kept"))
+
+    def store_ops(self):
+        """(key, what, command) of cases 17 to 20, at the mount root."""
+        w = self.SEARCH_WORD
+        return [("17", "`cat MOUNT/sessions.md`", ["cat", self.mp("sessions.md")]),
+                ("18", "`cat MOUNT/usage.csv`", ["cat", self.mp("usage.csv")]),
+                ("19", "`ls MOUNT/recent`", ["ls", self.mp("recent")]),
+                ("20", "first root search `ls MOUNT/search/%s`" % w, ["ls", self.mp("search", w)])]
+
+    def store_append_target(self):
+        """The session the (b) state appends to: the first file of the
+        largest project, its generated size and its last entry's id."""
+        d = self.st(self.many["dir"])
+        f = os.path.join(d, sorted(x for x in os.listdir(d) if x.endswith(".jsonl"))[0])
+        last = None
+        with open(f, "rb") as fh:
+            for line in fh:
+                try:
+                    e = json.loads(line)
+                except ValueError:
+                    continue
+                if isinstance(e, dict) and e.get("type") != "session" and isinstance(e.get("id"), str):
+                    last = e["id"]
+        return f, os.path.getsize(f), last
+
+    def store_append(self, path, size, parent, n):
+        """Appends one user message (as append_line writes them) to path,
+        recording the size to cut it back to in WORK/store-append.json
+        (ensure_store restores it after a killed run)."""
+        with open(os.path.join(self.work, "store-append.json"), "w") as fh:
+            json.dump({"path": path, "size": size}, fh)
+        return self.append_line(parent, 0xa00 + n, path)
+
+    def store_restore(self, path, size):
+        if os.path.getsize(path) != size:
+            os.truncate(path, size)
+        side = os.path.join(self.work, "store-append.json")
+        if os.path.exists(side):
+            os.unlink(side)
+
+    def pi_list(self, query):
+        """pi's /resume path over the whole bench store (pi_ref.mjs list):
+        in-process seconds of listAll, of listAll + filterAndSortSessions,
+        the number of sessions, the matching ids; and pi's peak RSS."""
+        node, sm = self.pi
+        agent = os.path.join(self.work, "pi-agent")
+        os.makedirs(agent, exist_ok=True)
+        link = os.path.join(agent, "sessions")
+        if os.path.islink(link) and os.readlink(link) != self.store:
+            os.unlink(link)
+        if not os.path.lexists(link):
+            os.symlink(self.store, link)
+        env = dict(ENV, PI_CODING_AGENT_DIR=agent)
+        p = subprocess.Popen([node, PI_REF, sm, "list", query], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             stdin=subprocess.DEVNULL, env=env)
+        timer = threading.Timer(self.a.store_timeout, p.kill)
+        timer.start()
+        try:
+            out = p.stdout.read()
+            err = p.stderr.read()
+            _, status, ru = os.wait4(p.pid, 0)
+        finally:
+            timer.cancel()
+        rc = os.waitstatus_to_exitcode(status)
+        if rc != 0:
+            raise BenchError("pi list reference failed (%d): %s" % (rc, err.decode(errors="replace")[-500:]))
+        r = json.loads(out.decode().strip().splitlines()[-1])
+        return r["list_ms"] / 1000.0, r["ms"] / 1000.0, r["sessions"], r["ids"], ru.ru_maxrss
+
+    @staticmethod
+    def check_ids(names, ids):
+        """None when the result names (`NN-title~IDTAIL`) are exactly the
+        sessions `ids`, else what differs."""
+        got = set()
+        for n in names:
+            tail = n.rsplit("~", 1)[-1]
+            c = [i for i in ids if i.endswith(tail)]
+            if len(c) != 1:
+                return "result %s is %s of pi's matches" % (n, "none" if not c else "several")
+            got.add(c[0])
+        if len(got) != len(names) or got != set(ids):
+            return "the mount lists %d sessions, pi's filterAndSortSessions returns %d (%d of them missing)" % (
+                len(names), len(ids), len(set(ids) - got))
+        return None
+
+    def case_store(self):
+        ops = self.store_ops()
+        to = self.a.store_timeout
+        w = self.SEARCH_WORD
+        path, size, parent = self.store_append_target()
+        times = {(k, st): [] for k, _, _ in ops for st, _ in self.STORE_STATES}
+        extra = {st: {"by-name": [], "by-id": []} for st, _ in self.STORE_STATES}
+        counts, bad = {}, []
+        pi_l, pi_s, grep_ref = [], [], []
+        pi_n = pi_ids = pi_rss = None
+        hwm = None
+        cache_root = os.path.join(self.work, "cache")
+        n_app = [0]
+        seen = {"17": [], "18": [], "19": []}
+        with open(path, "rb") as fh:
+            sid = json.loads(fh.readline()).get("id", "")
+
+        def one(key, cmd, st, record):
+            dt, p = run(cmd, to, stdout=subprocess.PIPE)
+            if not record:
+                return p.stdout
+            times[(key, st)].append(dt)
+            if key == "19":
+                counts[("19", st)] = p.stdout.count(b"\n")
+                extra[st]["by-name"].append(timed(["ls", self.mp("by-name")], to))
+                extra[st]["by-id"].append(timed(["ls", self.mp("by-id")], to))
+            elif key == "20":
+                counts[("20", st)] = p.stdout.decode(errors="replace").splitlines()
+            elif key == "17":
+                head = p.stdout[:400].decode(errors="replace")
+                num = [int(x) for x in head.split() if x.isdigit()]
+                counts[("17", st)] = num[0] if num else None
+            elif key == "18":
+                counts[("18", st)] = p.stdout.count(b"\n") - 1
+            return p.stdout
+
+        def states(run_ops, record=True):
+            """Runs run_ops in the three states; returns the daemon's VmHWM
+            after each.  Checks that (b) shows the appended entry: the text
+            of 17 and 18 changed, the session first in 19's `recent`."""
+            cd = os.path.join(cache_root, "store-%d" % self.n_mounts)
+            self.rm_tree(cd)
+            os.makedirs(cd)
+            peaks = []
+            try:
+                with Mount(self, cache_dir=cd) as m:
+                    before = {key: one(key, cmd, "a", record) for key, _, cmd in run_ops}
+                    peaks.append(m.hwm_kb())
+                    if any(key == "20" for key, _, _ in run_ops):
+                        # Past the second a search result answers for.
+                        time.sleep(self.SEARCH_EXPIRE)
+                    self.store_append(path, size, parent, n_app[0])
+                    n_app[0] += 1
+                    for key, _, cmd in run_ops:
+                        out = one(key, cmd, "b", record)
+                        if not record:
+                            continue
+                        if key in ("17", "18"):
+                            seen[key].append(out != before[key])
+                        elif key == "19":
+                            first = out.decode(errors="replace").split("\n", 1)[0]
+                            seen[key].append(first.rsplit("~", 1)[-1] != first and sid.endswith(
+                                first.rsplit("~", 1)[-1]))
+                    peaks.append(m.hwm_kb())
+                with Mount(self, cache_dir=cd) as m:
+                    for key, _, cmd in run_ops:
+                        one(key, cmd, "c", record)
+                    peaks.append(m.hwm_kb())
+            finally:
+                self.store_restore(path, size)
+                self.rm_tree(cd)
+            return peaks
+
+        t_case = time.time()
+        for i in self.loop(self.a.store_runs, self.a.store_budget, min_runs=1):
+            try:
+                for op in ops:
+                    states([op])
+                if i == 0:
+                    # Case 21: the daemon's peak over 17 to 20 in a row, each state.
+                    hwm = states(ops, record=False)
+                if self.pi:
+                    l, s, pi_n, pi_ids, pi_rss = self.pi_list(w)
+                    pi_l.append(l)
+                    pi_s.append(s)
+                for _ in range(REF_REPEAT):
+                    grep_ref.append(self.run_many([["grep", "-rliF", w, self.store]], to)[0])
+            except Timeout as e:
+                bad.append("timed out (%s)" % e)
+                break
+        self.raw.update(store_times={"%s%s" % k: v for k, v in times.items()}, store_extra=extra,
+                        store_pi_list=pi_l, store_pi_search=pi_s, store_grep_ref=grep_ref, store_hwm_kb=hwm,
+                        store_case_s=round(time.time() - t_case, 2))
+        short = self.short
+        n = self.m["sessions"]
+        pl = median(pi_l) if pi_l else None
+        ps = median(pi_s) if pi_s else None
+        g = median(grep_ref) if grep_ref else None
+        pinote = ("pi %s in-process, node start-up and import excluded, %d sessions found" % (
+            "1.6.0", pi_n) if pl is not None else "pi not available")
+        names = {st: d for st, d in self.STORE_STATES}
+        for key, what, _ in ops:
+            for st, desc in self.STORE_STATES:
+                xs = times[(key, st)]
+                label = "%s%s" % (key, st)
+                case = "%s, %s" % (what, desc) if st == "a" else "same, %s" % desc
+                if not xs:
+                    self.add(label, case, "n/a", "n/a", "n/a", "—", False if bad else None,
+                             "; ".join(bad) or "not run")
+                    continue
+                o = median(xs)
+                note = ""
+                if st == "a":
+                    note = "the whole store (%d sessions, %.2f GB), %d run(s), each state of each case on its own " \
+                        "mount" % (n, self.m["bytes"] / 1e9, len(xs))
+                if st == "b" and key in seen:
+                    k = sum(seen[key])
+                    shows = {"17": "its text changed", "18": "its text changed",
+                             "19": "the appended session listed first"}[key]
+                    note = "right after the append (to %s); %s in %d of %d runs" % (
+                        os.path.relpath(path, self.store), shows, k, len(seen[key]))
+                    if k != len(seen[key]):
+                        note = note.replace(shows, "**" + shows + "**")
+                        bad.append("case %s: the append was not seen in %d of %d runs" % (
+                            label, len(seen[key]) - k, len(seen[key])))
+                if key == "17":
+                    c = counts.get(("17", st))
+                    note += ("; " if note else "") + "sessions.md counts %s sessions%s" % (
+                        c, "" if pi_n is None or c == pi_n else " (**pi's listAll finds %d**)" % pi_n)
+                elif key == "18":
+                    c = counts.get(("18", st))
+                    note += ("; " if note else "") + "%s rows" % c
+                elif key == "19":
+                    note += ("; " if note else "") + "%s names; right after it on that mount `ls by-name` %s, " \
+                        "`ls by-id` %s" % (counts.get(("19", st)), fmt_time(median(extra[st]["by-name"])),
+                                           fmt_time(median(extra[st]["by-id"])))
+                if key in ("17", "18", "19"):
+                    if pl is None:
+                        self.add(label, case, fmt_time(o), "n/a", "n/a", "≥ 1x faster than pi", None,
+                                 note + "; pi not available")
+                    else:
+                        self.add(label, case, fmt_time(o), "%s pi listAll" % fmt_time(pl), "%.1fx faster" % (pl / o),
+                                 "≥ 1x faster than pi", pl / o >= 1,
+                                 self.note_short(note + "; reference: pi's `SessionManager.listAll()` (%s)" % pinote)
+                                 if st == "a" else note)
+                    continue
+                # 20: against grep -rli of the raw store; the listing must be pi's.
+                listed = counts.get(("20", st)) or []
+                why = self.check_ids(listed, pi_ids) if pi_ids is not None else None
+                if why:
+                    bad.append("case %s: %s" % (label, why))
+                x = 2 if st in ("a", "b") else 0.5
+                note += ("; " if note else "") + "%d sessions listed, %s" % (
+                    len(listed), ("**" + why + "**") if why else (
+                        "exactly the sessions pi's filterAndSortSessions(listAll(), %r, \"recent\") returns" % w
+                        if pi_ids is not None else "not checked (pi not available)"))
+                if st == "a":
+                    note += ("; pi's listAll + filterAndSortSessions: %s (%s, %.1fx ours)" % (
+                        fmt_time(ps), pinote, ps / o) if ps is not None else "; pi not available")
+                self.add(label, case, fmt_time(o), "%s grep -rli" % fmt_time(g), "%.2fx" % (o / g),
+                         "≤ %gx grep" % x, (o / g <= x) and not why, note)
+        if hwm:
+            for st, desc in self.STORE_STATES:
+                h = hwm["abc".index(st)]
+                self.add("21" + st, "daemon peak RSS (VmHWM) over 17 to 20 in a row, %s" % desc if st == "a"
+                         else "same, %s" % desc, fmt_mb(h), "—", "—", "≤ 256 MB", h <= 256 * 1024,
+                         ("one mount; (b) is the same process, so its peak includes (a)'s" if st == "b" else
+                          "a new daemon process" if st == "c" else
+                          "pi's node process peaks at %s over listAll + filter (wait4 rusage)" % fmt_mb(pi_rss)
+                          if pi_rss else ""))
+        if short:
+            self.notes.append("cases 17 to 21: " + short)
+        if bad:
+            raise BenchError("store cases: " + "; ".join(bad))
+
     def case_rss_peak(self):
         rels, scope = self.grep_scope()
         to = self.a.grep_timeout
@@ -1433,7 +1710,7 @@ class Bench:
         lines.append("| # | case | ours | reference | ratio | target | result |")
         lines.append("|---|------|------|-----------|-------|--------|--------|")
         order = ["1", "2", "3", "4", "5", "6a", "6b", "7", "8", "9", "10", "11", "12", "13", "14a", "14b",
-                 "15", "16"]
+                 "15", "16"] + ["%d%s" % (k, st) for k in range(17, 22) for st in "abc"]
         self.rows.sort(key=lambda r: order.index(r.key) if r.key in order else 99)
         for r in self.rows:
             res = "met" if r.met else ("**missed**" if r.met is False else "n/a")
@@ -1457,7 +1734,7 @@ class Bench:
 
 
 CASES = ["mount", "ls_project", "big_first", "append", "ls_l", "rss_all", "grep", "context", "parallel_grep",
-         "search", "du", "rss_peak"]
+         "search", "du", "rss_peak", "store"]
 
 
 def main():
@@ -1477,6 +1754,12 @@ def main():
     ap.add_argument("--gen-args", default=os.environ.get("BENCH_GEN_ARGS", ""),
                     help="extra gen_store.py arguments (changes the cached store)")
     ap.add_argument("--no-pi", action="store_true", help="skip the pi reference")
+    ap.add_argument("--store-runs", type=int, default=None,
+                    help="runs of the store cases 17 to 21 (default: 1; tiny 2)")
+    ap.add_argument("--store-timeout", type=int, default=None,
+                    help="seconds allowed to each access of the store cases (default: 300; tiny 60)")
+    ap.add_argument("--store-budget", type=int, default=None,
+                    help="seconds after which the store cases start no other run (default: 300; tiny 30)")
     ap.add_argument("--budget", type=int, default=None,
                     help="seconds after which every remaining case runs once (default: 360; tiny 40)")
     a = ap.parse_args()
@@ -1486,6 +1769,12 @@ def main():
         a.slow_runs = 2 if a.preset == "tiny" else 3
     if a.budget is None:
         a.budget = 40 if a.preset == "tiny" else 360
+    if a.store_runs is None:
+        a.store_runs = 2 if a.preset == "tiny" else 1
+    if a.store_timeout is None:
+        a.store_timeout = 60 if a.preset == "tiny" else 300
+    if a.store_budget is None:
+        a.store_budget = 30 if a.preset == "tiny" else 300
     if a.cache_sessions is None and a.preset != "tiny":
         a.cache_sessions = 32
     for tool in ("fusermount3", "ls", "cat", "grep", "find", "du"):
