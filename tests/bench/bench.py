@@ -44,6 +44,17 @@ MB = 1024 * 1024
 REF_REPEAT = 3
 
 
+# Presets of the harness that are a generator preset with scale arguments
+# (tests/gen/gen_store.py --scale, --sessions-scale, --big-scale).  huge:
+# the default (large) shape scaled to about 11 GiB: 3x the sessions (15,601),
+# each project's bytes 6x (so sessions twice as large on average: 11.4 GB in
+# the 15,000-session project), the big session 2x (40,000 entries, 100 MB).
+# Not run in CI; generating it takes several minutes and 12 GB of disk.
+BENCH_PRESETS = {
+    "huge": ("large", ["--scale", "6", "--sessions-scale", "3", "--big-scale", "2"]),
+}
+
+
 class BenchError(Exception):
     pass
 
@@ -386,7 +397,8 @@ class Bench:
         self.store = os.path.join(self.work, name)
         mpath = self.store + ".manifest.json"
         stamp = os.path.join(self.work, name + ".stamp")
-        want = ("%s %s %s %s" % (gen_hash, a.preset, a.seed, a.gen_args or "")).strip()
+        scale = " ".join(BENCH_PRESETS.get(a.preset, ("", []))[1])
+        want = ("%s %s %s %s" % (gen_hash, a.preset, a.seed, ((scale + " ") if scale else "") + (a.gen_args or ""))).strip()
         have = None
         if os.path.exists(stamp) and os.path.exists(mpath):
             with open(stamp) as fh:
@@ -399,8 +411,9 @@ class Bench:
                 if os.path.exists(f):
                     os.unlink(f)
             log("generating the %s store (seed %s) ..." % (a.preset, a.seed))
-            cmd = [sys.executable, GEN, "--preset", a.preset, "--seed", str(a.seed), "--out", self.store,
-                   "--manifest", mpath] + (a.gen_args.split() if a.gen_args else [])
+            gen_preset, gen_scale = BENCH_PRESETS.get(a.preset, (a.preset, []))
+            cmd = [sys.executable, GEN, "--preset", gen_preset, "--seed", str(a.seed), "--out", self.store,
+                   "--manifest", mpath] + gen_scale + (a.gen_args.split() if a.gen_args else [])
             t0 = time.perf_counter()
             subprocess.run(cmd, check=True, env=ENV)
             self.gen_s = time.perf_counter() - t0
@@ -1690,7 +1703,8 @@ class Bench:
         lines = []
         lines.append("# pisessionfs benchmark (`make bench PRESET=%s`)" % self.a.preset)
         lines.append("")
-        scaled = "" if self.a.preset in ("default", "large") else " (scaled down: CI smoke preset)"
+        scaled = {"default": "", "large": "", "huge": " (the default shape scaled up)"}.get(
+            self.a.preset, " (scaled down: CI smoke preset)")
         lines.append("Store: preset `%s`%s, seed %s: %d sessions in %d project directories, %.2f GB, %d entries; "
                      "the largest project holds %d sessions; the big session: %.1f MB, %d entries, %d branches."
                      % (self.a.preset, scaled, self.a.seed, m["sessions"], len(m["projects"]), m["bytes"] / 1e9,
@@ -1739,7 +1753,7 @@ CASES = ["mount", "ls_project", "big_first", "append", "ls_l", "rss_all", "grep"
 
 def main():
     ap = argparse.ArgumentParser(description="pisessionfs benchmark")
-    ap.add_argument("--preset", default="default")
+    ap.add_argument("--preset", default="default", help="tiny, default (= large) or huge (see BENCH_PRESETS)")
     ap.add_argument("--seed", default="1")
     ap.add_argument("--daemon", default=os.path.join(ROOT, "build", "pisessionfs"))
     ap.add_argument("--work", default=os.environ.get("BENCH_WORK", os.path.join(HERE, ".work")))
@@ -1757,24 +1771,24 @@ def main():
     ap.add_argument("--store-runs", type=int, default=None,
                     help="runs of the store cases 17 to 21 (default: 1; tiny 2)")
     ap.add_argument("--store-timeout", type=int, default=None,
-                    help="seconds allowed to each access of the store cases (default: 300; tiny 60)")
+                    help="seconds allowed to each access of the store cases (default: 300; tiny 60, huge 900)")
     ap.add_argument("--store-budget", type=int, default=None,
-                    help="seconds after which the store cases start no other run (default: 300; tiny 30)")
+                    help="seconds after which the store cases start no other run (default: 300; tiny 30, huge 900)")
     ap.add_argument("--budget", type=int, default=None,
-                    help="seconds after which every remaining case runs once (default: 360; tiny 40)")
+                    help="seconds after which every remaining case runs once (default: 360; tiny 40, huge 1800)")
     a = ap.parse_args()
     if a.runs is None:
         a.runs = 7
     if a.slow_runs is None:
         a.slow_runs = 2 if a.preset == "tiny" else 3
     if a.budget is None:
-        a.budget = 40 if a.preset == "tiny" else 360
+        a.budget = {"tiny": 40, "huge": 1800}.get(a.preset, 360)
     if a.store_runs is None:
         a.store_runs = 2 if a.preset == "tiny" else 1
     if a.store_timeout is None:
-        a.store_timeout = 60 if a.preset == "tiny" else 300
+        a.store_timeout = {"tiny": 60, "huge": 900}.get(a.preset, 300)
     if a.store_budget is None:
-        a.store_budget = 30 if a.preset == "tiny" else 300
+        a.store_budget = {"tiny": 30, "huge": 900}.get(a.preset, 300)
     if a.cache_sessions is None and a.preset != "tiny":
         a.cache_sessions = 32
     for tool in ("fusermount3", "ls", "cat", "grep", "find", "du"):
