@@ -1510,6 +1510,7 @@ class Bench:
                     continue
                 o = median(xs)
                 note = ""
+                stale = False
                 if st == "a":
                     note = "the whole store (%d sessions, %.2f GB), %d run(s), each state of each case on its own " \
                         "mount" % (n, self.m["bytes"] / 1e9, len(xs))
@@ -1520,9 +1521,9 @@ class Bench:
                     note = "right after the append (to %s); %s in %d of %d runs" % (
                         os.path.relpath(path, self.store), shows, k, len(seen[key]))
                     if k != len(seen[key]):
-                        note = note.replace(shows, "**" + shows + "**")
-                        bad.append("case %s: the append was not seen in %d of %d runs" % (
-                            label, len(seen[key]) - k, len(seen[key])))
+                        # A stale answer was timed: the row is missed (as in case 5, not an error).
+                        note = note.replace(shows, "**" + shows + "**") + " (a stale answer: missed)"
+                        stale = True
                 if key == "17":
                     c = counts.get(("17", st))
                     note += ("; " if note else "") + "sessions.md counts %s sessions%s" % (
@@ -1536,11 +1537,11 @@ class Bench:
                                            fmt_time(median(extra[st]["by-id"])))
                 if key in ("17", "18", "19"):
                     if pl is None:
-                        self.add(label, case, fmt_time(o), "n/a", "n/a", "≥ 1x faster than pi", None,
+                        self.add(label, case, fmt_time(o), "n/a", "n/a", "≥ 1x faster than pi", False if stale else None,
                                  note + "; " + pinote)
                     else:
                         self.add(label, case, fmt_time(o), "%s pi listAll" % fmt_time(pl), "%.1fx faster" % (pl / o),
-                                 "≥ 1x faster than pi", pl / o >= 1,
+                                 "≥ 1x faster than pi", pl / o >= 1 and not stale,
                                  self.note_short(note + "; reference: pi's `SessionManager.listAll()` (%s)" % pinote)
                                  if st == "a" else note)
                     continue
