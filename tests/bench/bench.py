@@ -197,19 +197,23 @@ MOUNTS = []  # live Mount objects, unmounted on the way out
 class Mount:
     """The daemon in the foreground (-f), in the background; always unmounted."""
 
-    def __init__(self, bench, opts=(), cache_dir=None, argv=None, mp=None):
+    def __init__(self, bench, opts=(), cache_dir=None, argv=None, mp=None, exit_wait=15):
         """opts: -o options of the daemon.  cache_dir: the daemon's -o
         cache_dir (kept across mounts); None gives each mount a fresh empty
         one, removed at unmount, so every mount is a first-ever mount and
         nothing is written to the user's ~/.cache.  argv: another FUSE
         file system's command line instead of the daemon's (the mount point
-        is appended), mounted at mp."""
+        is appended), mounted at mp.  exit_wait: seconds the daemon may take
+        to exit after the unmount (it may be writing its cache dir) before
+        it is killed; stop_s is how long unmount and exit took."""
         self.b = bench
         self.mp = mp or bench.mnt
         self.opts = list(opts)
         self.cache_dir = cache_dir
         self.own_cache = None
         self.argv = argv
+        self.exit_wait = exit_wait
+        self.stop_s = None
         self.proc = None
         self.ready_s = None
         self.io_at_ready = {}
@@ -312,6 +316,7 @@ class Mount:
         if self.proc is None:
             return
         died = not self.alive()
+        t0 = time.perf_counter()
         if is_mounted(self.mp):
             try:
                 subprocess.run(["fusermount3", "-u", self.mp], timeout=30, env=ENV,
@@ -319,8 +324,10 @@ class Mount:
             except subprocess.TimeoutExpired:
                 pass
         try:
-            self.proc.wait(15)
+            self.proc.wait(self.exit_wait)
+            self.stop_s = time.perf_counter() - t0
         except subprocess.TimeoutExpired:
+            self.b.problems.append("daemon still running %d s after its unmount: killed" % self.exit_wait)
             self.proc.kill()
             try:
                 self.proc.wait(5)
@@ -1400,6 +1407,7 @@ class Bench:
         pi_n = pi_ids = pi_rss = None
         hwm = None
         pi_failed = []
+        unmount_s, cache_mb = [], []
         cache_root = os.path.join(self.work, "cache")
         n_app = [0]
         seen = {"17": [], "18": [], "19": []}
@@ -1434,7 +1442,8 @@ class Bench:
             os.makedirs(cd)
             peaks = []
             try:
-                with Mount(self, cache_dir=cd) as m:
+                m = Mount(self, cache_dir=cd, exit_wait=to)
+                with m:
                     before = {key: one(key, cmd, "a", record) for key, _, cmd in run_ops}
                     peaks.append(m.hwm_kb())
                     if any(key == "20" for key, _, _ in run_ops):
@@ -1453,7 +1462,11 @@ class Bench:
                             seen[key].append(first.rsplit("~", 1)[-1] != first and sid.endswith(
                                 first.rsplit("~", 1)[-1]))
                     peaks.append(m.hwm_kb())
-                with Mount(self, cache_dir=cd) as m:
+                if record:
+                    unmount_s.append(m.stop_s)
+                    cache_mb.append(sum(os.path.getsize(os.path.join(dp, f)) for dp, _, fs in os.walk(cd)
+                                        for f in fs) / 1e6)
+                with Mount(self, cache_dir=cd, exit_wait=to) as m:
                     for key, _, cmd in run_ops:
                         one(key, cmd, "c", record)
                     peaks.append(m.hwm_kb())
@@ -1514,6 +1527,11 @@ class Bench:
                 if st == "a":
                     note = "the whole store (%d sessions, %.2f GB), %d run(s), each state of each case on its own " \
                         "mount" % (n, self.m["bytes"] / 1e9, len(xs))
+                    i = [k for k, _, _ in ops].index(key)
+                    runs_i = unmount_s[i::len(ops)]
+                    if runs_i and None not in runs_i:
+                        note += "; unmounting (a)+(b)'s daemon took %s, its cache dir then held %.1f MB" % (
+                            fmt_time(median(runs_i)), median(cache_mb[i::len(ops)]))
                 if st == "b" and key in seen:
                     k = sum(seen[key])
                     shows = {"17": "its text changed", "18": "its text changed",
