@@ -839,19 +839,46 @@ class Bench:
         to = self.a.grep_timeout
         timed_out = False
         view = None
-        for i in self.loop(self.slow_runs, 60, min_runs=2):
-            with Mount(self):
-                try:
-                    first.append(self.grep(self.mnt, rels, to, mount_lines))
-                    second.append(self.grep(self.mnt, rels, to, mount_lines))
-                    if i == 0:
-                        view = self.tree_size(self.mnt, rels, to)
-                except Timeout:
-                    timed_out = True
-            for _ in range(REF_REPEAT):
-                ref.append(self.grep(self.store, rels, to))
-            if timed_out:
-                break
+        fl = None
+        try:
+            for i in self.loop(self.slow_runs, 60, min_runs=2):
+                with Mount(self):
+                    try:
+                        first.append(self.grep(self.mnt, rels, to, mount_lines))
+                        second.append(self.grep(self.mnt, rels, to, mount_lines))
+                        if i == 0:
+                            view = self.tree_size(self.mnt, rels, to)
+                    except Timeout:
+                        timed_out = True
+                for _ in range(REF_REPEAT):
+                    ref.append(self.grep(self.store, rels, to))
+                if timed_out:
+                    break
+                if i == 0:
+                    # The layout floor's copy, made once after the first run
+                    # (its time decides whether there is time for it), kept
+                    # for passthrough_ll, which then runs in every iteration
+                    # right after ours.
+                    fl = self.layout_floor(rels, first[0], view, mount_lines, timed_out, keep=True)
+                if fl and "dest" in fl:
+                    self.pt_round(fl, rels, to)
+        finally:
+            if fl and "dest" in fl:
+                self.rm_tree(fl.pop("dest"))
+        if fl is None:
+            fl = self.layout_floor(rels, 0, view, mount_lines, True)
+        if "pt" in fl:
+            pt = fl["pt"]
+            self.floor_pt_du = pt["du"]
+            if set(pt["lines"]) != {fl["lines"]}:
+                pt["mismatch"] = ("grep -r counted %s matching lines through passthrough_ll, %d in the copy"
+                                  % ("/".join(map(str, sorted(set(pt["lines"])))), fl["lines"]))
+            self.raw.update(grep_pt_first=pt["first"], grep_pt_second=pt["second"], du_pt=pt["du"],
+                            grep_lines_pt=pt["lines"])
+        else:
+            if "pt_skipped" not in fl:
+                fl["pt_skipped"] = (self.pt_why or "passthrough_ll not built") if "runs" in fl else fl.get("skipped")
+            self.raw["grep_pt_skipped"] = fl["pt_skipped"]
         raw = self.tree_size(self.store, rels, to)
         if view:
             scope += ("; grep reads %d files, %.0f MB through the mount vs %d files, %.0f MB raw"
@@ -867,7 +894,6 @@ class Bench:
                      "≤ %.1fx passthrough" % self.GREP_PT_X2, False, "timed out")
             return
         f, s = median(first), median(second) if second else float("nan")
-        fl = self.layout_floor(rels, f, view, mount_lines, timed_out)
         t = median(fl["runs"]) if "runs" in fl else None
         pt = fl.get("pt")
         raw9 = "raw store (`grep -r` of the session files): %s, ours %.0fx it" % (fmt_time(r), f / r)
@@ -890,8 +916,8 @@ class Bench:
         if pt:
             p1, p2 = median(pt["first"]), median(pt["second"])
             ptnote = ("FUSE floor: libfuse's example passthrough_ll (-o cache=always) over that copy, `grep -r` on "
-                      "a fresh mount: %s, second run %s (%d mounts, median)" % (fmt_time(p1), fmt_time(p2),
-                                                                             len(pt["first"])))
+                      "a fresh mount: %s, second run %s (%d mounts, median, each right after ours)"
+                      % (fmt_time(p1), fmt_time(p2), len(pt["first"])))
             if pt.get("mismatch"):
                 ptnote += "; **%s**" % pt["mismatch"]
             ref9, ref10 = "%s passthrough" % fmt_time(p1), "%s passthrough" % fmt_time(p2)
@@ -932,14 +958,16 @@ class Bench:
     # than this, and the copy is stopped after twice this.
     FLOOR_BUDGET = 90
 
-    def layout_floor(self, rels, first, view, mount_lines, timed_out):
+    def layout_floor(self, rels, first, view, mount_lines, timed_out, keep=False):
         """The layout floor of cases 9 and 10: the mounted grep scope copied
         once (cp -a, symlinks as symlinks) through a fresh mount to a plain
         directory on local disk, then grep -r timed over that copy like the
         raw reference (page cache warm, REF_REPEAT runs).  What the mount's
         layout costs (more files, more bytes) without FUSE and the daemon.
         Returns a dict: runs, files, bytes, lines, copy_s (and mismatch when
-        grep counts differently in the copy), or skipped (why not measured)."""
+        grep counts differently in the copy), or skipped (why not measured).
+        keep: the copy is left in place, fl["dest"], for passthrough_ll
+        (pt_round); the caller removes it."""
         fl = {}
         to = self.a.grep_timeout
         if timed_out:
@@ -994,42 +1022,22 @@ class Bench:
             # The du case's floor (case 15): the same copy, while it exists.
             fl["du"] = [timed(self.du_cmd(dest, rels), to) for _ in range(REF_REPEAT)]
             self.floor_du = (fl["du"], fl["files"])
-            # The FUSE floor: the same copy through libfuse's passthrough_ll
-            # (-o cache=always), grep -r twice on a fresh mount (cases 9 and
-            # 10) and du -s on another fresh one (case 15).
-            if self.pt_bin:
-                try:
-                    pt1, pt2, ptdu, ptl = [], [], [], []
-                    for _ in range(REF_REPEAT):
-                        with self.passthrough(dest):
-                            pt1.append(self.grep(self.pt_mnt, rels, to, ptl))
-                            pt2.append(self.grep(self.pt_mnt, rels, to, ptl))
-                        with self.passthrough(dest):
-                            ptdu.append(timed(self.du_cmd(self.pt_mnt, rels), to))
-                    fl["pt"] = {"first": pt1, "second": pt2, "du": ptdu, "lines": ptl}
-                    self.floor_pt_du = ptdu
-                    if set(ptl) != set(lines):
-                        fl["pt"]["mismatch"] = ("grep -r counted %s matching lines through passthrough_ll, %s in "
-                                                "the copy" % ("/".join(map(str, sorted(set(ptl)))),
-                                                              "/".join(map(str, sorted(set(lines))))))
-                except (BenchError, OSError) as e:
-                    fl["pt_skipped"] = "passthrough_ll over the copy failed: %s" % str(e)[:300]
-                    self.problems.append("case grep: " + fl["pt_skipped"])
-            else:
-                fl["pt_skipped"] = self.pt_why or "passthrough_ll not built"
         except Timeout as e:
             fl["skipped"] = "the copy or its grep timed out (%s)" % e
         except (BenchError, OSError) as e:
             fl["skipped"] = "the copy failed: %s" % str(e)[:300]
             self.problems.append("case grep: layout floor: %s" % fl["skipped"])
         finally:
-            self.rm_tree(dest)
+            if not keep or "skipped" in fl:
+                self.rm_tree(dest)
         if "skipped" in fl:
             log("layout floor not measured: %s" % fl["skipped"])
             self.raw["grep_floor_skipped"] = fl["skipped"]
             return fl
         fl["runs"] = runs
         fl["lines"] = lines[0]
+        if keep:
+            fl["dest"] = dest
         # Sanity: grep finds as many lines in the copy as through the mount,
         # so the copy is the tree grep walked through the mount.
         if set(lines) != set(mount_lines) or len(set(lines)) != 1:
@@ -1037,14 +1045,34 @@ class Bench:
                               "is not the tree grep reads through the mount"
                               % ("/".join(map(str, sorted(set(mount_lines)))), "/".join(map(str, sorted(set(lines))))))
             log("layout floor: " + fl["mismatch"])
-        if "pt" in fl:
-            self.raw.update(grep_pt_first=fl["pt"]["first"], grep_pt_second=fl["pt"]["second"],
-                            du_pt=fl["pt"]["du"], grep_lines_pt=fl["pt"]["lines"])
-        else:
-            self.raw["grep_pt_skipped"] = fl.get("pt_skipped")
         self.raw.update(grep_floor=runs, grep_floor_du=fl["du"], grep_floor_copy_s=fl["copy_s"], grep_floor_files=fl["files"],
                         grep_floor_bytes=fl["bytes"], grep_lines_floor=lines)
         return fl
+
+    def pt_round(self, fl, rels, to):
+        """One round of the FUSE floor over the layout floor's copy: grep -r
+        twice on a fresh passthrough_ll mount (cases 9 and 10), du -s on
+        another (case 15).  Appends to fl["pt"]; on a failure notes it in
+        fl["pt_skipped"] and stops using the copy."""
+        if not self.pt_bin:
+            fl["pt_skipped"] = self.pt_why or "passthrough_ll not built"
+            return
+        pt = fl.setdefault("pt", {"first": [], "second": [], "du": [], "lines": []})
+        try:
+            with self.passthrough(fl["dest"]):
+                a = self.grep(self.pt_mnt, rels, to, pt["lines"])
+                b = self.grep(self.pt_mnt, rels, to, pt["lines"])
+            with self.passthrough(fl["dest"]):
+                c = timed(self.du_cmd(self.pt_mnt, rels), to)
+            pt["first"].append(a)
+            pt["second"].append(b)
+            pt["du"].append(c)
+        except (BenchError, OSError) as e:
+            fl["pt_skipped"] = "passthrough_ll over the copy failed: %s" % str(e)[:300]
+            self.problems.append("case grep: " + fl["pt_skipped"])
+            self.rm_tree(fl.pop("dest"))
+            if not pt["first"]:
+                del fl["pt"]
 
     def rm_tree(self, path):
         try:
