@@ -1090,7 +1090,12 @@ class Bench:
             pt["second"].append(b)
             pt["du"].append(c)
         except (BenchError, OSError) as e:
+            soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
             fl["pt_skipped"] = "passthrough_ll over the copy failed: %s" % str(e)[:300]
+            if fl.get("files", 0) + 100 > hard:
+                fl["pt_skipped"] += (" (likely out of file descriptors: passthrough_ll holds one per inode the kernel "
+                                     "knows, the copy has %d files, and the limit of open files could not be raised "
+                                     "past its hard limit, %d)" % (fl["files"], hard))
             self.problems.append("case grep: " + fl["pt_skipped"])
             self.rm_tree(fl.pop("dest"))
             if not pt["first"]:
