@@ -104,7 +104,27 @@ int psfs_commit_file(const char *at, const char *as, uint64_t serial, struct dra
 /* How long a saved name keeps answering, seconds. */
 double psfs_saved_grace(void);
 
-/* Namespace edits (namespace.c). */
+/* What namespace.c and rename.c both ask of a path. */
+/* Where a new name may be made: a tree directory of a session, a pending
+ * branch, or labels/. */
+enum psfs_dir { DIR_TREE, DIR_PENDING, DIR_LABELS };
+/* The kind of directory path's parent is, or -errno. */
+int psfs_parent_kind(const char *path, enum psfs_dir *kind);
+/* Whether dir, where path is to be made, is a search directory (logged). */
+int psfs_in_search(const char *dir, const char *path);
+/* psfs_locate for a change: a session in the trash takes none (-ENOENT). */
+int psfs_locate_live(const char *path, struct psfs_path *p, struct store_ref *ref, struct layout_node *node);
+/* Whether a name is an editor's side file, kept in memory only. */
+int psfs_is_side_name(const char *name);
+/* The label a name in labels/ stands for (new), or NULL with *res set
+ * (refused and logged). */
+char *psfs_label_of(const char *path, const char *name, int *res);
+/* The entry a symlink target in labels/ names, or PS_NIL. */
+uint32_t psfs_label_target(struct ps_session *s, const struct psfs_path *p, const char *target);
+/* Whether name is ln -sf's temporary (gnulib's "Cu" and six characters). */
+int psfs_is_link_temporary(const char *name);
+
+/* Namespace edits (namespace.c; rename in rename.c). */
 int psfs_create(const char *path, mode_t mode, struct fuse_file_info *fi);
 int psfs_truncate(const char *path, off_t size, struct fuse_file_info *fi);
 int psfs_unlink(const char *path);
