@@ -27,5 +27,6 @@ Suite *overview_suite(void);
 Suite *diskmemo_suite(void);
 Suite *trash_suite(void);
 Suite *sessionfork_suite(void);
+Suite *fanout_suite(void);
 
 #endif
