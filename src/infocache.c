@@ -162,33 +162,74 @@ int infocache_kept_bytes(struct infocache *c, const char *path, const struct fil
 	return found;
 }
 
-ps_err infocache_get(struct infocache *c, const char *path, const struct sessioninfo **out)
+/* Without the lock: the info of path as kept on disk for the file as it
+ * is, else read from the file (and then kept on disk when the file did
+ * not change while it was read).  Reading a file no info is held for is
+ * the long part of a first search, and must not hold up every other
+ * caller of the cache (sessions.md, other searches, a fan-out's other
+ * threads). */
+static ps_err infocache_read(struct infocache *c, const char *path, struct sessioninfo **out, int *thawed)
 {
-	struct infocache_slot *s;
 	struct stat before, after;
-	int changed = 1;
-	ps_err err = infocache_slot_of(c, path, &s);
-	if (err)
-		return err;
-	s->last_use = ++c->clock;
 	/* The stat stamps what is kept on disk: taken before the read, and
 	 * the info kept only when the read saw that same file. */
 	int stamped = c->disk && stat(path, &before) == 0;
-	if (!s->info && stamped && (s->info = infocache_thaw(c, path, &before)))
-		changed = 0; /* kept for this very stamp: nothing to read */
-	if (s->info) {
+	*thawed = stamped && (*out = infocache_thaw(c, path, &before));
+	if (*thawed)
+		return PS_OK; /* kept for this very stamp: the refresh reads nothing */
+	ps_err err = sessioninfo_load(path, out);
+	if (err) {
+		*out = NULL;
+		return err;
+	}
+	if (stamped && stat(path, &after) == 0 && after.st_ctim.tv_sec == before.st_ctim.tv_sec &&
+	    after.st_ctim.tv_nsec == before.st_ctim.tv_nsec)
+		infocache_freeze(c, *out, &before);
+	return PS_OK;
+}
+
+ps_err infocache_get(struct infocache *c, const char *path, const struct sessioninfo **out)
+{
+	struct infocache_slot *s;
+	struct sessioninfo *read = NULL;
+	int changed = 1, thawed = 0;
+	ps_err err = infocache_slot_of(c, path, &s);
+	if (err)
+		return err;
+	if (!s->info) {
+		pthread_mutex_unlock(&c->lock);
+		err = infocache_read(c, path, &read, &thawed);
+		pthread_mutex_lock(&c->lock);
+		if (err) {
+			sessioninfo_free(read);
+			return err;
+		}
+		/* The slots may have moved meanwhile, and another caller may
+		 * have read the same file: the info held then wins. */
+		if ((err = infocache_slot_of(c, path, &s))) {
+			sessioninfo_free(read);
+			return err;
+		}
+		if (s->info) {
+			sessioninfo_free(read);
+		} else {
+			s->info = read;
+			changed = thawed; /* a thawed info is refreshed as a held one */
+		}
+	}
+	s->last_use = ++c->clock;
+	if (changed) {
+		struct stat before, after;
+		int stamped = c->disk && stat(path, &before) == 0;
 		err = sessioninfo_refresh(s->info, &changed);
 		if (err) {
 			infocache_drop(c, s);
 			return err;
 		}
-	} else if ((err = sessioninfo_load(path, &s->info))) {
-		s->info = NULL;
-		return err;
+		if (changed && stamped && stat(path, &after) == 0 && after.st_ctim.tv_sec == before.st_ctim.tv_sec &&
+		    after.st_ctim.tv_nsec == before.st_ctim.tv_nsec)
+			infocache_freeze(c, s->info, &before);
 	}
-	if (changed && stamped && stat(path, &after) == 0 && after.st_ctim.tv_sec == before.st_ctim.tv_sec &&
-	    after.st_ctim.tv_nsec == before.st_ctim.tv_nsec)
-		infocache_freeze(c, s->info, &before);
 	c->bytes -= s->bytes;
 	s->bytes = sessioninfo_bytes(s->info);
 	c->bytes += s->bytes;

@@ -28,7 +28,9 @@ void infocache_lock(struct infocache *cache);
 void infocache_unlock(struct infocache *cache);
 
 /* With the cache locked: the info of the session file at path, loaded or
- * refreshed now; lent until infocache_unlock.  PS_ERR_NOENT/IO when the
+ * refreshed now; lent until infocache_unlock.  A file no info is held for
+ * is read with the lock let go meanwhile (other callers go on), so call
+ * it once per locking: what an earlier call lent may be gone after it.  PS_ERR_NOENT/IO when the
  * file cannot be read (a kept info of it is dropped), PS_ERR_NOMEM. */
 ps_err infocache_get(struct infocache *cache, const char *path, const struct sessioninfo **out);
 
