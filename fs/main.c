@@ -20,6 +20,7 @@
 #include "caller.h"
 #include "catalog.h"
 #include "entrycache.h"
+#include "fanout.h"
 #include "journal.h"
 #include "overlay.h"
 #include "pisessionfs.h"
@@ -71,6 +72,7 @@ static const struct fuse_opt psfs_opts[] = {
 	PSFS_OPT("timeout=%lf", timeout),
 	PSFS_OPT("search_budget=%lf", search_budget),
 	PSFS_OPT("cache_dir=%s", cache_dir),
+	PSFS_OPT("read_threads=%u", read_threads),
 	PSFS_OPT("-h", show_help),
 	PSFS_OPT("--help", show_help),
 	PSFS_OPT("-V", show_version),
@@ -112,6 +114,9 @@ static void psfs_usage(const char *prog)
 	       "  -o cache_dir=DIR       where titles, rows and search texts are kept\n"
 	       "                         across mounts (default $XDG_CACHE_HOME/pisessionfs,\n"
 	       "                         else ~/.cache/pisessionfs; off: nowhere)\n"
+	       "  -o read_threads=N      threads that read sessions a first time for\n"
+	       "                         sessions.md, usage.csv, search/ and the views\n"
+	       "                         (default: one per core, at most 16)\n"
 	       "  -o auto_unmount        unmount when the daemon exits\n"
 	       "  -o allow_other         let other users in (needs user_allow_other in\n"
 	       "                         /etc/fuse.conf; file modes still apply)\n"
@@ -541,6 +546,11 @@ int main(int argc, char *argv[])
 			fs.cfg.search_budget);
 		goto out;
 	}
+	if (fs.cfg.read_threads > FANOUT_MAX_THREADS) {
+		fprintf(stderr, "pisessionfs: -o read_threads=%u: give 1 to %d (0: one per core)\n", fs.cfg.read_threads,
+			FANOUT_MAX_THREADS);
+		goto out;
+	}
 	if (fs.cfg.entry_cache_mib < -1 || fs.cfg.entry_cache_mib > 4096) {
 		fprintf(stderr, "pisessionfs: -o entry_cache=%d: give 0 to 4096 (MiB)\n", fs.cfg.entry_cache_mib);
 		goto out;
@@ -597,8 +607,10 @@ int main(int argc, char *argv[])
 	err = store_open(fs.cfg.store, fs.cfg.cache_sessions, &fs.store);
 	if (!err)
 		err = catalog_new(fs.store, &fs.catalog);
-	if (!err)
+	if (!err) {
 		catalog_set_memo(fs.catalog, overview_memo_rows(fs.overview));
+		catalog_set_threads(fs.catalog, fs.cfg.read_threads);
+	}
 	if (err) {
 		fprintf(stderr, "pisessionfs: cannot open the store %s: %s\n", fs.cfg.store, ps_strerror(err));
 		goto out;

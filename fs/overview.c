@@ -8,6 +8,7 @@
 #include <string.h>
 #include "buf.h"
 #include "caller.h"
+#include "fanout.h"
 #include "filememo.h"
 #include "infocache.h"
 #include "overview.h"
@@ -30,63 +31,155 @@ const char *overview_file_name(size_t i)
 
 /* --- the sessions a folder's overview covers ----------------------------------- */
 
-/* Called with each session the overview covers that its row was not kept
- * for, acquired (with or without a header: a file without one has no row,
- * and that is kept too); st as listed. */
-typedef ps_err (*overview_session_fn)(void *ctx, const char *project, const char *name, const struct stat *st,
-				      struct ps_session *s);
-/* Called first with each: 1 when the row kept for the file as listed was
- * used (no session is acquired then), 0 when none is kept, -1 when memory
- * ran out. */
-typedef int (*overview_kept_fn)(void *ctx, const char *project, const char *name, const struct stat *st);
+/* An overview file is made of one value per session, kept in the rows
+ * memo by the session file's stamp: what derive makes of the acquired
+ * session, and use takes into the file being built, in the listing's
+ * order.  The values missing from the memo are derived on several
+ * threads at once (fanout.h): on a store nothing is kept of yet, that is
+ * nearly all the work. */
+
+/* Appends the session's value to value, and sets *keep when it may be
+ * kept for the file as listed (st); an empty value adds nothing to the
+ * file (a file pi does not list, or one gone meanwhile).  Runs on any
+ * thread of the fan-out, several at once: it may only touch value and what
+ * is thread-safe.  An error other than PS_ERR_NOTSESSION fails the file. */
+typedef ps_err (*overview_derive_fn)(struct psfs *fs, const char *project, const char *name, const struct stat *st,
+				     struct ps_session *s, struct buf *value, int *keep);
+/* Takes one session's value (never empty) into the file being built, on
+ * the caller's thread, in order.  PS_ERR_INVALID: a value kept earlier is
+ * unusable (the session is read again); another error fails the file. */
+typedef ps_err (*overview_use_fn)(void *ctx, const char *project, const char *name, const char *value, size_t len);
+
+struct overview_item {
+	char *project, *name;
+	struct stat st;   /* as listed */
+	struct buf value;
+	int kept;         /* the value came from the memo */
+	ps_err err;
+};
 
 struct overview_each {
 	struct psfs *fs;
-	overview_kept_fn kept;
-	overview_session_fn fn;
-	void *ctx;
-	ps_err err;
+	char kind;        /* the rows memo's key prefix: 'c', 'm' or 'd' */
+	overview_derive_fn derive;
+	struct overview_item *items;
+	size_t n, cap;
+	int failed;
 	struct psfs_caller who; /* rows only of the sessions it may read */
 };
 
-static int overview_each_session(void *ctx, const char *project, const char *name, const struct stat *st)
+static struct filememo *overview_rows(struct psfs *fs);
+static int overview_row_key(char kind, const char *project, const char *name, char *key, size_t size, size_t *len);
+
+static int overview_each_list(void *ctx, const char *project, const char *name, const struct stat *st)
 {
 	struct overview_each *c = ctx;
-	struct store_ref ref;
 	if (!psfs_caller_may_read(&c->who, st->st_uid, st->st_gid, st->st_mode))
 		return 0;
-	/* A store-wide file on a store nothing is kept of yet reads every
-	 * session: a caller that gives up (^C, timeout) stops it. */
-	if (psfs_caller_gave_up()) {
-		c->err = PS_ERR_INTR;
-		return 1;
+	if (c->n == c->cap) {
+		size_t cap = c->cap ? c->cap * 2 : 64;
+		struct overview_item *items = realloc(c->items, cap * sizeof *items);
+		if (!items)
+			return c->failed = 1;
+		c->items = items;
+		c->cap = cap;
 	}
-	int kept = c->kept(c->ctx, project, name, st);
-	if (kept) {
-		if (kept < 0)
-			c->err = PS_ERR_NOMEM;
-		return kept < 0;
+	struct overview_item *it = &c->items[c->n];
+	memset(it, 0, sizeof *it);
+	it->project = strdup(project);
+	it->name = strdup(name);
+	it->st = *st;
+	if (!it->project || !it->name) {
+		free(it->project);
+		free(it->name);
+		return c->failed = 1;
 	}
-	if (store_acquire(c->fs->store, project, name, &ref) != PS_OK)
-		return 0; /* gone meanwhile */
-	c->err = c->fn(c->ctx, project, name, st, ref.session);
-	store_release(c->fs->store, &ref);
-	return c->err != PS_OK;
+	c->n++;
+	return 0;
 }
 
-static struct filememo *overview_rows(struct psfs *fs);
-
-/* Calls kept, and fn where it kept nothing, with each session of project
- * (NULL: the whole store, its root's own sessions last) that the caller
- * may read, each file once. */
-static ps_err overview_each(struct psfs *fs, const char *project, overview_kept_fn kept, overview_session_fn fn,
-			    void *ctx)
+/* Derives the value of it from the session file, keeping it in the memo
+ * where derive says it may be (nothing when the file is gone). */
+static ps_err overview_derive(struct overview_each *c, struct overview_item *it)
 {
-	struct overview_each c = { fs, kept, fn, ctx, PS_OK, { 0 } };
+	struct store_ref ref;
+	int keep = 0;
+	it->value.len = 0;
+	if (store_acquire(c->fs->store, it->project, it->name, &ref) != PS_OK)
+		return PS_OK; /* gone meanwhile */
+	ps_err err = c->derive(c->fs, it->project, it->name, &it->st, ref.session, &it->value, &keep);
+	store_release(c->fs->store, &ref);
+	if (err == PS_ERR_NOTSESSION) {
+		it->value.len = 0;
+		err = PS_OK;
+	}
+	char key[2 * NAME_MAX + 4];
+	size_t key_len;
+	if (!err && keep && overview_row_key(c->kind, it->project, it->name, key, sizeof key, &key_len)) {
+		struct filestamp stamp;
+		filestamp_of(&it->st, &stamp);
+		/* Out of memory here only costs the value's next derivation. */
+		(void)filememo_put(overview_rows(c->fs), key, key_len, &stamp, it->value.data, it->value.len);
+	}
+	return err;
+}
+
+static void overview_each_item(void *ctx, size_t i)
+{
+	struct overview_each *c = ctx;
+	struct overview_item *it = &c->items[i];
+	char key[2 * NAME_MAX + 4];
+	size_t key_len;
+	struct filestamp stamp;
+	filestamp_of(&it->st, &stamp);
+	if (overview_row_key(c->kind, it->project, it->name, key, sizeof key, &key_len)) {
+		int found = filememo_get(overview_rows(c->fs), key, key_len, &stamp, &it->value);
+		if (found) {
+			it->kept = found > 0;
+			it->err = found < 0 ? PS_ERR_NOMEM : PS_OK;
+			return;
+		}
+	}
+	it->err = overview_derive(c, it);
+}
+
+/* A store-wide file on a store nothing is kept of yet reads every
+ * session: a caller that gives up (^C, timeout) stops it. */
+static int overview_each_stop(void *ctx)
+{
+	(void)ctx;
+	return psfs_caller_gave_up();
+}
+
+/* Calls use, in the listing's order, with the value of each session of
+ * project (NULL: the whole store, its root's own sessions last) that the
+ * caller may read, each file once: kept in the memo, else derived. */
+static ps_err overview_each(struct psfs *fs, const char *project, char kind, overview_derive_fn derive,
+			    overview_use_fn use, void *ctx)
+{
+	struct overview_each c = { fs, kind, derive, NULL, 0, 0, 0, { 0 } };
 	psfs_caller_get(&c.who);
-	ps_err err = store_each_session(fs->store, project, overview_each_session, &c);
+	ps_err err = store_each_session(fs->store, project, overview_each_list, &c);
+	if (!err && c.failed)
+		err = PS_ERR_NOMEM;
+	if (!err && fanout_run(c.n, fs->cfg.read_threads, overview_each_item, overview_each_stop, &c))
+		err = PS_ERR_INTR;
 	filememo_flush(overview_rows(fs));
-	return err ? err : c.err;
+	for (size_t i = 0; i < c.n; i++) {
+		struct overview_item *it = &c.items[i];
+		if (!err)
+			err = it->err;
+		if (!err && it->value.len) {
+			err = use(ctx, it->project, it->name, it->value.data, it->value.len);
+			if (err == PS_ERR_INVALID && it->kept && !(err = overview_derive(&c, it)) && it->value.len)
+				err = use(ctx, it->project, it->name, it->value.data, it->value.len);
+		}
+		free(it->project);
+		free(it->name);
+		buf_free(&it->value);
+	}
+	free(c.items);
+	return err;
 }
 
 /* --- the rows kept ------------------------------------------------------------- */
@@ -115,101 +208,56 @@ static int overview_session_is(const struct ps_session *s, const struct stat *st
 
 /* --- usage.csv ----------------------------------------------------------------- */
 
-struct overview_csv {
-	struct psfs *fs;
-	struct buf *out;
-};
-
-static int overview_csv_kept(void *ctx, const char *project, const char *name, const struct stat *st)
+static ps_err overview_csv_derive(struct psfs *fs, const char *project, const char *name, const struct stat *st,
+				  struct ps_session *s, struct buf *value, int *keep)
 {
-	struct overview_csv *c = ctx;
-	char key[2 * NAME_MAX + 4];
-	size_t key_len;
-	struct filestamp stamp;
-	if (!overview_row_key('c', project, name, key, sizeof key, &key_len))
-		return 0;
-	filestamp_of(st, &stamp);
-	return filememo_get(overview_rows(c->fs), key, key_len, &stamp, c->out);
+	(void)fs;
+	*keep = overview_session_is(s, st);
+	return s->have_header ? usage_csv_row(s, project, name, value) : PS_OK;
 }
 
-static ps_err overview_csv_row(void *ctx, const char *project, const char *name, const struct stat *st,
-			       struct ps_session *s)
+static ps_err overview_csv_use(void *ctx, const char *project, const char *name, const char *value, size_t len)
 {
-	struct overview_csv *c = ctx;
-	size_t start = c->out->len;
-	ps_err err = s->have_header ? usage_csv_row(s, project, name, c->out) : PS_OK;
-	char key[2 * NAME_MAX + 4];
-	size_t key_len;
-	if (!err && overview_session_is(s, st) && overview_row_key('c', project, name, key, sizeof key, &key_len)) {
-		struct filestamp stamp;
-		filestamp_of(st, &stamp);
-		/* Out of memory here only costs the row's next build. */
-		(void)filememo_put(overview_rows(c->fs), key, key_len, &stamp, c->out->data + start,
-				   c->out->len - start);
-	}
-	return err;
+	(void)project;
+	(void)name;
+	return buf_put(ctx, value, len) ? PS_ERR_NOMEM : PS_OK;
 }
 
 static ps_err overview_build_csv(struct psfs *fs, const char *project, struct buf *out)
 {
-	struct overview_csv c = { fs, out };
 	ps_err err = usage_csv_header(out);
-	return err ? err : overview_each(fs, project, overview_csv_kept, overview_csv_row, &c);
+	return err ? err : overview_each(fs, project, 'c', overview_csv_derive, overview_csv_use, out);
 }
 
 /* --- usage over time: usage-daily.csv, usage-monthly.csv, usage-daily-models.csv, usage.svg */
 
-struct overview_days {
-	struct psfs *fs;
-	struct usagedays *table;
-	struct buf blob;
-};
-
-static int overview_days_kept(void *ctx, const char *project, const char *name, const struct stat *st)
+static ps_err overview_days_derive(struct psfs *fs, const char *project, const char *name, const struct stat *st,
+				   struct ps_session *s, struct buf *value, int *keep)
 {
-	struct overview_days *c = ctx;
-	char key[2 * NAME_MAX + 4];
-	size_t key_len;
-	struct filestamp stamp;
-	if (!overview_row_key('d', project, name, key, sizeof key, &key_len))
-		return 0;
-	filestamp_of(st, &stamp);
-	c->blob.len = 0;
-	int found = filememo_get(overview_rows(c->fs), key, key_len, &stamp, &c->blob);
-	if (found <= 0)
-		return found;
-	ps_err err = usagedays_add(c->table, c->blob.data, c->blob.len);
-	return err == PS_ERR_NOMEM ? -1 : err ? 0 : 1; /* a bad blob: read the session */
+	(void)fs;
+	(void)project;
+	(void)name;
+	*keep = overview_session_is(s, st);
+	return s->have_header ? usagedays_session_blob(s, value) : PS_OK;
 }
 
-static ps_err overview_days_session(void *ctx, const char *project, const char *name, const struct stat *st,
-				   struct ps_session *s)
+static ps_err overview_days_use(void *ctx, const char *project, const char *name, const char *value, size_t len)
 {
-	struct overview_days *c = ctx;
-	char key[2 * NAME_MAX + 4];
-	size_t key_len;
-	c->blob.len = 0;
-	ps_err err = s->have_header ? usagedays_session_blob(s, &c->blob) : PS_OK;
-	if (err)
-		return err == PS_ERR_NOTSESSION ? PS_OK : err;
-	if (overview_session_is(s, st) && overview_row_key('d', project, name, key, sizeof key, &key_len)) {
-		struct filestamp stamp;
-		filestamp_of(st, &stamp);
-		(void)filememo_put(overview_rows(c->fs), key, key_len, &stamp, c->blob.data, c->blob.len);
-	}
-	return c->blob.len ? usagedays_add(c->table, c->blob.data, c->blob.len) : PS_OK;
+	(void)project;
+	(void)name;
+	ps_err err = usagedays_add(ctx, value, len);
+	return err == PS_ERR_NOMEM || !err ? err : PS_ERR_INVALID; /* a bad blob: read the session */
 }
 
 static ps_err overview_build_days(struct psfs *fs, enum usagedays_file file, const char *project, struct buf *out)
 {
-	struct overview_days c = { fs, NULL, BUF_INIT };
-	ps_err err = usagedays_new(&c.table);
+	struct usagedays *table = NULL;
+	ps_err err = usagedays_new(&table);
 	if (!err)
-		err = overview_each(fs, project, overview_days_kept, overview_days_session, &c);
+		err = overview_each(fs, project, 'd', overview_days_derive, overview_days_use, table);
 	if (!err)
-		err = usagedays_write(c.table, file, project ? project : "all projects", out);
-	usagedays_free(c.table);
-	buf_free(&c.blob);
+		err = usagedays_write(table, file, project ? project : "all projects", out);
+	usagedays_free(table);
 	return err;
 }
 
@@ -269,49 +317,36 @@ static ps_err overview_md_add(struct overview_md *md, const char *project, const
 	return PS_OK;
 }
 
-static int overview_md_kept(void *ctx, const char *project, const char *name, const struct stat *st)
+static ps_err overview_md_use(void *ctx, const char *project, const char *name, const char *value, size_t len)
 {
 	struct overview_md *md = ctx;
-	char key[2 * NAME_MAX + 4];
-	size_t key_len;
-	struct filestamp stamp;
-	struct buf got = BUF_INIT;
 	struct overview_md_kept k;
-	if (!overview_row_key('m', project, name, key, sizeof key, &key_len))
-		return 0;
-	filestamp_of(st, &stamp);
-	int found = filememo_get(overview_rows(md->fs), key, key_len, &stamp, &got);
-	if (found <= 0 || got.len < sizeof k || buf_putc(&got, '\0')) {
-		buf_free(&got);
-		return found < 0 ? -1 : 0;
-	}
-	memcpy(&k, got.data, sizeof k);
-	ps_err err = PS_OK;
-	if (k.listed) {
-		struct sessionsmd_row row = { 0 };
-		row.title = got.data + sizeof k;
-		row.created_ms = k.created_ms;
-		row.modified_ms = k.modified_ms;
-		row.messages = k.messages;
-		row.branches = k.branches;
-		row.cost = k.cost;
-		err = overview_md_add(md, project, name, &row);
-	}
-	buf_free(&got);
-	return err ? -1 : 1;
+	if (len < sizeof k)
+		return PS_ERR_INVALID;
+	memcpy(&k, value, sizeof k);
+	if (!k.listed)
+		return PS_OK;
+	if (k.title_len != len - sizeof k)
+		return PS_ERR_INVALID;
+	char *title = strndup(value + sizeof k, k.title_len);
+	if (!title)
+		return PS_ERR_NOMEM;
+	struct sessionsmd_row row = { 0 };
+	row.title = title;
+	row.created_ms = k.created_ms;
+	row.modified_ms = k.modified_ms;
+	row.messages = k.messages;
+	row.branches = k.branches;
+	row.cost = k.cost;
+	ps_err err = overview_md_add(md, project, name, &row);
+	free(title);
+	return err;
 }
 
-/* Keeps what the row shows (title NULL: the session has no row). */
-static void overview_md_keep(struct overview_md *md, const char *project, const char *name, const struct stat *st,
-			     const struct sessionsmd_row *row)
+/* The row's value (title NULL: the session has no row). */
+static ps_err overview_md_value(const struct sessionsmd_row *row, struct buf *value)
 {
-	char key[2 * NAME_MAX + 4];
-	size_t key_len;
 	struct overview_md_kept k;
-	struct buf val = BUF_INIT;
-	struct filestamp stamp;
-	if (!overview_row_key('m', project, name, key, sizeof key, &key_len))
-		return;
 	memset(&k, 0, sizeof k);
 	k.listed = row && row->title;
 	if (k.listed) {
@@ -322,59 +357,53 @@ static void overview_md_keep(struct overview_md *md, const char *project, const 
 		k.modified_ms = row->modified_ms;
 		k.title_len = strlen(row->title);
 	}
-	if (!buf_put(&val, &k, sizeof k) && (!k.listed || !buf_put(&val, row->title, k.title_len))) {
-		filestamp_of(st, &stamp);
-		(void)filememo_put(overview_rows(md->fs), key, key_len, &stamp, val.data, val.len);
-	}
-	buf_free(&val);
+	return buf_put(value, &k, sizeof k) || (k.listed && buf_put(value, row->title, k.title_len)) ? PS_ERR_NOMEM
+												      : PS_OK;
 }
 
-static ps_err overview_md_session(void *ctx, const char *project, const char *name, const struct stat *st,
-				  struct ps_session *s)
+static ps_err overview_md_derive(struct psfs *fs, const char *project, const char *name, const struct stat *st,
+				 struct ps_session *s, struct buf *value, int *keep)
 {
-	struct overview_md *md = ctx;
 	const struct sessioninfo *info;
 	double cost = 0;
 	uint64_t messages = 0;
-	char *title = NULL;
-	int same = overview_session_is(s, st);
-	if (!s->have_header) {
-		if (same)
-			overview_md_keep(md, project, name, st, NULL);
-		return PS_OK;
-	}
+	(void)project;
+	(void)name;
+	*keep = overview_session_is(s, st);
+	if (!s->have_header)
+		return overview_md_value(NULL, value);
 	ps_err err = usage_totals(s, &cost, &messages);
-	if (err) {
-		if (err == PS_ERR_NOTSESSION && same)
-			overview_md_keep(md, project, name, st, NULL);
-		return err == PS_ERR_NOTSESSION ? PS_OK : err;
-	}
+	if (err == PS_ERR_NOTSESSION)
+		return overview_md_value(NULL, value);
+	if (err)
+		return err;
 	/* What pi's list shows of it: its title and last activity. */
-	infocache_lock(md->fs->infos);
-	err = infocache_get(md->fs->infos, s->path, &info);
 	struct sessionsmd_row row = { 0 };
+	infocache_lock(fs->infos);
+	err = infocache_get(fs->infos, s->path, &info);
 	if (!err) {
 		size_t first_len = 0;
 		const char *first = sessioninfo_first_message(info, &first_len);
-		title = title_line(info->name, first, first_len, OVERVIEW_TITLE_MAX);
+		row.title = title_line(info->name, first, first_len, OVERVIEW_TITLE_MAX);
 		row.created_ms = info->created_ms;
 		row.modified_ms = info->modified_ms;
 		/* The info read the file as listed too. */
-		same = same && info->dev == st->st_dev && info->ino == st->st_ino &&
-		       info->size == (uint64_t)st->st_size &&
-		       info->mtime_ns == (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec;
+		*keep = *keep && info->dev == st->st_dev && info->ino == st->st_ino &&
+			info->size == (uint64_t)st->st_size &&
+			info->mtime_ns == (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec;
 	}
-	infocache_unlock(md->fs->infos);
-	if (err)
-		return err == PS_ERR_NOMEM ? err : PS_OK; /* gone meanwhile */
-	row.title = title;
+	infocache_unlock(fs->infos);
+	if (err) {
+		*keep = 0;
+		return err == PS_ERR_NOMEM ? err : PS_OK; /* gone meanwhile: no value */
+	}
+	if (!row.title)
+		return PS_ERR_NOMEM;
 	row.messages = messages;
 	row.branches = s->n_branches;
 	row.cost = cost;
-	err = title ? overview_md_add(md, project, name, &row) : PS_ERR_NOMEM;
-	if (!err && same)
-		overview_md_keep(md, project, name, st, &row);
-	free(title);
+	err = overview_md_value(&row, value);
+	free((char *)row.title);
 	return err;
 }
 
@@ -389,7 +418,7 @@ static int overview_md_newest_first(const void *a, const void *b)
 static ps_err overview_build_md(struct psfs *fs, const char *project, struct buf *out)
 {
 	struct overview_md md = { fs, project != NULL, NULL, 0, 0 };
-	ps_err err = overview_each(fs, project, overview_md_kept, overview_md_session, &md);
+	ps_err err = overview_each(fs, project, 'm', overview_md_derive, overview_md_use, &md);
 	if (!err) {
 		if (md.n > 1) /* (rows is NULL when there are none) */
 			qsort(md.rows, md.n, sizeof *md.rows, overview_md_newest_first);

@@ -2,6 +2,7 @@
 #include <limits.h>
 #include <math.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +10,7 @@
 #include "buf.h"
 #include "caller.h"
 #include "catalog.h"
+#include "fanout.h"
 #include "filestamp.h"
 #include "infocache.h"
 #include "infofreeze.h"
@@ -362,10 +364,76 @@ static long long search_budget_ns(const struct psfs *fs)
 
 /* Whether the caller gave up: the kernel sent FUSE_INTERRUPT for the
  * request (a signal to the caller: ^C, timeout, kill). */
-static int search_gave_up(void *ctx)
+static int search_caller_gave_up(void *ctx)
 {
 	(void)ctx;
 	return psfs_caller_gave_up();
+}
+
+/* One query run over its candidates on several threads (fanout.h): each
+ * candidate's outcome in its own slot, put together in order afterwards. */
+struct search_slot {
+	ps_err err;       /* what stopped the query at this candidate */
+	int match;
+	char *id, *title;
+	double modified_ms;
+};
+
+struct search_fan {
+	struct psfs *fs;
+	const struct search_query *q;
+	const struct search_candidates *cs;
+	struct search_slot *slots;
+	struct search_budget budget; /* shared: the query's matching CPU, in all threads */
+	pthread_t caller;
+	atomic_int stopped;          /* a candidate's error, or the caller gave up */
+	atomic_int interrupted;      /* the caller gave up */
+};
+
+/* Whether the query stops: its caller gave up, which only the request's
+ * thread can ask, or another thread's candidate stopped it. */
+static int search_gave_up(void *ctx)
+{
+	struct search_fan *f = ctx;
+	if (atomic_load(&f->stopped))
+		return 1;
+	if (pthread_equal(pthread_self(), f->caller) && search_caller_gave_up(NULL)) {
+		atomic_store(&f->interrupted, 1);
+		atomic_store(&f->stopped, 1);
+		return 1;
+	}
+	return 0;
+}
+
+static void search_one(void *ctx, size_t i)
+{
+	struct search_fan *f = ctx;
+	struct search_slot *slot = &f->slots[i];
+	struct search_copy copy;
+	if (atomic_load(&f->stopped))
+		return;
+	ps_err err = search_copy_of(f->fs, &f->cs->c[i], &copy);
+	if (err) {
+		if (err == PS_ERR_NOMEM) {
+			slot->err = err;
+			atomic_store(&f->stopped, 1);
+		}
+		return; /* else gone meanwhile, or not a session pi lists */
+	}
+	err = search_query_matches_in(f->q, &copy.info, &f->budget, &slot->match);
+	if (!err && slot->match) {
+		slot->id = strdup(copy.info.id);
+		slot->title = copy.title;
+		copy.title = NULL;
+		slot->modified_ms = copy.info.modified_ms;
+		if (!slot->id || !slot->title)
+			err = PS_ERR_NOMEM;
+	}
+	search_copy_free(&copy);
+	if (err) {
+		slot->err = err;
+		atomic_store(&f->stopped, 1);
+	}
 }
 
 /* Runs the query over the sessions of the scope the caller may read. */
@@ -390,7 +458,11 @@ static int search_run(struct psfs *fs, const char *scope, const char *query, str
 	size_t n = cs.n;
 	struct search_result *r = calloc(1, sizeof *r);
 	char **titles = calloc(n ? n : 1, sizeof *titles);
-	int res = err ? -psfs_errno(err) : r && titles ? 0 : -ENOMEM;
+	struct search_fan f = { .fs = fs, .q = q, .cs = &cs, .caller = pthread_self() };
+	f.slots = calloc(n ? n : 1, sizeof *f.slots);
+	atomic_init(&f.stopped, 0);
+	atomic_init(&f.interrupted, 0);
+	int res = err ? -psfs_errno(err) : r && titles && f.slots ? 0 : -ENOMEM;
 	if (!res) {
 		r->hits = calloc(n ? n : 1, sizeof *r->hits);
 		r->scope = strdup(scope);
@@ -398,61 +470,62 @@ static int search_run(struct psfs *fs, const char *scope, const char *query, str
 		if (!r->hits || !r->scope || !r->query)
 			res = -ENOMEM;
 	}
-	struct search_budget budget;
-	search_budget_init(&budget, search_budget_ns(fs), search_gave_up, NULL);
+	search_budget_init(&f.budget, search_budget_ns(fs), search_gave_up, &f);
+	/* The interrupt is checked between candidates too, for a store of
+	 * many sessions searched with no regular expression. */
+	if (!res)
+		(void)fanout_run(n, fs->cfg.read_threads, search_one, search_gave_up, &f);
+	/* What stopped the query: a candidate's own error (the others it
+	 * stopped say PS_ERR_INTR), else the caller giving up. */
+	for (size_t i = 0; !res && !err && i < n; i++)
+		if (f.slots[i].err && f.slots[i].err != PS_ERR_INTR)
+			err = f.slots[i].err;
+	if (!res && !err && atomic_load(&f.interrupted))
+		err = PS_ERR_INTR;
 	for (size_t i = 0; !res && i < n; i++) {
 		const struct search_candidate *c = &cs.c[i];
-		struct search_copy copy;
-		int match = 0;
-		/* The interrupt is checked here too, for a store of many
-		 * sessions searched with no regular expression. */
-		if (search_gave_up(NULL)) {
-			res = -EINTR;
-			break;
-		}
-		err = search_copy_of(fs, c, &copy);
-		if (err == PS_ERR_NOMEM) {
-			res = -ENOMEM;
-			break;
-		}
-		if (err)
-			continue; /* gone meanwhile, or not a session pi lists */
-		err = search_query_matches_in(q, &copy.info, &budget, &match);
+		struct search_slot *slot = &f.slots[i];
+		if (err && slot->err != err)
+			continue; /* reported at the candidate that stopped it */
 		if (err == PS_ERR_TOOBIG || err == PS_ERR_COSTLY) {
 			journal_log_in(fs->journal, "search %s: the regular expression is too costly (%s at %s%s%s, after "
 				       "%lld ms of matching; a query may spend %lld ms): nothing is listed; write it so "
 				       "it cannot backtrack at length: no nested or repeated groups of .* (\"(.*b){20}\"), "
 				       "a literal or a class such as [^ ]* in place of .*, or plain words (no re:)",
 				       query, err == PS_ERR_TOOBIG ? "PCRE2's match limit" : "its budget", c->project,
-				       *c->project ? "/" : "", c->stem, budget.spent_ns / 1000000,
-				       budget.cpu_ns / 1000000);
+				       *c->project ? "/" : "", c->stem, (long long)f.budget.spent_ns / 1000000,
+				       f.budget.cpu_ns / 1000000);
 			err = PS_ERR_COSTLY;
-		} else if (err == PS_ERR_INTR) {
-			journal_log_in(fs->journal, "search %s: interrupted (the caller gave up)", query);
 		}
 		if (err) {
-			search_copy_free(&copy);
 			res = -psfs_errno(err);
 			break;
 		}
-		if (!match) {
-			search_copy_free(&copy);
+		if (!slot->match)
 			continue;
-		}
 		struct search_hit *h = &r->hits[r->n];
 		h->project = strdup(c->project);
 		h->stem = strdup(c->stem);
-		h->id = strdup(copy.info.id);
-		h->modified_ms = copy.info.modified_ms;
+		h->id = slot->id;
+		slot->id = NULL;
+		h->modified_ms = slot->modified_ms;
 		h->order = i;
 		h->by_name = *scope || !*c->project;
-		titles[r->n] = copy.title;
-		copy.title = NULL;
-		search_copy_free(&copy);
+		titles[r->n] = slot->title;
+		slot->title = NULL;
 		r->n++;
-		if (!h->project || !h->stem || !h->id || !titles[r->n - 1])
+		if (!h->project || !h->stem)
 			res = -ENOMEM;
 	}
+	if (err == PS_ERR_INTR)
+		journal_log_in(fs->journal, "search %s: interrupted (the caller gave up)", query);
+	if (!res && err)
+		res = -psfs_errno(err);
+	for (size_t i = 0; f.slots && i < n; i++) {
+		free(f.slots[i].id);
+		free(f.slots[i].title);
+	}
+	free(f.slots);
 	infocache_flush(fs->infos); /* what was read is kept for the next mount too */
 	if (!res) {
 		/* Sort the titles with their hits. */
@@ -583,7 +656,7 @@ static int search_build_links(struct psfs *fs, const struct search_result *r, st
 	struct search_budget budget;
 	size_t cap = 0;
 	ps_err err = search_query_parse(r->query, &q, &why);
-	search_budget_init(&budget, search_budget_ns(fs), search_gave_up, NULL);
+	search_budget_init(&budget, search_budget_ns(fs), search_caller_gave_up, NULL);
 	free(why);
 	if (err)
 		return -psfs_errno(err);

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <time.h>
 #include "catalog.h"
+#include "fanout.h"
 #include "filememo.h"
 #include "fileset.h"
 #include "sessioninfo.h"
@@ -12,6 +13,7 @@
 
 struct ps_catalog {
 	struct ps_store *store;
+	unsigned threads;     /* a scan's reads (fanout.h) */
 	pthread_mutex_t lock;
 	/* A scan reads the sessions it finds changed without the lock, so
 	 * that lookups go on meanwhile (a cold store: seconds); a second
@@ -114,6 +116,11 @@ void catalog_session_clear(struct catalog_session *c)
 	free(c->name);
 	free(c->title);
 	memset(c, 0, sizeof *c);
+}
+
+void catalog_set_threads(struct ps_catalog *cat, unsigned threads)
+{
+	cat->threads = threads;
 }
 
 void catalog_set_memo(struct ps_catalog *cat, struct filememo *memo)
@@ -441,18 +448,23 @@ static int catalog_on_session(void *ctx, const char *name, const struct stat *st
  * entry did not change meanwhile (a commit's name, an add: newer than
  * this read); its stamp only where the file did not change either, so
  * that the next scan reads again what it did not take or took half. */
+static void catalog_read_one(void *ctx, size_t i)
+{
+	struct catalog_walk *w = ctx;
+	struct catalog_read_later *r = &w->reads[i];
+	struct stat now;
+	catalog_read(w->cat, &r->got, &r->st);
+	r->fresh = store_stat_session(w->cat->store, r->got.project, r->got.stem, &now) == PS_OK &&
+		   now.st_dev == r->st.st_dev && now.st_ino == r->st.st_ino && now.st_size == r->st.st_size &&
+		   now.st_mtim.tv_sec == r->st.st_mtim.tv_sec && now.st_mtim.tv_nsec == r->st.st_mtim.tv_nsec;
+}
+
 static void catalog_read_queued(struct ps_catalog *cat, struct catalog_walk *w)
 {
 	pthread_mutex_unlock(&cat->lock);
-	for (size_t i = 0; i < w->n_reads; i++) {
-		struct catalog_read_later *r = &w->reads[i];
-		struct stat now;
-		catalog_read(cat, &r->got, &r->st);
-		r->fresh = store_stat_session(cat->store, r->got.project, r->got.stem, &now) == PS_OK &&
-			   now.st_dev == r->st.st_dev && now.st_ino == r->st.st_ino &&
-			   now.st_size == r->st.st_size && now.st_mtim.tv_sec == r->st.st_mtim.tv_sec &&
-			   now.st_mtim.tv_nsec == r->st.st_mtim.tv_nsec;
-	}
+	/* A first scan reads every session: on all cores (each read only
+	 * fills its own queue entry). */
+	(void)fanout_run(w->n_reads, cat->threads, catalog_read_one, NULL, w);
 	filememo_flush(cat->memo);
 	pthread_mutex_lock(&cat->lock);
 	for (size_t i = 0; i < w->n_reads; i++) {

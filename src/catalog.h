@@ -43,6 +43,9 @@ void catalog_free(struct ps_catalog *cat);
  * file is unchanged. */
 struct filememo;
 void catalog_set_memo(struct ps_catalog *cat, struct filememo *memo);
+/* How many threads a scan reads the changed sessions on (fanout.h; 0,
+ * the default: one per core). */
+void catalog_set_threads(struct ps_catalog *cat, unsigned threads);
 /* The next snapshot or lookup scans the store again (it was replaced). */
 void catalog_expire(struct ps_catalog *cat);
 

@@ -33,7 +33,7 @@ void search_query_free(struct search_query *query);
  * belongs to one thread (the CPU time is that thread's). */
 struct search_budget {
 	long long cpu_ns;           /* the matching CPU time allowed in all */
-	long long spent_ns;         /* spent so far */
+	_Atomic long long spent_ns; /* spent so far, by every thread that matches for the query */
 	int (*gave_up)(void *ctx);  /* 1 when the asker gave up (or NULL) */
 	void *ctx;
 };
