@@ -1,6 +1,17 @@
 /* Derived values on disk, by key and stat stamp (diskmemo.h), in SQLite:
- * a made-for-the-job embedded store whose WAL survives crashes, rather
- * than a file format of our own. */
+ * a made-for-the-job embedded store, rather than a file format of our own.
+ *
+ * Written without syncs, once.  A first search of a large store keeps
+ * hundreds of megabytes of text here; written through a WAL (twice, with
+ * fsyncs) that took longer than reading the store.  So the database runs
+ * with a rollback journal (new pages are written once) and
+ * synchronous=OFF, which survives the daemon's crash (what it wrote is in
+ * the system's page cache) but not the system's: before the first
+ * unsynced write of a mount, a marker naming this boot (the kernel's
+ * boot_id) is committed with a full sync, and it is removed, in a fully
+ * synced commit that flushes everything before it, when the mount closes
+ * the database.  A database that still holds the marker of another boot
+ * may have been torn by a crash of the system, and is made again. */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -35,6 +46,8 @@ struct diskmemo {
 	char *path;
 	int in_batch;
 	unsigned batched;
+	char boot[64];               /* this boot's id; "": unknown (then every commit syncs) */
+	int marked;                  /* the unsynced marker is committed (see the top) */
 	diskmemo_note_fn note;
 	void *note_ctx;
 };
@@ -88,6 +101,10 @@ static void diskmemo_close(struct diskmemo *m)
 {
 	if (m->db && m->in_batch)
 		sqlite3_exec(m->db, "COMMIT", NULL, NULL, NULL);
+	/* A fully synced commit flushes the file, all unsynced writes with it. */
+	if (m->db && m->marked)
+		sqlite3_exec(m->db, "PRAGMA synchronous=FULL; DELETE FROM meta WHERE k = 'unsynced'", NULL, NULL, NULL);
+	m->marked = 0;
 	m->in_batch = 0;
 	m->batched = 0;
 	sqlite3_finalize(m->get);
@@ -113,6 +130,39 @@ static char *diskmemo_meta(sqlite3 *db, const char *k)
 	return v;
 }
 
+/* This boot's id into m->boot, or "" where the kernel does not tell it. */
+static void diskmemo_read_boot(struct diskmemo *m)
+{
+	m->boot[0] = '\0';
+	FILE *f = fopen("/proc/sys/kernel/random/boot_id", "re");
+	if (!f)
+		return;
+	if (!fgets(m->boot, sizeof m->boot, f))
+		m->boot[0] = '\0';
+	m->boot[strcspn(m->boot, "\n")] = '\0';
+	fclose(f);
+}
+
+/* Outside a batch: the marker of unsynced writes, committed with a full
+ * sync before the first of them.  0, or an SQLite error. */
+static int diskmemo_mark(struct diskmemo *m)
+{
+	sqlite3_stmt *st = NULL;
+	int rc = sqlite3_exec(m->db, "PRAGMA synchronous=FULL", NULL, NULL, NULL);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_prepare_v2(m->db, "INSERT OR REPLACE INTO meta(k, v) VALUES ('unsynced', ?1)", -1, &st, NULL);
+	if (rc == SQLITE_OK) {
+		sqlite3_bind_text(st, 1, m->boot, -1, SQLITE_STATIC);
+		rc = sqlite3_step(st) == SQLITE_DONE ? SQLITE_OK : sqlite3_errcode(m->db);
+	}
+	sqlite3_finalize(st);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_exec(m->db, "PRAGMA synchronous=OFF", NULL, NULL, NULL);
+	if (rc == SQLITE_OK)
+		m->marked = 1;
+	return rc;
+}
+
 /* Opens m->path as the database for this store and format: 0, or -1 with
  * why it cannot be used in why. */
 static int diskmemo_try(struct diskmemo *m, const char *store_path, const char *format, char *why, size_t why_size)
@@ -124,13 +174,13 @@ static int diskmemo_try(struct diskmemo *m, const char *store_path, const char *
 	}
 	close(fd);
 	int rc = sqlite3_open_v2(m->path, &m->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL);
-	char *have_schema = NULL, *have_format = NULL, *have_store = NULL;
+	char *have_schema = NULL, *have_format = NULL, *have_store = NULL, *unsynced = NULL;
 	if (rc == SQLITE_OK) {
 		sqlite3_busy_timeout(m->db, 1000);
 		rc = sqlite3_exec(m->db,
 				  /* Large pages: a search text of megabytes is read in few
 				   * overflow pages, not thousands (set before the first table). */
-				  "PRAGMA page_size=65536; PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"
+				  "PRAGMA page_size=65536; PRAGMA journal_mode=DELETE; PRAGMA synchronous=NORMAL;"
 				  "CREATE TABLE IF NOT EXISTS meta(k TEXT PRIMARY KEY, v TEXT NOT NULL);"
 				  "CREATE TABLE IF NOT EXISTS kept(key BLOB PRIMARY KEY, dev INTEGER, ino INTEGER,"
 				  " size INTEGER, mtime INTEGER, ctime INTEGER, seen INTEGER, value BLOB NOT NULL);",
@@ -157,6 +207,9 @@ static int diskmemo_try(struct diskmemo *m, const char *store_path, const char *
 			rc = -1;
 		} else if (!have_store || strcmp(have_store, store_path) != 0) {
 			snprintf(why, why_size, "made for another store (%s)", have_store ? have_store : "none");
+			rc = -1;
+		} else if ((unsynced = diskmemo_meta(m->db, "unsynced")) && strcmp(unsynced, m->boot) != 0) {
+			snprintf(why, why_size, "written without a sync before the system restarted (it may be torn)");
 			rc = -1;
 		}
 	}
@@ -187,6 +240,9 @@ static int diskmemo_try(struct diskmemo *m, const char *store_path, const char *
 	free(have_schema);
 	free(have_format);
 	free(have_store);
+	free(unsynced);
+	if (rc == SQLITE_OK && m->boot[0])
+		rc = sqlite3_exec(m->db, "PRAGMA synchronous=OFF", NULL, NULL, NULL);
 	if (rc != SQLITE_OK) {
 		diskmemo_close(m);
 		return -1;
@@ -214,6 +270,7 @@ ps_err diskmemo_open(const char *dir, const char *store_path, const char *format
 	m->today = (int64_t)time(NULL) / 86400;
 	m->note = note;
 	m->note_ctx = note_ctx;
+	diskmemo_read_boot(m);
 	*out = m;
 	if (diskmemo_mkdirs(dir) != 0) {
 		diskmemo_notef(m, "the cache directory %s cannot be made (%s): every mount reads the store afresh",
@@ -272,6 +329,8 @@ static void diskmemo_failed(struct diskmemo *m, int rc)
 /* Under the lock: the open batch, begun where none is. */
 static void diskmemo_begin(struct diskmemo *m)
 {
+	if (!m->in_batch && m->boot[0] && !m->marked && diskmemo_mark(m) != SQLITE_OK)
+		sqlite3_exec(m->db, "PRAGMA synchronous=NORMAL", NULL, NULL, NULL); /* no marker: sync each commit */
 	if (!m->in_batch && sqlite3_exec(m->db, "BEGIN", NULL, NULL, NULL) == SQLITE_OK)
 		m->in_batch = 1;
 }

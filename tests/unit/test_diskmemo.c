@@ -137,6 +137,76 @@ START_TEST(test_diskmemo_across_opens)
 }
 END_TEST
 
+/* The meta value k of the database at path, read by a connection of the
+ * test's own (new string, or NULL). */
+static char *meta_of(const char *path, const char *k)
+{
+	sqlite3 *db = NULL;
+	sqlite3_stmt *st = NULL;
+	char *v = NULL;
+	ck_assert_int_eq(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+	if (sqlite3_prepare_v2(db, "SELECT v FROM meta WHERE k = ?1", -1, &st, NULL) == SQLITE_OK &&
+	    sqlite3_bind_text(st, 1, k, -1, SQLITE_STATIC) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+		v = strdup((const char *)sqlite3_column_text(st, 0));
+	sqlite3_finalize(st);
+	sqlite3_close(db);
+	return v;
+}
+
+/* Writes go unsynced behind a marker of this boot, committed with a sync
+ * first and removed at a clean close; a database still marked by another
+ * boot (the system went down before it was synced) is made again. */
+START_TEST(test_diskmemo_unsynced_marker)
+{
+	char dir[64];
+	helper_tmpdir(dir, "diskmemo");
+	struct diskmemo *m = open_memo(dir, "/store/u", "fmt");
+	char *path = strdup(diskmemo_path(m));
+	char *none = meta_of(path, "unsynced");
+	ck_assert_ptr_null(none); /* nothing written yet: nothing to mark */
+	struct filestamp s1 = stamp_of_n(1);
+	diskmemo_put(m, "a", 1, &s1, "row a", 5);
+	char *marked = meta_of(path, "unsynced");
+	ck_assert_ptr_nonnull(marked); /* committed before the put's batch */
+	ck_assert_uint_gt(strlen(marked), 0);
+	diskmemo_free(m);
+	char *cleared = meta_of(path, "unsynced");
+	ck_assert_ptr_null(cleared);
+
+	/* Closed cleanly: kept, no note. */
+	m = open_memo(dir, "/store/u", "fmt");
+	ck_assert_str_eq(notes, "");
+	ck_assert_int_eq(memo_value(m, "a", 1, "row a"), 1);
+	diskmemo_free(m);
+
+	/* Marked by this boot (the daemon died, the system did not): kept. */
+	sqlite3 *db = NULL;
+	char *sql = NULL;
+	ck_assert_int_eq(sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, NULL), SQLITE_OK);
+	ck_assert_int_ge(asprintf(&sql, "INSERT OR REPLACE INTO meta(k, v) VALUES ('unsynced', '%s')", marked), 0);
+	ck_assert_int_eq(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+	free(sql);
+	m = open_memo(dir, "/store/u", "fmt");
+	ck_assert_str_eq(notes, "");
+	ck_assert_int_eq(memo_value(m, "a", 1, "row a"), 1);
+	diskmemo_free(m);
+
+	/* Marked by another boot: it may be torn, so made again. */
+	ck_assert_int_eq(sqlite3_exec(db, "INSERT OR REPLACE INTO meta(k, v) VALUES ('unsynced', 'another-boot')", NULL,
+				      NULL, NULL),
+			 SQLITE_OK);
+	sqlite3_close(db);
+	m = open_memo(dir, "/store/u", "fmt");
+	ck_assert_ptr_nonnull(strstr(notes, "before the system restarted"));
+	ck_assert_ptr_nonnull(strstr(notes, "made again"));
+	ck_assert_int_eq(memo_value(m, "a", 1, "row a"), 0);
+	diskmemo_free(m);
+	free(marked);
+	free(path);
+	helper_rmtree(dir);
+}
+END_TEST
+
 START_TEST(test_diskmemo_corrupt_and_unusable)
 {
 	char dir[64];
@@ -328,6 +398,7 @@ Suite *diskmemo_suite(void)
 	TCase *tc = tcase_create("core");
 	tcase_add_test(tc, test_diskmemo_across_opens);
 	tcase_add_test(tc, test_diskmemo_corrupt_and_unusable);
+	tcase_add_test(tc, test_diskmemo_unsynced_marker);
 	tcase_add_test(tc, test_infofreeze_round_trip);
 	tcase_add_test(tc, test_infocache_disk);
 	suite_add_tcase(s, tc);
