@@ -10,7 +10,7 @@
 #include "caller.h"
 #include "fanout.h"
 #include "filememo.h"
-#include "infocache.h"
+#include "sessioninfo.h"
 #include "overview.h"
 #include "sessionsmd.h"
 #include "title.h"
@@ -364,9 +364,9 @@ static ps_err overview_md_value(const struct sessionsmd_row *row, struct buf *va
 static ps_err overview_md_derive(struct psfs *fs, const char *project, const char *name, const struct stat *st,
 				 struct ps_session *s, struct buf *value, int *keep)
 {
-	const struct sessioninfo *info;
 	double cost = 0;
 	uint64_t messages = 0;
+	(void)fs;
 	(void)project;
 	(void)name;
 	*keep = overview_session_is(s, st);
@@ -377,10 +377,12 @@ static ps_err overview_md_derive(struct psfs *fs, const char *project, const cha
 		return overview_md_value(NULL, value);
 	if (err)
 		return err;
-	/* What pi's list shows of it: its title and last activity. */
+	/* What pi's list shows of it: its title and last activity (read
+	 * without the message text a search keeps: a store's first
+	 * sessions.md then writes no search texts to the disk cache). */
 	struct sessionsmd_row row = { 0 };
-	infocache_lock(fs->infos);
-	err = infocache_get(fs->infos, s->path, &info);
+	struct sessioninfo *info = NULL;
+	err = sessioninfo_load_listing(s->path, &info);
 	if (!err) {
 		size_t first_len = 0;
 		const char *first = sessioninfo_first_message(info, &first_len);
@@ -392,7 +394,7 @@ static ps_err overview_md_derive(struct psfs *fs, const char *project, const cha
 			info->size == (uint64_t)st->st_size &&
 			info->mtime_ns == (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec;
 	}
-	infocache_unlock(fs->infos);
+	sessioninfo_free(info);
 	if (err) {
 		*keep = 0;
 		return err == PS_ERR_NOMEM ? err : PS_OK; /* gone meanwhile: no value */

@@ -197,10 +197,16 @@ static ps_err info_message(struct sessioninfo *info, const json_t *entry)
 		buf_free(&piece);
 		return r < 0 ? PS_ERR_NOMEM : PS_OK;
 	}
-	if (st->n_messages && (buf_putc(&info->text, ' ') < 0 || buf_putc(&info->lower, ' ') < 0))
+	if (info->listing_only && !(user && !st->first_len)) {
+		st->n_messages++; /* the text only a search needs: not kept */
+		buf_free(&piece);
+		return PS_OK;
+	}
+	if (st->n_messages && (buf_putc(&info->text, ' ') < 0 || (!info->listing_only && buf_putc(&info->lower, ' ') < 0)))
 		goto nomem;
 	size_t off = info->text.len;
-	if (buf_put(&info->text, piece.data, piece.len) < 0 || jscase_lower(piece.data, piece.len, &info->lower) < 0)
+	if (buf_put(&info->text, piece.data, piece.len) < 0 ||
+	    (!info->listing_only && jscase_lower(piece.data, piece.len, &info->lower) < 0))
 		goto nomem;
 	st->n_messages++;
 	if (user && !st->first_len) {
@@ -307,7 +313,13 @@ static int info_fast_message(struct sessioninfo *info, const struct scan_result 
 		text->len = base;
 		return 0;
 	}
-	if ((sep && buf_putc(&info->lower, ' ') < 0) || jscase_lower(text->data + off, n, &info->lower) < 0)
+	if (info->listing_only && !(user && !st->first_len)) {
+		text->len = base; /* the text only a search needs: not kept */
+		st->n_messages++;
+		return 0;
+	}
+	if (!info->listing_only &&
+	    ((sep && buf_putc(&info->lower, ' ') < 0) || jscase_lower(text->data + off, n, &info->lower) < 0))
 		return -1;
 	st->n_messages++;
 	if (user && !st->first_len) {
@@ -561,7 +573,7 @@ ps_err sessioninfo_refresh(struct sessioninfo *info, int *changed)
 	return PS_OK;
 }
 
-static ps_err info_load(const char *path, int jansson_only, struct sessioninfo **out)
+static ps_err info_load(const char *path, int jansson_only, int listing_only, struct sessioninfo **out)
 {
 	struct sessioninfo *info = calloc(1, sizeof *info);
 	if (!info || !(info->path = strdup(path)) || !(info->id = strdup("")) || !(info->cwd = strdup(""))) {
@@ -571,6 +583,7 @@ static ps_err info_load(const char *path, int jansson_only, struct sessioninfo *
 	info_clear(info);
 	info->size = UINT64_MAX;
 	info->jansson_only = jansson_only;
+	info->listing_only = listing_only;
 	ps_err err = sessioninfo_refresh(info, NULL);
 	if (err) {
 		sessioninfo_free(info);
@@ -582,12 +595,17 @@ static ps_err info_load(const char *path, int jansson_only, struct sessioninfo *
 
 ps_err sessioninfo_load(const char *path, struct sessioninfo **out)
 {
-	return info_load(path, 0, out);
+	return info_load(path, 0, 0, out);
+}
+
+ps_err sessioninfo_load_listing(const char *path, struct sessioninfo **out)
+{
+	return info_load(path, 0, 1, out);
 }
 
 ps_err sessioninfo_load_jansson(const char *path, struct sessioninfo **out)
 {
-	return info_load(path, 1, out);
+	return info_load(path, 1, 0, out);
 }
 
 const char *sessioninfo_first_message(const struct sessioninfo *info, size_t *len)

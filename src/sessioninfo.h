@@ -66,6 +66,8 @@ struct sessioninfo {
 	uint32_t tail_len;                  /* an append from a rewrite */
 	double header_ms;                   /* the header's time when a string, else NaN */
 	int jansson_only;                   /* sessioninfo_load_jansson's */
+	int listing_only;                   /* sessioninfo_load_listing's: text holds
+					     * firstMessage only, lower nothing */
 	uint64_t fast_messages;             /* messages the fast path read (tests) */
 };
 
@@ -73,6 +75,15 @@ struct sessioninfo {
  * sessioninfo_free).  A file that is not a session still gives an info,
  * with is_session 0.  PS_ERR_IO/NOENT when it cannot be read. */
 ps_err sessioninfo_load(const char *path, struct sessioninfo **out);
+
+/* What pi's session list shows of the file (is_session, id, cwd, name,
+ * created, modified, message_count, firstMessage), read as
+ * sessioninfo_load reads it, without allMessagesText: text holds the
+ * first user message's text only, lower nothing.  For sessions.md, which
+ * needs no search text: it skips keeping and lowercasing the text (a
+ * quarter of a store's bytes).  Not for search/, and never refreshed:
+ * load it again. */
+ps_err sessioninfo_load_listing(const char *path, struct sessioninfo **out);
 
 /* sessioninfo_load reading every user and assistant message with jansson,
  * as it did before its fast path (and does for what that declines): the

@@ -6,7 +6,8 @@
  * fast path.  Both must give the same info, field by field (text and its
  * lowercase byte for byte, times bit for bit).  Also read incrementally:
  * the fast info of a prefix, refreshed after the rest is appended, must
- * equal the reference of the whole.  Prints at exit how many messages the
+ * equal the reference of the whole.  sessioninfo_load_listing() (what
+ * sessions.md reads, without the search text) must list the same.  Prints at exit how many messages the
  * fast path took, so a change that makes it decline everything shows.
  *
  * Input: 2 control bytes + a session file.  Byte 0 bit 0 prepends a valid
@@ -79,7 +80,8 @@ static int same_buf(const struct buf *a, const struct buf *b)
 	return a->len == b->len && (!a->len || !memcmp(a->data, b->data, a->len));
 }
 
-static void compare(const char *what, const struct sessioninfo *f, const struct sessioninfo *j)
+/* What pi's list shows: all but the search text (a listing info has none). */
+static void compare_listing(const char *what, const struct sessioninfo *f, const struct sessioninfo *j)
 {
 	size_t fl, jl;
 	const char *ff = sessioninfo_first_message(f, &fl), *jf = sessioninfo_first_message(j, &jl);
@@ -92,19 +94,28 @@ static void compare(const char *what, const struct sessioninfo *f, const struct 
 		 f->modified_ms, j->modified_ms);
 	FZ_CHECK(f->message_count == j->message_count, "%s: messageCount %llu, jansson %llu", what,
 		 (unsigned long long)f->message_count, (unsigned long long)j->message_count);
-	FZ_CHECK(same_buf(&f->text, &j->text), "%s: allMessagesText differs:\n  fast    %.300s\n  jansson %.300s",
-		 what, f->text.data ? f->text.data : "", j->text.data ? j->text.data : "");
-	FZ_CHECK(same_buf(&f->lower, &j->lower), "%s: the lowercase text differs", what);
 	FZ_CHECK(fl == jl && !memcmp(ff, jf, fl), "%s: firstMessage differs", what);
 }
 
-static struct sessioninfo *load(int jansson)
+static void compare(const char *what, const struct sessioninfo *f, const struct sessioninfo *j)
+{
+	compare_listing(what, f, j);
+	FZ_CHECK(same_buf(&f->text, &j->text), "%s: allMessagesText differs:\n  fast    %.300s\n  jansson %.300s",
+		 what, f->text.data ? f->text.data : "", j->text.data ? j->text.data : "");
+	FZ_CHECK(same_buf(&f->lower, &j->lower), "%s: the lowercase text differs", what);
+}
+
+/* how: 0 the fast path, 1 jansson only, 2 the listing (sessions.md's). */
+static struct sessioninfo *load(int how)
 {
 	struct sessioninfo *info = NULL;
-	ps_err err = jansson ? sessioninfo_load_jansson(path, &info) : sessioninfo_load(path, &info);
+	ps_err err = how == 1 ? sessioninfo_load_jansson(path, &info)
+		   : how == 2 ? sessioninfo_load_listing(path, &info)
+			      : sessioninfo_load(path, &info);
 	if (err == PS_ERR_NOMEM)
 		return NULL; /* an input too big for the limits: nothing to compare */
-	FZ_CHECK(err == PS_OK, "sessioninfo_load%s: %s", jansson ? "_jansson" : "", ps_strerror(err));
+	FZ_CHECK(err == PS_OK, "sessioninfo_load%s: %s", how == 1 ? "_jansson" : how == 2 ? "_listing" : "",
+		 ps_strerror(err));
 	return info;
 }
 
@@ -127,11 +138,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (ftruncate(fd, 0) < 0)
 		fz_fail("ftruncate: %s", strerror(errno));
 	put(file, len, 0);
-	struct sessioninfo *fast = load(0), *ref = load(1);
+	struct sessioninfo *fast = load(0), *ref = load(1), *listing = load(2);
 	if (fast && ref) {
 		compare("whole", fast, ref);
 		fast_messages += fast->fast_messages;
 	}
+	if (listing && ref)
+		compare_listing("listing", listing, ref);
+	sessioninfo_free(listing);
 	sessioninfo_free(fast);
 	fast = NULL;
 

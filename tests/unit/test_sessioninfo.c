@@ -215,6 +215,13 @@ static void assert_fast_same(const char *body, size_t len, int want_fast, const 
 			      want_fast ? "declined" : "taken", what);
 	helper_assert_same_info(fast, ref);
 	ck_assert_int_eq(isnan(fast->created_ms), isnan(ref->created_ms));
+	/* sessions.md's reading, without the search text, lists the same. */
+	struct sessioninfo *listing;
+	ck_assert_int_eq(sessioninfo_load_listing(path, &listing), PS_OK);
+	helper_assert_same_listing(listing, ref);
+	ck_assert_uint_le(listing->text.len, ref->text.len);
+	ck_assert_uint_eq(listing->lower.len, 0);
+	sessioninfo_free(listing);
 	sessioninfo_free(fast);
 	sessioninfo_free(ref);
 	unlink(path);
