@@ -287,9 +287,7 @@ static int search_copy_kept(struct psfs *fs, const char *file, const struct sear
 			    struct search_copy *c)
 {
 	struct infoview v;
-	infocache_lock(fs->infos);
 	int found = infocache_kept_bytes(fs->infos, file, &cand->stamp, &c->kept);
-	infocache_unlock(fs->infos);
 	if (found <= 0 || infofreeze_view(c->kept.data, c->kept.len, &v) != PS_OK || !v.is_session) {
 		buf_free(&c->kept);
 		return found < 0 ? -1 : 0;

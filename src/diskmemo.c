@@ -38,6 +38,20 @@
  * pile up. */
 #define DISKMEMO_KEEP_DAYS 30
 
+/* A kept value with its stamp, the day it was last seen and its row. */
+#define DISKMEMO_GET_SQL "SELECT dev, ino, size, mtime, ctime, value, seen, rowid FROM kept WHERE key = ?1"
+
+/* Read-only connections at most: one per reading thread of a machine
+ * like this one, and a few more. */
+#define DISKMEMO_READERS 8
+
+struct diskmemo_reader {
+	sqlite3 *db;         /* NULL: not open */
+	sqlite3_stmt *get;
+	unsigned gen;        /* the database's generation it was opened on */
+	int busy;            /* lent to a get */
+};
+
 struct diskmemo {
 	pthread_mutex_t lock;
 	sqlite3 *db;                 /* NULL: disabled */
@@ -48,6 +62,19 @@ struct diskmemo {
 	unsigned batched;
 	char boot[64];               /* this boot's id; "": unknown (then every commit syncs) */
 	int marked;                  /* the unsynced marker is committed (see the top) */
+	/* Days to set as seen, applied at the next flush: a touch made at
+	 * once would open a batch, and a get while one is open must go
+	 * through the writing connection (see readers). */
+	sqlite3_int64 *touches;
+	size_t n_touches, cap_touches;
+	/* Read-only connections for gets while no batch is open, so that a
+	 * search's threads read the kept texts at once instead of one after
+	 * another under the lock (a remount's first search reads hundreds of
+	 * megabytes here).  A connection sees only what was committed: with
+	 * a batch open, gets use the writing one, which sees its own puts. */
+	pthread_mutex_t pool_lock;   /* taken after lock, never before */
+	struct diskmemo_reader readers[DISKMEMO_READERS];
+	unsigned gen;                /* bumped when the database is made again or closed */
 	diskmemo_note_fn note;
 	void *note_ctx;
 };
@@ -97,8 +124,30 @@ static uint64_t diskmemo_hash(const char *s)
 	return h;
 }
 
+static void diskmemo_reader_close(struct diskmemo_reader *r)
+{
+	sqlite3_finalize(r->get);
+	sqlite3_close(r->db);
+	r->get = NULL;
+	r->db = NULL;
+}
+
+/* Under the lock: the readers of this database go (those lent now are
+ * closed when given back: their generation is old). */
+static void diskmemo_readers_drop(struct diskmemo *m)
+{
+	pthread_mutex_lock(&m->pool_lock);
+	m->gen++;
+	for (size_t i = 0; i < DISKMEMO_READERS; i++)
+		if (!m->readers[i].busy)
+			diskmemo_reader_close(&m->readers[i]);
+	pthread_mutex_unlock(&m->pool_lock);
+}
+
 static void diskmemo_close(struct diskmemo *m)
 {
+	diskmemo_readers_drop(m);
+	m->n_touches = 0; /* rows of a database that goes (the last flush applied the rest) */
 	if (m->db && m->in_batch)
 		sqlite3_exec(m->db, "COMMIT", NULL, NULL, NULL);
 	/* A fully synced commit flushes the file, all unsynced writes with it. */
@@ -224,7 +273,7 @@ static int diskmemo_try(struct diskmemo *m, const char *store_path, const char *
 	}
 	if (rc == SQLITE_OK)
 		rc = sqlite3_prepare_v2(m->db,
-					"SELECT dev, ino, size, mtime, ctime, value, seen, rowid FROM kept WHERE key = ?1",
+					DISKMEMO_GET_SQL,
 					-1, &m->get, NULL);
 	if (rc == SQLITE_OK)
 		rc = sqlite3_prepare_v2(m->db,
@@ -267,6 +316,7 @@ ps_err diskmemo_open(const char *dir, const char *store_path, const char *format
 	if (!m)
 		return PS_ERR_NOMEM;
 	pthread_mutex_init(&m->lock, NULL);
+	pthread_mutex_init(&m->pool_lock, NULL);
 	m->today = (int64_t)time(NULL) / 86400;
 	m->note = note;
 	m->note_ctx = note_ctx;
@@ -298,8 +348,11 @@ void diskmemo_free(struct diskmemo *m)
 {
 	if (!m)
 		return;
+	diskmemo_flush(m);
 	diskmemo_close(m);
+	free(m->touches);
 	free(m->path);
+	pthread_mutex_destroy(&m->pool_lock);
 	pthread_mutex_destroy(&m->lock);
 	free(m);
 }
@@ -354,53 +407,133 @@ static int diskmemo_same(sqlite3_stmt *st, const struct filestamp *s)
 	       sqlite3_column_int64(st, 4) == s->ctime_ns;
 }
 
+/* Under the lock: what a get found to do to the kept row.  A touch
+ * waits for the next flush (diskmemo_apply_touches); a stale value is
+ * dropped now, in the open batch. */
+static void diskmemo_after_get(struct diskmemo *m, const char *key, size_t key_len, sqlite3_int64 touch, int stale)
+{
+	if (touch && m->db) {
+		if (m->n_touches == m->cap_touches) {
+			size_t cap = m->cap_touches ? 2 * m->cap_touches : 256;
+			sqlite3_int64 *t = realloc(m->touches, cap * sizeof *t);
+			if (t) {
+				m->touches = t;
+				m->cap_touches = cap;
+			}
+		}
+		if (m->n_touches < m->cap_touches)
+			m->touches[m->n_touches++] = touch; /* else it is seen again next mount */
+	}
+	if (stale && m->db) {
+		diskmemo_begin(m);
+		sqlite3_bind_blob(m->drop, 1, key, (int)key_len, SQLITE_STATIC);
+		int rc = sqlite3_step(m->drop);
+		sqlite3_reset(m->drop);
+		if (rc != SQLITE_DONE)
+			diskmemo_failed(m, rc);
+	}
+}
+
+/* Runs the get statement st for key: 1 with the value appended to out,
+ * 0, -1 when out cannot grow; *touch the row to mark seen today (0:
+ * none), *stale when a value of another stamp is kept, *rc the step's. */
+static int diskmemo_select(struct diskmemo *m, sqlite3_stmt *st, const char *key, size_t key_len,
+			   const struct filestamp *stamp, struct buf *out, sqlite3_int64 *touch, int *stale, int *rc)
+{
+	int found = 0;
+	*touch = 0;
+	*stale = 0;
+	sqlite3_bind_blob(st, 1, key, (int)key_len, SQLITE_STATIC);
+	*rc = sqlite3_step(st);
+	if (*rc == SQLITE_ROW) {
+		if (diskmemo_same(st, stamp)) {
+			const void *v = sqlite3_column_blob(st, 5);
+			size_t n = (size_t)sqlite3_column_bytes(st, 5);
+			found = buf_put(out, v ? v : "", n) ? -1 : 1;
+			if (sqlite3_column_int64(st, 6) != m->today)
+				*touch = sqlite3_column_int64(st, 7);
+		} else {
+			*stale = 1;
+		}
+	}
+	sqlite3_reset(st);
+	return found;
+}
+
+/* A read-only connection lent for one get, opened where none is idle
+ * yet; NULL when none can be had (the get then takes the lock). */
+static struct diskmemo_reader *diskmemo_reader_take(struct diskmemo *m)
+{
+	struct diskmemo_reader *r = NULL;
+	unsigned gen;
+	pthread_mutex_lock(&m->pool_lock);
+	for (int open = 1; !r && open >= 0; open--) /* an open one first */
+		for (size_t i = 0; !r && i < DISKMEMO_READERS; i++)
+			if (!m->readers[i].busy && (m->readers[i].db != NULL) == open)
+				r = &m->readers[i];
+	if (r)
+		r->busy = 1;
+	gen = m->gen;
+	pthread_mutex_unlock(&m->pool_lock);
+	if (!r)
+		return NULL;
+	if (r->db && r->gen != gen)
+		diskmemo_reader_close(r);
+	if (!r->db) {
+		r->gen = gen;
+		if (sqlite3_open_v2(m->path, &r->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK ||
+		    sqlite3_busy_timeout(r->db, 1000) != SQLITE_OK ||
+		    sqlite3_prepare_v2(r->db,
+				       DISKMEMO_GET_SQL,
+				       -1, &r->get, NULL) != SQLITE_OK) {
+			diskmemo_reader_close(r);
+			pthread_mutex_lock(&m->pool_lock);
+			r->busy = 0;
+			pthread_mutex_unlock(&m->pool_lock);
+			return NULL;
+		}
+	}
+	return r;
+}
+
+static void diskmemo_reader_give(struct diskmemo *m, struct diskmemo_reader *r)
+{
+	pthread_mutex_lock(&m->pool_lock);
+	if (r->gen != m->gen)
+		diskmemo_reader_close(r);
+	r->busy = 0;
+	pthread_mutex_unlock(&m->pool_lock);
+}
+
 int diskmemo_get(struct diskmemo *m, const char *key, size_t key_len, const struct filestamp *stamp,
 		 struct buf *out)
 {
-	int found = 0, stale = 0;
+	int found = 0, stale = 0, rc = SQLITE_DONE;
 	sqlite3_int64 touch = 0;
+	struct diskmemo_reader *r = NULL;
 	if (!m)
 		return 0;
 	pthread_mutex_lock(&m->lock);
 	if (!m->db)
 		goto out;
-	sqlite3_bind_blob(m->get, 1, key, (int)key_len, SQLITE_STATIC);
-	int rc = sqlite3_step(m->get);
-	if (rc == SQLITE_ROW) {
-		if (diskmemo_same(m->get, stamp)) {
-			const void *v = sqlite3_column_blob(m->get, 5);
-			size_t n = (size_t)sqlite3_column_bytes(m->get, 5);
-			found = buf_put(out, v ? v : "", n) ? -1 : 1;
-			if (sqlite3_column_int64(m->get, 6) != m->today)
-				touch = sqlite3_column_int64(m->get, 7);
-		} else {
-			stale = 1;
-		}
+	if (!m->in_batch && (r = diskmemo_reader_take(m))) {
+		/* Nothing uncommitted: read on a connection of its own. */
+		pthread_mutex_unlock(&m->lock);
+		found = diskmemo_select(m, r->get, key, key_len, stamp, out, &touch, &stale, &rc);
+		diskmemo_reader_give(m, r);
+		pthread_mutex_lock(&m->lock);
+		if (!m->db)
+			goto out;
+		if (rc == SQLITE_BUSY || rc == SQLITE_LOCKED)
+			rc = SQLITE_DONE; /* a commit held it past the timeout: not kept, as far as it knows */
+	} else {
+		found = diskmemo_select(m, m->get, key, key_len, stamp, out, &touch, &stale, &rc);
 	}
-	sqlite3_reset(m->get);
 	if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
 		diskmemo_failed(m, rc);
 		goto out;
 	}
-	if (touch) {
-		diskmemo_begin(m);
-		sqlite3_bind_int64(m->touch, 1, m->today);
-		sqlite3_bind_int64(m->touch, 2, touch);
-		rc = sqlite3_step(m->touch);
-		sqlite3_reset(m->touch);
-		if (rc != SQLITE_DONE)
-			diskmemo_failed(m, rc);
-		else
-			diskmemo_batched(m);
-	}
-	if (stale && m->db) {
-		diskmemo_begin(m);
-		sqlite3_bind_blob(m->drop, 1, key, (int)key_len, SQLITE_STATIC);
-		rc = sqlite3_step(m->drop);
-		sqlite3_reset(m->drop);
-		if (rc != SQLITE_DONE)
-			diskmemo_failed(m, rc);
-	}
+	diskmemo_after_get(m, key, key_len, touch, stale);
 out:
 	pthread_mutex_unlock(&m->lock);
 	return found;
@@ -435,11 +568,31 @@ out:
 	pthread_mutex_unlock(&m->lock);
 }
 
+/* Under the lock: the rows gets found as seen today, marked so in the
+ * batch (which the caller commits). */
+static void diskmemo_apply_touches(struct diskmemo *m)
+{
+	size_t n = m->n_touches;
+	m->n_touches = 0; /* (diskmemo_failed may close the database) */
+	for (size_t i = 0; m->db && i < n; i++) {
+		diskmemo_begin(m);
+		sqlite3_bind_int64(m->touch, 1, m->today);
+		sqlite3_bind_int64(m->touch, 2, m->touches[i]);
+		int rc = sqlite3_step(m->touch);
+		sqlite3_reset(m->touch);
+		if (rc != SQLITE_DONE) {
+			diskmemo_failed(m, rc);
+			break;
+		}
+	}
+}
+
 void diskmemo_flush(struct diskmemo *m)
 {
 	if (!m)
 		return;
 	pthread_mutex_lock(&m->lock);
+	diskmemo_apply_touches(m);
 	if (m->db && m->in_batch) {
 		int rc = sqlite3_exec(m->db, "COMMIT", NULL, NULL, NULL);
 		if (rc != SQLITE_OK) {

@@ -152,8 +152,11 @@ static void infocache_freeze(struct infocache *c, const struct sessioninfo *info
 int infocache_kept_bytes(struct infocache *c, const char *path, const struct filestamp *stamp, struct buf *out)
 {
 	size_t len = strlen(path);
+	pthread_mutex_lock(&c->lock);
 	uint32_t at = strmap_get(&c->index, &c->paths, path, len);
-	if (!c->disk || (at != PS_NIL && c->slots[at].info))
+	int held = at != PS_NIL && c->slots[at].info;
+	pthread_mutex_unlock(&c->lock);
+	if (!c->disk || held)
 		return 0;
 	struct buf key = BUF_INIT;
 	int found = buf_putc(&key, 'i') || buf_put(&key, path, len) ? -1

@@ -42,10 +42,12 @@ void infocache_set_disk(struct infocache *cache, struct diskmemo *disk);
 /* Commits what was kept on disk since (the end of a search). */
 void infocache_flush(struct infocache *cache);
 
-/* With the cache locked, when it holds no info of path: the bytes kept
- * on disk for that file with this stamp (infofreeze.h; a search reads
- * them without making an info), appended to out: 1.  0 when there are
- * none (or an info is held: infocache_get it), -1 when out cannot grow. */
+/* With the cache NOT locked (it is taken only to look, and let go while
+ * the disk is read, so that a search's threads read at once), when it
+ * holds no info of path: the bytes kept on disk for that file with this
+ * stamp (infofreeze.h; a search reads them without making an info),
+ * appended to out: 1.  0 when there are none (or an info is held:
+ * infocache_get it), -1 when out cannot grow. */
 struct filestamp;
 int infocache_kept_bytes(struct infocache *cache, const char *path, const struct filestamp *stamp,
 			 struct buf *out);

@@ -4,6 +4,7 @@
  * infofreeze.c: a SessionInfo through the disk and back, extended by an
  * append exactly as the info it was frozen from. */
 #include <fcntl.h>
+#include <pthread.h>
 #include <math.h>
 #include <sqlite3.h>
 #include <sys/stat.h>
@@ -207,6 +208,99 @@ START_TEST(test_diskmemo_unsynced_marker)
 }
 END_TEST
 
+/* seen of key in the database at path (-1 when no row). */
+static long long seen_of(const char *path, const char *key)
+{
+	sqlite3 *db = NULL;
+	sqlite3_stmt *st = NULL;
+	long long v = -1;
+	ck_assert_int_eq(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+	if (sqlite3_prepare_v2(db, "SELECT seen FROM kept WHERE key = CAST(?1 AS BLOB)", -1, &st, NULL) == SQLITE_OK &&
+	    sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+		v = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	sqlite3_close(db);
+	return v;
+}
+
+#define READ_KEYS 300
+
+struct reader_ctx {
+	struct diskmemo *m;
+	int found;
+};
+
+static void *read_all(void *arg)
+{
+	struct reader_ctx *c = arg;
+	for (int round = 0; round < 3; round++) {
+		for (int i = 0; i < READ_KEYS; i++) {
+			char key[16];
+			snprintf(key, sizeof key, "r%d", i);
+			struct buf got = BUF_INIT;
+			struct filestamp st = stamp_of_n((uint64_t)i);
+			if (diskmemo_get(c->m, key, strlen(key), &st, &got) == 1 && got.len == strlen(key) &&
+			    !memcmp(got.data, key, got.len))
+				c->found++;
+			buf_free(&got);
+		}
+	}
+	return NULL;
+}
+
+/* Gets while no batch is open read on connections of their own, several
+ * threads at once, and find every committed value; a get right after a
+ * put in the open batch still finds it (the writing connection answers
+ * then); a value used today is marked seen at the next flush. */
+START_TEST(test_diskmemo_parallel_gets)
+{
+	char dir[64];
+	helper_tmpdir(dir, "diskmemo");
+	struct diskmemo *m = open_memo(dir, "/store/p", "fmt");
+	char *path = strdup(diskmemo_path(m));
+	for (int i = 0; i < READ_KEYS; i++) {
+		char key[16];
+		snprintf(key, sizeof key, "r%d", i);
+		struct filestamp st = stamp_of_n((uint64_t)i);
+		diskmemo_put(m, key, strlen(key), &st, key, strlen(key));
+	}
+	diskmemo_flush(m);
+	pthread_t t[4];
+	struct reader_ctx c[4];
+	for (int i = 0; i < 4; i++) {
+		c[i].m = m;
+		c[i].found = 0;
+		ck_assert_int_eq(pthread_create(&t[i], NULL, read_all, &c[i]), 0);
+	}
+	for (int i = 0; i < 4; i++) {
+		pthread_join(t[i], NULL);
+		ck_assert_int_eq(c[i].found, 3 * READ_KEYS);
+	}
+
+	/* Read your own writes, batch open. */
+	struct filestamp s1 = stamp_of_n(1);
+	diskmemo_put(m, "fresh", 5, &s1, "new value", 9);
+	ck_assert_int_eq(memo_value(m, "fresh", 1, "new value"), 1);
+	diskmemo_flush(m);
+
+	/* A value last seen long ago is seen today after a get and a flush. */
+	diskmemo_free(m);
+	sqlite3 *db = NULL;
+	ck_assert_int_eq(sqlite3_open(path, &db), SQLITE_OK);
+	ck_assert_int_eq(sqlite3_exec(db, "UPDATE kept SET seen = seen - 5 WHERE key = CAST('r7' AS BLOB)", NULL, NULL, NULL),
+			 SQLITE_OK);
+	sqlite3_close(db);
+	long long before = seen_of(path, "r7");
+	m = open_memo(dir, "/store/p", "fmt");
+	ck_assert_int_eq(memo_value(m, "r7", 7, "r7"), 1);
+	diskmemo_flush(m);
+	ck_assert_int_eq(seen_of(path, "r7"), before + 5);
+	diskmemo_free(m);
+	free(path);
+	helper_rmtree(dir);
+}
+END_TEST
+
 START_TEST(test_diskmemo_corrupt_and_unusable)
 {
 	char dir[64];
@@ -399,6 +493,7 @@ Suite *diskmemo_suite(void)
 	tcase_add_test(tc, test_diskmemo_across_opens);
 	tcase_add_test(tc, test_diskmemo_corrupt_and_unusable);
 	tcase_add_test(tc, test_diskmemo_unsynced_marker);
+	tcase_add_test(tc, test_diskmemo_parallel_gets);
 	tcase_add_test(tc, test_infofreeze_round_trip);
 	tcase_add_test(tc, test_infocache_disk);
 	suite_add_tcase(s, tc);
