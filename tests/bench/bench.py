@@ -32,6 +32,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 GEN = os.path.join(ROOT, "tests", "gen", "gen_store.py")
 PI_REF = os.path.join(HERE, "pi_ref.mjs")
+# node's heap for pi's listAll of a whole store (MiB); see pi_list.
+PI_HEAP_MIB = 16384
 
 ENV = dict(os.environ, LC_ALL="C", LANG="C")
 ENV.pop("GREP_OPTIONS", None)
@@ -465,6 +467,8 @@ class Bench:
                 if os.path.exists(d["path"]) and os.path.getsize(d["path"]) > d["size"]:
                     log("restoring %s to its generated size" % d["path"])
                     os.truncate(d["path"], d["size"])
+                if os.path.exists(d["path"]) and d.get("mtime_ns"):
+                    os.utime(d["path"], ns=(d["mtime_ns"], d["mtime_ns"]))
             except (OSError, ValueError, KeyError) as e:
                 log("store-append.json: %s" % e)
             os.unlink(side)
@@ -1399,19 +1403,41 @@ class Bench:
                     last = e["id"]
         return f, os.path.getsize(f), last
 
+    def store_newest_mtime(self):
+        """The newest modification time of a session file of the store
+        (seconds): the generated stores date their sessions on from
+        2026-01-01, and the huge one's last ones fall after today."""
+        if getattr(self, "_newest_mtime", None) is None:
+            self._newest_mtime = max(os.stat(f).st_mtime for f in self.scope_files([""]))
+        return self._newest_mtime
+
     def store_append(self, path, size, parent, n):
         """Appends one user message (as append_line writes them) to path,
         recording the size to cut it back to in WORK/store-append.json
-        (ensure_store restores it after a killed run)."""
+        (ensure_store restores it after a killed run).  The file's time is
+        then set past every session's of the store, as an append today
+        would be on a store of real dates: (b) checks that recent/ lists it
+        first, which a store dated past today would make false."""
+        st = os.stat(path)
         with open(os.path.join(self.work, "store-append.json"), "w") as fh:
-            json.dump({"path": path, "size": size}, fh)
-        return self.append_line(parent, 0xa00 + n, path)
+            json.dump({"path": path, "size": size, "mtime_ns": st.st_mtime_ns}, fh)
+        eid = self.append_line(parent, 0xa00 + n, path)
+        t = max(time.time(), self.store_newest_mtime() + 1 + n)
+        os.utime(path, (t, t))
+        return eid
 
     def store_restore(self, path, size):
         if os.path.getsize(path) != size:
             os.truncate(path, size)
         side = os.path.join(self.work, "store-append.json")
         if os.path.exists(side):
+            try:
+                with open(side) as fh:
+                    t = json.load(fh).get("mtime_ns")
+                if t:
+                    os.utime(path, ns=(t, t))
+            except (OSError, ValueError):
+                pass
             os.unlink(side)
 
     def pi_list(self, query):
@@ -1427,7 +1453,11 @@ class Bench:
         if not os.path.lexists(link):
             os.symlink(self.store, link)
         env = dict(ENV, PI_CODING_AGENT_DIR=agent)
-        p = subprocess.Popen([node, PI_REF, sm, "list", query], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        # V8's default heap limit (about 4 GiB here) is too small for
+        # pi's listAll of the huge store: it aborts, out of memory, after
+        # two and a half minutes.  Raised, so that there is a reference.
+        p = subprocess.Popen([node, "--max-old-space-size=%d" % PI_HEAP_MIB, PI_REF, sm, "list", query],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                              stdin=subprocess.DEVNULL, env=env)
         timer = threading.Timer(self.a.store_timeout, p.kill)
         timer.start()
@@ -1568,8 +1598,8 @@ class Bench:
         pl = median(pi_l) if pi_l else None
         ps = median(pi_s) if pi_s else None
         g = median(grep_ref) if grep_ref else None
-        pinote = ("pi %s in-process, node start-up and import excluded, %d sessions found" % (
-            "1.6.0", pi_n) if pl is not None else "pi not available" + (
+        pinote = ("pi %s in-process, node start-up and import excluded, node's heap limit raised to %d MiB, "
+                  "%d sessions found" % ("1.6.0", PI_HEAP_MIB, pi_n) if pl is not None else "pi not available" + (
             " (%s)" % pi_failed[0] if pi_failed else ""))
         check_by = "pi's filterAndSortSessions(listAll(), %r, \"recent\") returns" % w
         if pi_ids is None and any(times[("20", st)] for st, _ in self.STORE_STATES):
