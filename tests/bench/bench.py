@@ -1470,7 +1470,10 @@ class Bench:
         rc = os.waitstatus_to_exitcode(status)
         if rc != 0:
             raise BenchError("pi list reference failed (%d): %s" % (rc, err.decode(errors="replace")[-500:]))
-        r = json.loads(out.decode().strip().splitlines()[-1])
+        try:
+            r = json.loads(out.decode().strip().splitlines()[-1])
+        except (ValueError, IndexError) as e:
+            raise BenchError("pi list reference printed no JSON line (%s): %r" % (e, out[-200:]))
         return r["list_ms"] / 1000.0, r["ms"] / 1000.0, r["sessions"], r["ids"], ru.ru_maxrss
 
     @staticmethod

@@ -19,6 +19,7 @@
 // starting `ls`/`cat`); the timed part is measured with performance.now()
 // in this process.  Prints one JSON line: {"ms": ..., "entries": ...,
 // "import_ms": ...}.
+import { writeSync } from "node:fs";
 import { performance } from "node:perf_hooks";
 import { pathToFileURL } from "node:url";
 
@@ -39,7 +40,9 @@ if (mode === "list") {
 	const t1 = performance.now();
 	const matched = filterAndSortSessions(sessions, file, "recent");
 	const t2 = performance.now();
-	process.stdout.write(JSON.stringify({
+	// Written synchronously: process.exit() right after an asynchronous
+	// write to a pipe cuts it at 64 KiB (the huge store's ids are more).
+	writeSync(1, JSON.stringify({
 		ms: t2 - t0, list_ms: t1 - t0, filter_ms: t2 - t1, import_ms: t0 - t_import,
 		sessions: sessions.length, matches: matched.length, ids: matched.map((s) => s.id),
 	}) + "\n");
