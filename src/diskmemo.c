@@ -483,6 +483,9 @@ static struct diskmemo_reader *diskmemo_reader_take(struct diskmemo *m)
 		r->gen = gen;
 		if (sqlite3_open_v2(m->path, &r->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK ||
 		    sqlite3_busy_timeout(r->db, 1000) != SQLITE_OK ||
+		    /* A small page cache each: a value is read once, and eight
+		     * caches of SQLite's default 2 MB would add to the peak. */
+		    sqlite3_exec(r->db, "PRAGMA cache_size=-512", NULL, NULL, NULL) != SQLITE_OK ||
 		    sqlite3_prepare_v2(r->db,
 				       DISKMEMO_GET_SQL,
 				       -1, &r->get, NULL) != SQLITE_OK) {
