@@ -1,17 +1,22 @@
 /* Derived values on disk, by key and stat stamp (diskmemo.h), in SQLite:
  * a made-for-the-job embedded store, rather than a file format of our own.
  *
- * Written without syncs, once.  A first search of a large store keeps
- * hundreds of megabytes of text here; written through a WAL (twice, with
- * fsyncs) that took longer than reading the store.  So the database runs
- * with a rollback journal (new pages are written once) and
+ * Written without syncs.  A first search of a large store keeps hundreds
+ * of megabytes of text here, and with a sync at each commit that took
+ * longer than reading the store.  So the database runs with
  * synchronous=OFF, which survives the daemon's crash (what it wrote is in
  * the system's page cache) but not the system's: before the first
  * unsynced write of a mount, a marker naming this boot (the kernel's
  * boot_id) is committed with a full sync, and it is removed, in a fully
  * synced commit that flushes everything before it, when the mount closes
  * the database.  A database that still holds the marker of another boot
- * may have been torn by a crash of the system, and is made again. */
+ * may have been torn by a crash of the system, and is made again.
+ *
+ * In WAL mode: a rollback journal would write the new pages once, not
+ * twice, but its writer locks readers out once its cache spills, until
+ * it commits, and a second mount of the store (or a daemon started while
+ * another's batch is open) then waited a second per read: writes through
+ * the mount hung (tests/stress/t_kill9). */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -41,7 +46,7 @@
 /* A kept value with its stamp, the day it was last seen and its row. */
 #define DISKMEMO_GET_SQL "SELECT dev, ino, size, mtime, ctime, value, seen, rowid FROM kept WHERE key = ?1"
 
-/* Read-only connections at most: one per reading thread of a machine
+/* Reading connections at most: one per reading thread of a machine
  * like this one, and a few more. */
 #define DISKMEMO_READERS 8
 
@@ -67,7 +72,7 @@ struct diskmemo {
 	 * through the writing connection (see readers). */
 	sqlite3_int64 *touches;
 	size_t n_touches, cap_touches;
-	/* Read-only connections for gets while no batch is open, so that a
+	/* Connections that only read, for gets while no batch is open, so that a
 	 * search's threads read the kept texts at once instead of one after
 	 * another under the lock (a remount's first search reads hundreds of
 	 * megabytes here).  A connection sees only what was committed: with
@@ -150,9 +155,13 @@ static void diskmemo_close(struct diskmemo *m)
 	m->n_touches = 0; /* rows of a database that goes (the last flush applied the rest) */
 	if (m->db && m->in_batch)
 		sqlite3_exec(m->db, "COMMIT", NULL, NULL, NULL);
-	/* A fully synced commit flushes the file, all unsynced writes with it. */
+	/* A checkpoint with a full sync flushes the database file, and with
+	 * it every page an unsynced checkpoint wrote; only then is the
+	 * marker removed, in a synced commit. */
 	if (m->db && m->marked)
-		sqlite3_exec(m->db, "PRAGMA synchronous=FULL; DELETE FROM meta WHERE k = 'unsynced'", NULL, NULL, NULL);
+		sqlite3_exec(m->db,
+			     "PRAGMA synchronous=FULL; PRAGMA wal_checkpoint(FULL); DELETE FROM meta WHERE k = 'unsynced'",
+			     NULL, NULL, NULL);
 	m->marked = 0;
 	m->in_batch = 0;
 	m->batched = 0;
@@ -229,7 +238,7 @@ static int diskmemo_try(struct diskmemo *m, const char *store_path, const char *
 		rc = sqlite3_exec(m->db,
 				  /* Large pages: a search text of megabytes is read in few
 				   * overflow pages, not thousands (set before the first table). */
-				  "PRAGMA page_size=65536; PRAGMA journal_mode=DELETE; PRAGMA synchronous=NORMAL;"
+				  "PRAGMA page_size=65536; PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"
 				  "CREATE TABLE IF NOT EXISTS meta(k TEXT PRIMARY KEY, v TEXT NOT NULL);"
 				  "CREATE TABLE IF NOT EXISTS kept(key BLOB PRIMARY KEY, dev INTEGER, ino INTEGER,"
 				  " size INTEGER, mtime INTEGER, ctime INTEGER, seen INTEGER, value BLOB NOT NULL);",
@@ -460,7 +469,7 @@ static int diskmemo_select(struct diskmemo *m, sqlite3_stmt *st, const char *key
 	return found;
 }
 
-/* A read-only connection lent for one get, opened where none is idle
+/* A reading connection lent for one get, opened where none is idle
  * yet; NULL when none can be had (the get then takes the lock). */
 static struct diskmemo_reader *diskmemo_reader_take(struct diskmemo *m)
 {
@@ -481,7 +490,9 @@ static struct diskmemo_reader *diskmemo_reader_take(struct diskmemo *m)
 		diskmemo_reader_close(r);
 	if (!r->db) {
 		r->gen = gen;
-		if (sqlite3_open_v2(m->path, &r->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK ||
+		/* Read-write, though it only reads: a WAL reader maps the
+		 * shared-memory index, which a read-only open may not set up. */
+		if (sqlite3_open_v2(m->path, &r->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK ||
 		    sqlite3_busy_timeout(r->db, 1000) != SQLITE_OK ||
 		    /* A small page cache each: a value is read once, and eight
 		     * caches of SQLite's default 2 MB would add to the peak. */
