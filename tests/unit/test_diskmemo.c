@@ -138,20 +138,27 @@ START_TEST(test_diskmemo_across_opens)
 }
 END_TEST
 
-/* The meta value k of the database at path, read by a connection of the
- * test's own (new string, or NULL). */
-static char *meta_of(const char *path, const char *k)
+/* The first column of the first row sql (one ?1 bound to arg) gives on
+ * the database at path, read by a connection of the test's own (new
+ * string, or NULL when no row). */
+static char *sql_value(const char *path, const char *sql, const char *arg)
 {
 	sqlite3 *db = NULL;
 	sqlite3_stmt *st = NULL;
 	char *v = NULL;
 	ck_assert_int_eq(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
-	if (sqlite3_prepare_v2(db, "SELECT v FROM meta WHERE k = ?1", -1, &st, NULL) == SQLITE_OK &&
-	    sqlite3_bind_text(st, 1, k, -1, SQLITE_STATIC) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK &&
+	    sqlite3_bind_text(st, 1, arg, -1, SQLITE_STATIC) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
 		v = strdup((const char *)sqlite3_column_text(st, 0));
 	sqlite3_finalize(st);
 	sqlite3_close(db);
 	return v;
+}
+
+/* The meta value k of the database at path (new string), or NULL. */
+static char *meta_of(const char *path, const char *k)
+{
+	return sql_value(path, "SELECT v FROM meta WHERE k = ?1", k);
 }
 
 /* Writes go unsynced behind a marker of this boot, committed with a sync
@@ -211,16 +218,10 @@ END_TEST
 /* seen of key in the database at path (-1 when no row). */
 static long long seen_of(const char *path, const char *key)
 {
-	sqlite3 *db = NULL;
-	sqlite3_stmt *st = NULL;
-	long long v = -1;
-	ck_assert_int_eq(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
-	if (sqlite3_prepare_v2(db, "SELECT seen FROM kept WHERE key = CAST(?1 AS BLOB)", -1, &st, NULL) == SQLITE_OK &&
-	    sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
-		v = sqlite3_column_int64(st, 0);
-	sqlite3_finalize(st);
-	sqlite3_close(db);
-	return v;
+	char *v = sql_value(path, "SELECT seen FROM kept WHERE key = CAST(?1 AS BLOB)", key);
+	long long n = v ? atoll(v) : -1;
+	free(v);
+	return n;
 }
 
 #define READ_KEYS 300
