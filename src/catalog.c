@@ -293,8 +293,13 @@ static void catalog_read(struct ps_catalog *cat, struct catalog_session *c, cons
 	filestamp_of(st, &stamp);
 	if (catalog_read_kept(cat, c, &stamp))
 		return;
-	if (store_acquire(cat->store, c->project, c->stem, &ref) == PS_OK) {
-		struct ps_session *s = ref.session;
+	/* A session the store holds indexed is brought up to date by reading
+	 * what was appended; any other is skimmed, not indexed whole: the
+	 * catalog needs its header, name and first user message only. */
+	struct ps_session *skim = NULL;
+	int held = store_acquire_cached(cat->store, c->project, c->stem, &ref) == PS_OK;
+	if (held || store_open_skim(cat->store, c->project, c->stem, &skim) == PS_OK) {
+		struct ps_session *s = held ? ref.session : skim;
 		char *line = NULL;
 		size_t len;
 		same = s->dev == st->st_dev && s->ino == st->st_ino && s->size == (uint64_t)st->st_size &&
@@ -314,7 +319,9 @@ static void catalog_read(struct ps_catalog *cat, struct catalog_session *c, cons
 			c->fork = s->parent_session != PS_NIL;
 			c->title = catalog_title(s, c->name);
 		}
-		store_release(cat->store, &ref);
+		if (held)
+			store_release(cat->store, &ref);
+		session_free(skim);
 	}
 	if (!c->id)
 		c->id = strdup("");

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "bytefind.h"
 #include "jscase.h"
 #include "jsregex.h"
 #include "jstext.h"
@@ -343,7 +344,7 @@ static int phrase_in(const char *hay, size_t hn, const char *ph, size_t pn)
 	const char *sp = memchr(ph, ' ', pn);
 	size_t first = sp ? (size_t)(sp - ph) : pn;
 	for (size_t pos = 0; pos + first <= hn;) {
-		const char *hit = memmem(hay + pos, hn - pos, ph, first);
+		const char *hit = bytefind(hay + pos, hay + hn, ph, first);
 		if (!hit)
 			return 0;
 		size_t j = (size_t)(hit - hay) + first, k = first;
@@ -373,7 +374,7 @@ static int phrase_in(const char *hay, size_t hn, const char *ph, size_t pn)
 
 static int contains(const char *hay, size_t hn, const char *needle, size_t nn)
 {
-	return nn <= hn && memmem(hay, hn, needle, nn) != NULL;
+	return bytefind(hay, hay + hn, needle, nn) != NULL;
 }
 
 static long long thread_cpu_ns(void)

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "bytefind.h"
 #include "entrycache.h"
 #include "fileio.h"
 #include "jsonline.h"
@@ -545,6 +546,38 @@ static ps_err session_begin(struct ps_session *s)
 	return session_new_branch(s, PS_NIL, PS_NIL, &b);
 }
 
+/* Where a byte string next occurs in a read buffer, found once for many
+ * lines: a skim asks each line whether it holds the string, and most
+ * lines of a store hold none of them. */
+struct skim_needle {
+	const char *text;
+	size_t len;
+	const char *at; /* the next hit at or after the last line asked about; NULL: not searched */
+};
+
+/* Whether [line, eol) holds the needle; end is the end of the buffer's
+ * data, valid until the buffer is refilled (then at must be NULL again). */
+static int skim_needle_in(struct skim_needle *k, const char *line, const char *eol, const char *end)
+{
+	if (!k->at || k->at < line) {
+		k->at = bytefind(line, end, k->text, k->len);
+		if (!k->at)
+			k->at = end;
+	}
+	return k->at < eol;
+}
+
+/* Whether a skim must index the line: it may be what session_open_skim
+ * promises to read (a session_info entry, a user message), where an escape
+ * could spell either.  No needle holds a newline, so none spans lines. */
+static int skim_wanted(struct skim_needle needles[3], const char *line, const char *eol, const char *end)
+{
+	for (int i = 0; i < 3; i++)
+		if (skim_needle_in(&needles[i], line, eol, end))
+			return 1;
+	return 0;
+}
+
 /* Indexes [s->scanned, size).  A final line without a newline is indexed
  * only once its newline is there: a writer may be in the middle of it, and
  * pi writes every line with its newline in one call. */
@@ -580,10 +613,14 @@ static ps_err session_scan_from(struct ps_session *s, uint64_t size)
 			break; /* truncated meanwhile; the next refresh sees it */
 		size_t start = 0;
 		size_t end = have + (size_t)got;
+		struct skim_needle needles[3] = {
+			{ "session_info", 12, NULL }, { "\"user\"", 6, NULL }, { "\\u", 2, NULL },
+		};
 		for (char *nl; (nl = memchr(buf + start, '\n', end - start)); ) {
 			size_t ll = (size_t)(nl - (buf + start));
-			err = session_index_line(s, buf + start, ll, pos + start);
-			if (err)
+			if (s->skim && s->have_header && !skim_wanted(needles, buf + start, nl, buf + end))
+				s->lines++; /* counted, as the line numbers of problems need */
+			else if ((err = session_index_line(s, buf + start, ll, pos + start)))
 				goto out;
 			start += ll + 1;
 		}
@@ -623,7 +660,9 @@ static int session_same_bytes(const struct ps_session *s)
 	return 1;
 }
 
-ps_err session_open(const char *path, struct ps_session **out)
+/* skim: session_open_skim's index.  Serials are one sequence for both
+ * kinds: the entry cache tells sessions apart by them. */
+static ps_err session_open_as(const char *path, int skim, struct ps_session **out)
 {
 	struct ps_session *s = calloc(1, sizeof *s);
 	if (!s)
@@ -631,6 +670,7 @@ ps_err session_open(const char *path, struct ps_session **out)
 	static uint64_t serials;
 	s->serial = __atomic_add_fetch(&serials, 1, __ATOMIC_RELAXED);
 	s->fd = -1;
+	s->skim = skim;
 	s->path = strdup(path);
 	if (!s->path) {
 		free(s);
@@ -643,6 +683,16 @@ ps_err session_open(const char *path, struct ps_session **out)
 	}
 	*out = s;
 	return PS_OK;
+}
+
+ps_err session_open(const char *path, struct ps_session **out)
+{
+	return session_open_as(path, 0, out);
+}
+
+ps_err session_open_skim(const char *path, struct ps_session **out)
+{
+	return session_open_as(path, 1, out);
 }
 
 void session_free(struct ps_session *s)

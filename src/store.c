@@ -82,6 +82,15 @@ static int store_session_rel(const char *project, const char *session, char *rel
 	return (size_t)snprintf(rel, size, "%s%s%s.jsonl", project, *project ? "/" : "", session) < size;
 }
 
+ps_err store_open_skim(struct ps_store *store, const char *project, const char *session, struct ps_session **out)
+{
+	char rel[PATH_MAX], path[PATH_MAX * 2];
+	if (!store_session_rel(project, session, rel, sizeof rel))
+		return PS_ERR_NOENT;
+	snprintf(path, sizeof path, "%s/%s", store->root, rel);
+	return session_open_skim(path, out);
+}
+
 ps_err store_open(const char *root, size_t max_sessions, struct ps_store **out)
 {
 	struct ps_store *st = calloc(1, sizeof *st);

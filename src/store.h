@@ -90,6 +90,11 @@ ps_err store_acquire(struct ps_store *store, const char *project, const char *se
 /* Acquires only if the session is cached already (PS_ERR_NOENT if not). */
 ps_err store_acquire_cached(struct ps_store *store, const char *project, const char *session, struct store_ref *out);
 void store_release(struct ps_store *store, struct store_ref *ref);
+/* A skim of the session's file (session_open_skim: what the views'
+ * catalog reads, at a fraction of an index's cost), the store's own
+ * session never: *out is new and the caller's, released with
+ * session_free.  PS_ERR_NOENT for a name the store does not show. */
+ps_err store_open_skim(struct ps_store *store, const char *project, const char *session, struct ps_session **out);
 
 /* Keeps the acquired session as it is shown after its file was moved
  * away (to the trash, by `rm -r` of its directory), so that the rest of

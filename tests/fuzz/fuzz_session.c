@@ -20,6 +20,8 @@
  *   2. every entry: session_load_entry, then the render/parse round trip;
  *   3. context_text of every branch tip, of the leaf and of
  *      PS_NIL: must succeed and be JSON that jansson reads back;
+ *   5. session_open_skim of the file: the index's header, name and user
+ *      entries (done before 4, on the whole file);
  *   4. incremental: the first part opened, the rest appended, then
  *      session_refresh gives the same index as the one-shot open; and
  *      truncating back to the first part and refreshing gives the index of
@@ -500,6 +502,41 @@ static void check_contexts(struct ps_session *s)
 		check_context(s, session_leaf(s));
 }
 
+/* session_open_skim's promise (session.h), against the full index. */
+static void check_skim(const struct ps_session *full, const char *path)
+{
+	struct ps_session *skim = NULL;
+	ps_err err = session_open_skim(path, &skim);
+	FZ_CHECK(err == PS_OK, "session_open_skim: %s", ps_strerror(err));
+	FZ_CHECK(skim->have_header == full->have_header, "skim: header %d, index %d", skim->have_header,
+		 full->have_header);
+	FZ_CHECK(!full->have_header || (strcmp(session_str(skim, skim->session_id), session_str(full, full->session_id)) == 0 &&
+					skim->header_off == full->header_off &&
+					(skim->parent_session == PS_NIL) == (full->parent_session == PS_NIL)),
+		 "skim: another header");
+	FZ_CHECK((skim->name == PS_NIL) == (full->name == PS_NIL) &&
+		 (full->name == PS_NIL || strcmp(session_str(skim, skim->name), session_str(full, full->name)) == 0),
+		 "skim: name '%s', index '%s'", skim->name == PS_NIL ? "(none)" : session_str(skim, skim->name),
+		 full->name == PS_NIL ? "(none)" : session_str(full, full->name));
+	uint32_t j = 0;
+	for (uint32_t i = 0; i <= full->n_entries; i++) {
+		int user = i < full->n_entries && strcmp(session_str(full, full->entries[i].kind), "user") == 0;
+		if (i < full->n_entries && !user)
+			continue;
+		while (j < skim->n_entries && strcmp(session_str(skim, skim->entries[j].kind), "user") != 0)
+			j++;
+		if (!user) {
+			FZ_CHECK(j == skim->n_entries, "skim: a user entry the index lacks, at offset %llu",
+				 (unsigned long long)skim->entries[j].off);
+			break;
+		}
+		FZ_CHECK(j < skim->n_entries && skim->entries[j].off == full->entries[i].off,
+			 "skim: the user entry at offset %llu missing", (unsigned long long)full->entries[i].off);
+		j++;
+	}
+	session_free(skim);
+}
+
 /* ---- the input ------------------------------------------------------- */
 
 static const char *const headers[] = {
@@ -531,6 +568,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	walk_all(full);
 	check_entries(full);
 	check_contexts(full);
+
+	/* 5: the skim gives the header, the name and the user entries of the index */
+	check_skim(full, path_full);
 
 	/* 4: the first part, then the rest appended */
 	struct ps_session *half = NULL, *inc = NULL;

@@ -2,6 +2,7 @@
  * decision, JavaScript's toLowerCase, and the entry-text rule. */
 #include <string.h>
 #include "buf.h"
+#include "bytefind.h"
 #include "helpers.h"
 #include "jscase.h"
 #include "search.h"
@@ -271,11 +272,39 @@ START_TEST(test_entry_text_rule)
 }
 END_TEST
 
+/* bytefind against memmem: every needle length up to 20 over random text
+ * of a small alphabet (so partial matches abound), at every offset of the
+ * haystack's end, where the sixteen-byte blocks give way to the tail. */
+START_TEST(test_bytefind_like_memmem)
+{
+	char hay[300], needle[24];
+	unsigned seed = 12345;
+	for (int round = 0; round < 2000; round++) {
+		size_t hn = (size_t)(rand_r(&seed) % sizeof hay), nn = 1 + (size_t)(rand_r(&seed) % 20);
+		for (size_t i = 0; i < hn; i++)
+			hay[i] = "ab\"\\u"[rand_r(&seed) % 5];
+		if (hn >= nn && rand_r(&seed) % 2) {
+			size_t at = (size_t)rand_r(&seed) % (hn - nn + 1);
+			memcpy(needle, hay + at, nn); /* one that is there */
+		} else {
+			for (size_t i = 0; i < nn; i++)
+				needle[i] = "ab\"\\u"[rand_r(&seed) % 5];
+		}
+		for (size_t from = 0; from <= hn; from += 1 + from / 4) {
+			const char *want = memmem(hay + from, hn - from, needle, nn);
+			ck_assert_ptr_eq(bytefind(hay + from, hay + hn, needle, nn), want);
+		}
+	}
+	ck_assert_ptr_eq(bytefind(hay, hay, "", 0), hay);
+}
+END_TEST
+
 Suite *search_suite(void)
 {
 	Suite *s = suite_create("search");
 	TCase *tc = tcase_create("core");
 	tcase_add_test(tc, test_lower);
+	tcase_add_test(tc, test_bytefind_like_memmem);
 	tcase_add_test(tc, test_tokens_and_phrases);
 	tcase_add_test(tc, test_fuzzy);
 	tcase_add_test(tc, test_unicode);

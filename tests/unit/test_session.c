@@ -158,6 +158,74 @@ START_TEST(test_session_labels_and_name)
 }
 END_TEST
 
+/* What session_open_skim promises: the header, the name and the user
+ * entries (offsets and kinds, in file order) of session_open, whatever
+ * escapes spell them. */
+static void check_skim_like_open(const char *path)
+{
+	struct ps_session *full = helper_open(path), *skim = NULL;
+	ck_assert_int_eq(session_open_skim(path, &skim), PS_OK);
+	ck_assert_int_eq(skim->have_header, full->have_header);
+	if (full->have_header) {
+		ck_assert_str_eq(session_str(skim, skim->session_id), session_str(full, full->session_id));
+		ck_assert_int_eq(skim->header_off, full->header_off);
+		ck_assert_int_eq(skim->parent_session == PS_NIL, full->parent_session == PS_NIL);
+	}
+	ck_assert_int_eq(skim->name == PS_NIL, full->name == PS_NIL);
+	if (full->name != PS_NIL)
+		ck_assert_str_eq(session_str(skim, skim->name), session_str(full, full->name));
+	uint32_t j = 0;
+	for (uint32_t i = 0; i < full->n_entries; i++) {
+		if (strcmp(session_str(full, full->entries[i].kind), "user") != 0)
+			continue;
+		while (j < skim->n_entries && strcmp(session_str(skim, skim->entries[j].kind), "user") != 0)
+			j++;
+		ck_assert_uint_lt(j, skim->n_entries);
+		ck_assert_uint_eq(skim->entries[j].off, full->entries[i].off);
+		j++;
+	}
+	while (j < skim->n_entries)
+		ck_assert_str_ne(session_str(skim, skim->entries[j++].kind), "user");
+	ck_assert_uint_le(skim->n_entries, full->n_entries);
+	session_free(skim);
+	session_free(full);
+}
+
+START_TEST(test_session_skim)
+{
+	/* Names set, cleared and set again; a user message whose role and a
+	 * session_info whose type are escapes; "user" and "session_info" in
+	 * text that is neither; a line the scanner refuses. */
+	char *path = helper_write(HDR
+		"{\"type\":\"session_info\",\"id\":\"n0\",\"parentId\":null,\"timestamp\":\"t\",\"name\":\"early\"}\n"
+		MSG("a", "\"n0\"", "assistant", "the \\\"user\\\" said session_info")
+		"{\"type\":\"message\",\"id\":\"b\",\"parentId\":\"a\",\"timestamp\":\"t\",\"message\":{\"role\":\"us\\u0065r\",\"content\":\"escaped\"}}\n"
+		MSG("c", "\"b\"", "user", "plain")
+		"{\"type\":\"session_info\",\"id\":\"n1\",\"parentId\":\"c\",\"timestamp\":\"t\",\"name\":\"  \"}\n"
+		"{\"type\":\"session_info\",\"id\":\"\",\"parentId\":\"c\",\"timestamp\":\"t\",\"name\":\"no id: no entry\"}\n"
+		"{not json \"user\"}\n"
+		"{\"type\":\"session\\u005finfo\",\"id\":\"n2\",\"parentId\":\"c\",\"timestamp\":\"t\",\"name\":\"late\"}\n"
+		MSG("d", "\"n2\"", "toolResult", "user session_info"));
+	check_skim_like_open(path);
+	struct ps_session *skim = NULL;
+	ck_assert_int_eq(session_open_skim(path, &skim), PS_OK);
+	ck_assert_str_eq(session_str(skim, skim->name), "late");
+	ck_assert_uint_lt(skim->n_entries, 9); /* the assistant and tool lines were not indexed */
+	session_free(skim);
+	unlink(path);
+	free(path);
+	/* Version 1 (ids from line numbers), and a file that is no session. */
+	path = helper_write("{\"type\":\"session\",\"id\":\"v1\",\"timestamp\":\"t\",\"cwd\":\"/p\"}\n"
+			    "{\"type\":\"message\",\"timestamp\":\"t\",\"message\":{\"role\":\"assistant\",\"content\":\"a\"}}\n"
+			    "{\"type\":\"message\",\"timestamp\":\"t\",\"message\":{\"role\":\"user\",\"content\":\"b\"}}\n");
+	check_skim_like_open(path);
+	helper_rewrite(path, "\n{\"type\":\"message\"}\n{\"type\":\"session_info\",\"id\":\"x\",\"name\":\"n\"}\n");
+	check_skim_like_open(path);
+	unlink(path);
+	free(path);
+}
+END_TEST
+
 START_TEST(test_session_v1_stable_ids)
 {
 	const char *text = "{\"type\":\"session\",\"id\":\"v1-sess\",\"timestamp\":\"t\",\"cwd\":\"/p\"}\n"
@@ -227,6 +295,7 @@ Suite *session_suite(void)
 	tcase_add_test(tc, test_session_not_a_session);
 	tcase_add_test(tc, test_session_labels_and_name);
 	tcase_add_test(tc, test_session_v1_stable_ids);
+	tcase_add_test(tc, test_session_skim);
 	tcase_add_test(tc, test_session_parse_line_like_pi);
 	suite_add_tcase(s, tc);
 	return s;
