@@ -26,6 +26,7 @@
 #include "pisessionfs.h"
 #include "trash.h"
 #include "sizer.h"
+#include "views.h"
 #include "watch.h"
 #include "infocache.h"
 #include "jscase.h"
@@ -607,6 +608,8 @@ int main(int argc, char *argv[])
 	err = store_open(fs.cfg.store, fs.cfg.cache_sessions, &fs.store);
 	if (!err)
 		err = catalog_new(fs.store, &fs.catalog);
+	if (!err && views_memo_new(&fs.views) != 0)
+		err = PS_ERR_NOMEM;
 	if (!err) {
 		catalog_set_memo(fs.catalog, overview_memo_rows(fs.overview));
 		catalog_set_threads(fs.catalog, fs.cfg.read_threads);
@@ -672,6 +675,7 @@ out_signals:
 out_destroy:
 	fuse_destroy(fs.fuse);
 out:
+	views_memo_free(fs.views);
 	catalog_free(fs.catalog);
 	store_free(fs.store);
 	entrycache_clear();

@@ -36,6 +36,7 @@ struct overview_memo;
 struct diskmemo;
 struct overlay;
 struct sessionops_state;
+struct views_memo;
 
 /* The mount: made by main.c, which owns every member and frees them after
  * fuse_destroy.  Each module of fs/ keeps what it holds for the mount in
@@ -45,6 +46,7 @@ struct sessionops_state;
 struct psfs {
 	struct ps_store *store;
 	struct ps_catalog *catalog; /* what the views at the root list */
+	struct views_memo *views;   /* the views as last built (views.h) */
 	struct infocache *infos;    /* what pi lists of each session (search/, sessions.md) */
 	struct journal *journal;    /* the log and the rejected texts (journal.h) */
 	struct watch *watch;        /* the change watcher (watch.h), NULL without inotify */

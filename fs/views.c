@@ -1,5 +1,6 @@
 #include <errno.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -78,6 +79,8 @@ static char *views_escape_before(const char *s)
 /* The catalog as this caller may see it: the sessions whose files it may
  * read (docs/security.md "Who sees what"), so that names, cwds and the
  * suffixes that tell equal names apart come only from those. */
+static void views_keep_readable(const struct psfs_caller *who, struct catalog_session *items, size_t *n);
+
 ps_err views_snapshot(struct psfs *fs, struct catalog_session **items, size_t *n)
 {
 	ps_err err = catalog_snapshot(fs->catalog, items, n);
@@ -85,17 +88,23 @@ ps_err views_snapshot(struct psfs *fs, struct catalog_session **items, size_t *n
 		return err;
 	struct psfs_caller who;
 	psfs_caller_get(&who);
+	views_keep_readable(&who, *items, n);
+	return PS_OK;
+}
+
+/* Drops (and clears) from items what who may not read. */
+static void views_keep_readable(const struct psfs_caller *who, struct catalog_session *items, size_t *n)
+{
 	size_t kept = 0;
 	for (size_t i = 0; i < *n; i++) {
-		struct catalog_session *c = &(*items)[i];
-		if (psfs_caller_may_read(&who, c->uid, c->gid, c->mode)) {
-			(*items)[kept++] = *c;
+		struct catalog_session *c = &items[i];
+		if (psfs_caller_may_read(who, c->uid, c->gid, c->mode)) {
+			items[kept++] = *c;
 		} else {
 			catalog_session_clear(c);
 		}
 	}
 	*n = kept;
-	return PS_OK;
 }
 
 /* One listed symlink of a view. */
@@ -119,21 +128,55 @@ static void views_list_free(struct views_list *l)
 	catalog_snapshot_free(l->items, l->n_items);
 }
 
-static int views_taken(const struct views_list *l, const char *name)
+/* The names listed so far, hashed: a view of 5,000 sessions asked of
+ * every name whether it is taken made its build quadratic. */
+struct views_names {
+	const char **slots; /* open addressing; NULL is empty */
+	size_t mask;
+};
+
+static uint64_t views_hash(const char *s)
 {
-	for (size_t i = 0; i < l->n; i++)
-		if (strcmp(l->links[i].name, name) == 0)
-			return 1;
-	return 0;
+	uint64_t h = 1469598103934665603ULL; /* FNV-1a */
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+	return h;
 }
 
-static int views_add(struct views_list *l, char *name, const struct catalog_session *c)
+static int views_names_init(struct views_names *t, size_t n)
+{
+	size_t cap = 16;
+	while (cap < 2 * n + 2)
+		cap *= 2;
+	t->slots = calloc(cap, sizeof *t->slots);
+	t->mask = cap - 1;
+	return t->slots ? 0 : -ENOMEM;
+}
+
+/* Where name is, or the empty slot where it would go. */
+static const char **views_names_slot(const struct views_names *t, const char *name)
+{
+	size_t i = (size_t)views_hash(name) & t->mask;
+	while (t->slots[i] && strcmp(t->slots[i], name) != 0)
+		i = (i + 1) & t->mask;
+	return &t->slots[i];
+}
+
+static int views_taken(const struct views_names *t, const char *name)
+{
+	return *views_names_slot(t, name) != NULL;
+}
+
+/* Lists name (new, now the list's) for c; the table holds no more names
+ * than the list has sessions, so it never fills. */
+static int views_add(struct views_list *l, struct views_names *t, char *name, const struct catalog_session *c)
 {
 	if (!name)
 		return -ENOMEM;
 	l->links[l->n].name = name;
 	l->links[l->n].session = c;
 	l->n++;
+	*views_names_slot(t, name) = name;
 	return 0;
 }
 
@@ -278,17 +321,15 @@ static int views_same_stem(const struct views_list *l, const struct catalog_sess
 	return 0;
 }
 
-/* The symlinks of by-id/, by-name/ or recent/. */
-static int views_build(struct psfs *fs, enum views_kind kind, struct views_list *l)
+/* The symlinks of by-id/, by-name/ or recent/ for the sessions in
+ * l->items (which the list then owns; freed with it on an error too). */
+static int views_build(enum views_kind kind, struct views_list *l)
 {
-	memset(l, 0, sizeof *l);
-	ps_err err = views_snapshot(fs, &l->items, &l->n_items);
-	if (err)
-		return -psfs_errno(err);
 	l->links = calloc(l->n_items ? l->n_items : 1, sizeof *l->links);
 	const struct catalog_session **order = calloc(l->n_items ? l->n_items : 1, sizeof *order);
 	const char **ids = NULL; /* recent/: the listed sessions' ids */
-	int res = l->links && order ? 0 : -ENOMEM;
+	struct views_names taken;
+	int res = views_names_init(&taken, l->n_items) || !l->links || !order ? -ENOMEM : 0;
 	for (size_t i = 0; !res && i < l->n_items; i++)
 		order[i] = &l->items[i];
 	if (!res && kind != VIEW_RECENT)
@@ -304,7 +345,7 @@ static int views_build(struct psfs *fs, enum views_kind kind, struct views_list 
 				break;
 			}
 			name = views_recent_name(i + 1, c, ids, l->n_items < VIEWS_RECENT ? l->n_items : VIEWS_RECENT, i);
-			res = views_add(l, name, c);
+			res = views_add(l, &taken, name, c);
 			continue;
 		}
 		const char *key = kind == VIEW_BY_ID ? c->id : c->name;
@@ -314,7 +355,7 @@ static int views_build(struct psfs *fs, enum views_kind kind, struct views_list 
 			res = -ENOMEM;
 			break;
 		}
-		if (views_taken(l, base) && kind == VIEW_BY_ID) {
+		if (views_taken(&taken, base) && kind == VIEW_BY_ID) {
 			/* Files that share an id: each named by its file, or,
 			 * where another file of the id has the same name (a
 			 * copy in another project), by its project and file
@@ -325,27 +366,156 @@ static int views_build(struct psfs *fs, enum views_kind kind, struct views_list 
 			name = views_same_stem(l, c) ? (path ? views_suffixed(key, path) : NULL)
 						     : views_suffixed(key, c->stem);
 			free(path);
-		} else if (views_taken(l, base)) {
+		} else if (views_taken(&taken, base)) {
 			/* A stable suffix: the session's own id, then its file
 			 * (views_suffixed keeps them resolving if the first
 			 * holder of the name goes). */
 			char sfx[9];
 			free(base);
 			name = views_suffixed(key, views_suffix8(c, sfx));
-			if (name && views_taken(l, name)) {
+			if (name && views_taken(&taken, name)) {
 				free(name);
 				name = views_suffixed(key, c->stem);
 			}
 		} else {
 			name = base;
 		}
-		res = views_add(l, name, c);
+		res = views_add(l, &taken, name, c);
 	}
+	free(taken.slots);
 	free(ids);
 	free(order);
 	if (res)
 		views_list_free(l);
 	return res;
+}
+
+/* A view as one caller saw it at one version of the catalog, kept
+ * (views_memo) for the next request of that caller: `ls -l by-id` asks
+ * for each of 5,000 links twice (lookup, readlink), and building the
+ * view each time made it take minutes. */
+struct views_built {
+	int refs;              /* the memo's, and each request's using it */
+	enum views_kind kind;
+	uint64_t version;      /* the catalog's (catalog_snapshot_since) */
+	struct psfs_caller who;
+	struct views_list l;   /* by-cwd/: items only, their cwds made keys */
+};
+
+struct views_memo {
+	pthread_mutex_t lock;
+	struct views_built *kinds[VIEW_RECENT + 1];
+};
+
+int views_memo_new(struct views_memo **out)
+{
+	struct views_memo *m = calloc(1, sizeof *m);
+	if (!m || pthread_mutex_init(&m->lock, NULL) != 0) {
+		free(m);
+		return -ENOMEM;
+	}
+	*out = m;
+	return 0;
+}
+
+static void views_built_free(struct views_built *b)
+{
+	views_list_free(&b->l);
+	free(b);
+}
+
+void views_memo_free(struct views_memo *m)
+{
+	if (!m)
+		return;
+	for (size_t i = 0; i < sizeof m->kinds / sizeof m->kinds[0]; i++)
+		if (m->kinds[i])
+			views_built_free(m->kinds[i]);
+	pthread_mutex_destroy(&m->lock);
+	free(m);
+}
+
+static void views_put(struct psfs *fs, struct views_built *b)
+{
+	int last = 1;
+	if (!b)
+		return;
+	if (fs->views) {
+		pthread_mutex_lock(&fs->views->lock);
+		last = --b->refs == 0;
+		pthread_mutex_unlock(&fs->views->lock);
+	}
+	if (last)
+		views_built_free(b);
+}
+
+static int views_same_caller(const struct psfs_caller *a, const struct psfs_caller *b)
+{
+	return a->uid == b->uid && a->gid == b->gid && a->n_groups == b->n_groups &&
+	       memcmp(a->groups, b->groups, (size_t)a->n_groups * sizeof a->groups[0]) == 0;
+}
+
+static int views_cwd_keys(struct catalog_session *items, size_t n);
+
+/* The view of kind as this caller sees it now: the kept one while the
+ * catalog has not changed, else built anew (and kept).  Release with
+ * views_put. */
+static int views_get(struct psfs *fs, enum views_kind kind, struct views_built **out)
+{
+	struct views_memo *m = fs->views;
+	struct views_built *b = NULL;
+	struct psfs_caller who;
+	uint64_t version = UINT64_MAX;
+	struct catalog_session *items;
+	size_t n;
+	int res = 0;
+	psfs_caller_get(&who);
+	if (m) {
+		pthread_mutex_lock(&m->lock);
+		if (m->kinds[kind] && views_same_caller(&m->kinds[kind]->who, &who)) {
+			b = m->kinds[kind];
+			b->refs++;
+			version = b->version;
+		}
+		pthread_mutex_unlock(&m->lock);
+	}
+	ps_err err = catalog_snapshot_since(fs->catalog, &version, &items, &n);
+	if (!err && !items && b) {
+		*out = b;
+		return 0;
+	}
+	views_put(fs, b);
+	if (err)
+		return -psfs_errno(err);
+	if (!(b = calloc(1, sizeof *b))) {
+		catalog_snapshot_free(items, n);
+		return -ENOMEM;
+	}
+	b->refs = 1;
+	b->kind = kind;
+	b->version = version;
+	b->who = who;
+	views_keep_readable(&who, items, &n);
+	b->l.items = items;
+	b->l.n_items = n;
+	res = kind == VIEW_BY_CWD ? views_cwd_keys(items, n) ? -ENOMEM : 0 : views_build(kind, &b->l);
+	if (res) {
+		free(b); /* views_build freed the list; by-cwd's is freed here */
+		if (kind == VIEW_BY_CWD)
+			catalog_snapshot_free(items, n);
+		return res;
+	}
+	if (m) {
+		struct views_built *old;
+		pthread_mutex_lock(&m->lock);
+		old = m->kinds[kind];
+		m->kinds[kind] = b;
+		b->refs++;
+		pthread_mutex_unlock(&m->lock);
+		views_put(fs, old);
+	}
+	*out = b;
+	return 0;
 }
 
 /* The session a name of by-id/, by-name/ or recent/ leads to: the one
@@ -615,37 +785,28 @@ static int views_resolve(struct psfs *fs, const char *path, char **target)
 	*target = NULL;
 	if (!*rest)
 		return 0;
+	struct views_built *b;
+	const char *slash = strchr(rest, '/');
+	if (slash && kind != VIEW_BY_ID && kind != VIEW_BY_CWD)
+		return -ENOENT;
+	if ((res = views_get(fs, kind, &b)))
+		return res;
 	if (kind != VIEW_BY_CWD) {
-		struct views_list l;
-		const char *slash = strchr(rest, '/');
-		if (slash && kind != VIEW_BY_ID)
-			return -ENOENT;
-		if ((res = views_build(fs, kind, &l)))
-			return res;
+		const struct views_list *l = &b->l;
+		const struct catalog_session *c = NULL;
 		if (slash) {
-			res = views_candidate(&l, rest, (size_t)(slash - rest), slash + 1, target);
-			views_list_free(&l);
-			return res;
-		}
-		const struct catalog_session *c = views_find(&l, kind, rest, &res);
-		if (c)
+			res = views_candidate(l, rest, (size_t)(slash - rest), slash + 1, target);
+		} else if ((c = views_find(l, kind, rest, &res))) {
 			*target = views_target(c, 1);
-		if (!res && !c)
-			res = kind == VIEW_BY_ID && views_id_candidates(&l, rest, strlen(rest)) > 1 ? 0 : -ENOENT;
-		else if (!res)
 			res = *target ? 0 : -ENOMEM;
-		views_list_free(&l);
+		} else if (!res) {
+			res = kind == VIEW_BY_ID && views_id_candidates(l, rest, strlen(rest)) > 1 ? 0 : -ENOENT;
+		}
+		views_put(fs, b);
 		return res;
 	}
-	struct catalog_session *items;
-	size_t n;
-	ps_err err = views_snapshot(fs, &items, &n);
-	if (err)
-		return -psfs_errno(err);
-	if (views_cwd_keys(items, n)) {
-		catalog_snapshot_free(items, n);
-		return -ENOMEM;
-	}
+	const struct catalog_session *items = b->l.items;
+	size_t n = b->l.n_items;
 	char *norm = views_cwd_normalize(rest);
 	res = norm ? -ENOENT : -ENOMEM;
 	for (size_t i = 0; norm && i < n && res; i++)
@@ -655,10 +816,10 @@ static int views_resolve(struct psfs *fs, const char *path, char **target)
 	if (res == -ENOENT) {
 		/* A session link: DIR/<stem> where DIR is its cwd (the stem is
 		 * the store's file name, never escaped). */
-		const char *slash = strrchr(rest, '/');
-		char *raw = slash ? strndup(rest, (size_t)(slash - rest)) : strdup("");
+		const char *last = strrchr(rest, '/');
+		char *raw = last ? strndup(rest, (size_t)(last - rest)) : strdup("");
 		char *dir = raw ? views_cwd_normalize(raw) : NULL;
-		const char *stem = slash ? slash + 1 : rest;
+		const char *stem = last ? last + 1 : rest;
 		free(raw);
 		if (!dir)
 			res = -ENOMEM;
@@ -670,7 +831,7 @@ static int views_resolve(struct psfs *fs, const char *path, char **target)
 		}
 		free(dir);
 	}
-	catalog_snapshot_free(items, n);
+	views_put(fs, b);
 	return res;
 }
 
@@ -717,31 +878,24 @@ int views_readdir(struct psfs *fs, const char *path, void *buf, fuse_fill_dir_t 
 		return -ENOTDIR;
 	}
 	/* "." and ".." come from the caller. */
+	struct views_built *b;
+	if ((res = views_get(fs, kind, &b)))
+		return res;
 	if (kind != VIEW_BY_CWD) {
-		struct views_list l;
-		if ((res = views_build(fs, kind, &l)))
-			return res;
 		/* by-id/PREFIX: the candidates only. */
-		for (size_t i = 0; i < l.n; i++) {
+		for (size_t i = 0; i < b->l.n; i++) {
 			struct stat st = { .st_mode = S_IFLNK };
-			if (!*rest || strncmp(l.links[i].session->id, rest, strlen(rest)) == 0)
-				filler(buf, l.links[i].name, &st, 0, 0);
+			if (!*rest || strncmp(b->l.links[i].session->id, rest, strlen(rest)) == 0)
+				filler(buf, b->l.links[i].name, &st, 0, 0);
 		}
-		views_list_free(&l);
+		views_put(fs, b);
 		return 0;
 	}
-	struct catalog_session *items;
-	size_t n;
-	ps_err err = views_snapshot(fs, &items, &n);
-	if (err)
-		return -psfs_errno(err);
-	if (views_cwd_keys(items, n)) {
-		catalog_snapshot_free(items, n);
-		return -ENOMEM;
-	}
+	const struct catalog_session *items = b->l.items;
+	size_t n = b->l.n_items;
 	char *norm = views_cwd_normalize(rest);
 	if (!norm) {
-		catalog_snapshot_free(items, n);
+		views_put(fs, b);
 		return -ENOMEM;
 	}
 	rest = norm;
@@ -773,6 +927,6 @@ int views_readdir(struct psfs *fs, const char *path, void *buf, fuse_fill_dir_t 
 	}
 	buf_free(&seen);
 	free(norm);
-	catalog_snapshot_free(items, n);
+	views_put(fs, b);
 	return 0;
 }

@@ -17,6 +17,14 @@ int views_readlink(struct psfs *fs, const char *path, char *buf, size_t size);
  * catalog_snapshot_free. */
 ps_err views_snapshot(struct psfs *fs, struct catalog_session **items, size_t *n);
 
+/* The views built last, kept for the next request while the catalog
+ * is unchanged (one per view, for the caller it was built for): the
+ * mount's fs->views, made once; NULL (a unit test's psfs) builds every
+ * time.  0 or -ENOMEM. */
+struct views_memo;
+int views_memo_new(struct views_memo **out);
+void views_memo_free(struct views_memo *m);
+
 /* Names of the views, for the root listing (NULL-terminated). */
 extern const char *const views_names[];
 

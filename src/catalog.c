@@ -42,6 +42,7 @@ struct ps_catalog {
 	int changed_all;     /* heard a change it cannot name (an overflow) */
 	int watched;
 	struct filememo *memo; /* borrowed: what catalog_read derived, by file stamp */
+	uint64_t version;      /* bumps whenever what a snapshot copies changes */
 };
 
 struct catalog_pending {
@@ -207,6 +208,7 @@ static void catalog_apply_pending(struct ps_catalog *cat)
 			c->title = rev->title;
 			rev->name = rev->title = NULL;
 			c->gen++;
+			cat->version++;
 		}
 		free(rev->project);
 		free(rev->stem);
@@ -425,10 +427,13 @@ static int catalog_on_session(void *ctx, const char *name, const struct stat *st
 			return 1;
 		}
 		c->size = UINT64_MAX;
+		cat->version++;
 		if ((w->err = catalog_index_add(cat, cat->n - 1)))
 			return 1;
 	}
 	c->seen = 1;
+	if (c->buried || c->mode != st->st_mode || c->uid != st->st_uid || c->gid != st->st_gid)
+		cat->version++;
 	c->buried = 0;
 	/* chmod and chown change no size or mtime: taken at every scan. */
 	c->mode = st->st_mode;
@@ -446,6 +451,7 @@ static int catalog_on_session(void *ctx, const char *name, const struct stat *st
 		c->mtime_ns = mtime;
 		catalog_read(cat, c, st);
 		c->gen++;
+		cat->version++;
 	}
 	return 0;
 }
@@ -495,6 +501,7 @@ static void catalog_read_queued(struct ps_catalog *cat, struct catalog_walk *w)
 				c->mtime_ns = (int64_t)r->st.st_mtim.tv_sec * 1000000000 + r->st.st_mtim.tv_nsec;
 			}
 			c->gen++;
+			cat->version++;
 		}
 		catalog_session_clear(&r->got);
 	}
@@ -552,6 +559,7 @@ static ps_err catalog_scan(struct ps_catalog *cat)
 		struct stat st;
 		if (!cat->items[i].seen &&
 		    store_stat_session(cat->store, cat->items[i].project, cat->items[i].stem, &st) == PS_OK) {
+			cat->version += !cat->items[i].buried;
 			cat->items[i++].buried = 1;
 		} else if (!cat->items[i].seen) {
 			catalog_session_clear(&cat->items[i]);
@@ -561,6 +569,7 @@ static ps_err catalog_scan(struct ps_catalog *cat)
 		}
 	}
 	if (cat->n != before) {
+		cat->version++;
 		ps_err rebuilt = catalog_index_rebuild(cat);
 		if (!err)
 			err = rebuilt;
@@ -632,10 +641,23 @@ void catalog_snapshot_free(struct catalog_session *items, size_t n)
 
 ps_err catalog_snapshot(struct ps_catalog *cat, struct catalog_session **out, size_t *n)
 {
+	uint64_t version = UINT64_MAX;
+	return catalog_snapshot_since(cat, &version, out, n);
+}
+
+ps_err catalog_snapshot_since(struct ps_catalog *cat, uint64_t *version, struct catalog_session **out, size_t *n)
+{
 	ps_err err = PS_OK;
 	pthread_mutex_lock(&cat->lock);
 	catalog_apply_pending(cat);
 	err = catalog_freshen(cat);
+	if (!err && cat->version == *version) {
+		pthread_mutex_unlock(&cat->lock);
+		*out = NULL;
+		*n = 0;
+		return PS_OK;
+	}
+	*version = cat->version;
 	struct catalog_session *copy = calloc(cat->n ? cat->n : 1, sizeof *copy);
 	if (!copy)
 		err = PS_ERR_NOMEM;

@@ -55,6 +55,11 @@ void catalog_expire(struct ps_catalog *cat);
  * name descending, as pi's SessionManager.listAll() orders them. */
 ps_err catalog_snapshot(struct ps_catalog *cat, struct catalog_session **out, size_t *n);
 void catalog_snapshot_free(struct catalog_session *items, size_t n);
+/* catalog_snapshot, unless the table is still what it was at *version (a
+ * version an earlier call set): then *out is NULL and nothing is copied.
+ * *version is set to the table's.  A table starts at version 0, so pass
+ * UINT64_MAX the first time. */
+ps_err catalog_snapshot_since(struct ps_catalog *cat, uint64_t *version, struct catalog_session **out, size_t *n);
 
 /* The session of project named name (its display name), when no session
  * file of project is called name: its file's name (stem) into stem, and

@@ -1498,7 +1498,7 @@ class Bench:
         w = self.SEARCH_WORD
         path, size, parent = self.store_append_target()
         times = {(k, st): [] for k, _, _ in ops for st, _ in self.STORE_STATES}
-        extra = {st: {"by-name": [], "by-id": []} for st, _ in self.STORE_STATES}
+        extra = {st: {"by-name": [], "by-id": [], "ls -l by-id": []} for st, _ in self.STORE_STATES}
         counts, bad = {}, []
         pi_l, pi_s, grep_ref = [], [], []
         pi_n = pi_ids = pi_rss = None
@@ -1520,6 +1520,8 @@ class Bench:
                 counts[("19", st)] = p.stdout.count(b"\n")
                 extra[st]["by-name"].append(timed(["ls", self.mp("by-name")], to))
                 extra[st]["by-id"].append(timed(["ls", self.mp("by-id")], to))
+                # every link looked up and read (lstat + readlink each)
+                extra[st]["ls -l by-id"].append(timed(["ls", "-l", self.mp("by-id")], to))
             elif key == "20":
                 counts[("20", st)] = p.stdout.decode(errors="replace").splitlines()
             elif key == "17":
@@ -1648,8 +1650,9 @@ class Bench:
                     note += ("; " if note else "") + "%s rows" % c
                 elif key == "19":
                     note += ("; " if note else "") + "%s names; right after it on that mount `ls by-name` %s, " \
-                        "`ls by-id` %s" % (counts.get(("19", st)), fmt_time(median(extra[st]["by-name"])),
-                                           fmt_time(median(extra[st]["by-id"])))
+                        "`ls by-id` %s, `ls -l by-id` %s" % (
+                            counts.get(("19", st)), fmt_time(median(extra[st]["by-name"])),
+                            fmt_time(median(extra[st]["by-id"])), fmt_time(median(extra[st]["ls -l by-id"])))
                 if key in ("17", "18", "19"):
                     if pl is None:
                         self.add(label, case, fmt_time(o), "n/a", "n/a", "≥ 1x faster than pi", False if stale else None,
