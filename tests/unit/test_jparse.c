@@ -179,6 +179,17 @@ START_TEST(test_jparse_keep)
 	DECLINES("{\"type\":\"message\",\"other\":[1,],\"message\":{}}");
 	DECLINES("{\"type\":\"message\",\"other\":{\"a\" 1}}");
 	DECLINES("{\"type\":\"message\",\"other\":tru}");
+	/* Skipped strings are checked, not decoded (jparse_skip_string):
+	 * the same verdicts as decoding them. */
+	ACCEPTS("{\"other\":\"\\u0000 nul in a value\",\"x\":{\"\\u00e9\\ud83d\\ude00\":\"\\\"\\\\\\/\\b\\f\\n\\r\\t\"}}");
+	ACCEPTS("{\"other\":\"\xc3\xa9\\n\xe2\x82\xac\"}");
+	DECLINES("{\"other\":\"\xe2\\n\x82\xac\"}");          /* a sequence cut by an escape */
+	DECLINES("{\"other\":\"\xe2\x82\\u20ac\"}");
+	DECLINES("{\"other\":{\"\\u0000\":1}}");                 /* NUL in a skipped key */
+	DECLINES("{\"other\":\"\\ud83d\\u0041\"}");             /* a high surrogate, then no low one */
+	DECLINES("{\"other\":\"\\u12\"}");
+	DECLINES("{\"other\":\"\\\0\"}");
+	DECLINES("{\"other\":\"open}");
 	/* Repeated members: the last value, in the first place. */
 	ACCEPTS("{\"message\":{\"role\":\"user\"},\"x\":1,\"message\":{\"role\":\"assistant\",\"role\":\"toolResult\"}}");
 	/* A message that is no object is kept whole; so is what the kept
