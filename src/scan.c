@@ -8,6 +8,7 @@ struct scanner {
 	const char *end;
 	int maybe_image; /* saw "type":"image" in a nested object */
 	int maybe_unreadable; /* scan_result's */
+	int maybe_surrogate;  /* scan_result's */
 };
 
 static int scan_ws(unsigned char c)
@@ -67,6 +68,8 @@ static int scan_string(struct scanner *s, struct scan_field *f)
 			size_t n = scan_escape(q, end);
 			if (!n)
 				return 0;
+			if (n == 6 && (q[2] | 0x20) == 'd' && q[3] >= '8')
+				s->maybe_surrogate = 1;
 			escaped = 1;
 			k += (unsigned)n;
 			if (k >= 16) {
@@ -92,6 +95,8 @@ next_block:;
 		size_t n = scan_escape(p, end);
 		if (!n)
 			return 0;
+		if (n == 6 && (p[2] | 0x20) == 'd' && p[3] >= '8')
+			s->maybe_surrogate = 1;
 		escaped = 1;
 		p += n;
 	}
@@ -292,7 +297,8 @@ static int scan_key_is(const struct scan_field *key, const char *name)
 /* Scans the object at p (depth `depth`), calling back for each key so the
  * caller can capture the values it wants.  capture() returns the field to
  * fill for a scalar value, or NULL to skip; nested wants "message". */
-typedef struct scan_field *(*scan_capture_fn)(void *ctx, const struct scan_field *key, int *descend);
+typedef struct scan_field *(*scan_capture_fn)(void *ctx, const struct scan_field *key, int *descend,
+					       struct scan_field **span);
 
 static int scan_object(struct scanner *s, int depth, scan_capture_fn capture, void *ctx, int *key_escaped);
 
@@ -323,10 +329,24 @@ struct scan_ctx {
 	struct scan_result *out;
 };
 
-static struct scan_field *scan_capture_message(void *ctx, const struct scan_field *key, int *descend)
+static int scan_key_is(const struct scan_field *key, const char *name);
+
+/* Whether the key is one of names (a NULL-terminated list). */
+static int scan_key_in(const struct scan_field *key, const char *const *names)
 {
+	for (; *names; names++)
+		if (scan_key_is(key, *names))
+			return 1;
+	return 0;
+}
+
+static struct scan_field *scan_capture_message(void *ctx, const struct scan_field *key, int *descend,
+					       struct scan_field **span)
+{
+	static const char *const usage_members[] = { "usage", "provider", "model", "responseModel", NULL };
 	struct scan_result *out = ((struct scan_ctx *)ctx)->out;
 	*descend = 0;
+	*span = scan_key_in(key, usage_members) ? &out->msg_usage : NULL;
 	/* A later duplicate key wins, as in JSON.parse: reset the field. */
 	if (scan_key_is(key, "role")) {
 		memset(&out->role, 0, sizeof out->role);
@@ -347,10 +367,13 @@ static struct scan_field *scan_capture_message(void *ctx, const struct scan_fiel
 	return NULL;
 }
 
-static struct scan_field *scan_capture_top(void *ctx, const struct scan_field *key, int *descend)
+static struct scan_field *scan_capture_top(void *ctx, const struct scan_field *key, int *descend,
+					   struct scan_field **span)
 {
+	static const char *const usage_members[] = { "usage", "provider", "model", NULL };
 	struct scan_result *out = ((struct scan_ctx *)ctx)->out;
 	*descend = 0;
+	*span = scan_key_in(key, usage_members) ? &out->top_usage : NULL;
 	if (scan_key_is(key, "type"))
 		return memset(&out->type, 0, sizeof out->type), &out->type;
 	if (scan_key_is(key, "id"))
@@ -364,6 +387,7 @@ static struct scan_field *scan_capture_top(void *ctx, const struct scan_field *k
 		memset(&out->tool_name, 0, sizeof out->tool_name);
 		memset(&out->content, 0, sizeof out->content);
 		memset(&out->msg_time, 0, sizeof out->msg_time);
+		memset(&out->msg_usage, 0, sizeof out->msg_usage);
 		*descend = 1;
 	}
 	return NULL;
@@ -383,9 +407,11 @@ static int scan_object(struct scanner *s, int depth, scan_capture_fn capture, vo
 	}
 	for (;;) {
 		int descend = 0;
-		struct scan_field *want = NULL;
+		struct scan_field *want = NULL, *span = NULL;
+		const char *member;
 
 		scan_skip_ws(s);
+		member = s->p;
 		if (s->p >= s->end || *s->p != '"')
 			return 0;
 		memset(&key, 0, sizeof key);
@@ -395,13 +421,20 @@ static int scan_object(struct scanner *s, int depth, scan_capture_fn capture, vo
 			*key_escaped = 1;
 		scan_note_key(s, &key);
 		if (capture)
-			want = capture(ctx, &key, &descend);
+			want = capture(ctx, &key, &descend, &span);
 		scan_skip_ws(s);
 		if (s->p >= s->end || *s->p != ':')
 			return 0;
 		s->p++;
 		if (!scan_member_value(s, depth, want, descend, scan_capture_message, ctx, key_escaped))
 			return 0;
+		if (span) {
+			if (span->kind == SCAN_ABSENT) {
+				span->kind = SCAN_OTHER;
+				span->ptr = member;
+			}
+			span->len = (size_t)(s->p - span->ptr);
+		}
 		scan_skip_ws(s);
 		if (s->p >= s->end)
 			return 0;
@@ -425,7 +458,7 @@ int scan_is_blank(const char *line, size_t len)
 
 ps_err scan_line(const char *line, size_t len, struct scan_result *out)
 {
-	struct scanner s = { line, line + len, 0, 0 };
+	struct scanner s = { line, line + len, 0, 0, 0 };
 	struct scan_ctx ctx = { out };
 
 	memset(out, 0, sizeof *out);
@@ -436,6 +469,7 @@ ps_err scan_line(const char *line, size_t len, struct scan_result *out)
 		return PS_ERR_INVALID;
 	out->maybe_image = s.maybe_image;
 	out->maybe_unreadable = s.maybe_unreadable;
+	out->maybe_surrogate = s.maybe_surrogate;
 	scan_skip_ws(&s);
 	if (s.p != s.end)
 		return PS_ERR_INVALID;

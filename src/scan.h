@@ -33,7 +33,15 @@ struct scan_result {
 	struct scan_field tool_name; /* "message"."toolName" */
 	struct scan_field content;   /* "message"."content" (containers: SCAN_OTHER, the whole value) */
 	struct scan_field msg_time;  /* "message"."timestamp" */
+	/* What a usage total reads (usage.c): the members from the first to
+	 * the end of the last one named usage, provider, model or
+	 * responseModel within "message" (msg_usage), or usage, provider or
+	 * model at the top level (top_usage), as text that reads as an object
+	 * between braces; SCAN_ABSENT when there are none. */
+	struct scan_field msg_usage;
+	struct scan_field top_usage;
 	int key_escaped;             /* a top-level key held an escape: fields may be missed */
+	int maybe_surrogate;         /* an escape in \uD800-\uDFFF: a reader may refuse the line */
 	int maybe_image;             /* a nested object has "type":"image" (or an escaped
 				      * type key or value that might decode to it) */
 	int maybe_unreadable;        /* the line may hold what JSON.parse reads and jansson

@@ -359,6 +359,30 @@ out:
 	return err;
 }
 
+/* Notes what usage.c needs of a line the scanner read plainly: its class
+ * (PS_ENTRY_USAGE) and where its usage members are. */
+static void session_note_usage(struct ps_entry *e, const struct scan_result *r, const char *line)
+{
+#define FIELD_IS(f, lit) ((f).kind == SCAN_STRING && (f).len == sizeof(lit) - 1 && memcmp((f).ptr, lit, sizeof(lit) - 1) == 0)
+	enum ps_entry_usage u = PS_USAGE_NONE;
+	const struct scan_field *span = &r->top_usage;
+	if (FIELD_IS(r->type, "message")) {
+		u = FIELD_IS(r->role, "assistant") ? PS_USAGE_ASSISTANT
+		  : FIELD_IS(r->role, "toolResult") ? PS_USAGE_TOOL_RESULT : PS_USAGE_MESSAGE;
+		span = &r->msg_usage;
+	} else if (FIELD_IS(r->type, "compaction") || FIELD_IS(r->type, "branch_summary")) {
+		u = PS_USAGE_SUMMARY;
+	} else if (FIELD_IS(r->type, "usage")) {
+		u = PS_USAGE_ENTRY;
+	}
+#undef FIELD_IS
+	e->flags |= (uint32_t)u << PS_ENTRY_USAGE_SHIFT;
+	if (u != PS_USAGE_NONE && u != PS_USAGE_MESSAGE && span->kind != SCAN_ABSENT) {
+		e->usage_at = (uint32_t)(span->ptr - line);
+		e->usage_len = (uint32_t)span->len;
+	}
+}
+
 /* Indexes one complete line.  Malformed lines are skipped, as pi skips them,
  * and remembered as problems; only allocation failures are errors. */
 static ps_err session_index_line(struct ps_session *s, const char *line, size_t len, uint64_t off)
@@ -469,6 +493,8 @@ static ps_err session_index_line(struct ps_session *s, const char *line, size_t 
 	e.time_ms = session_time(&r, parsed);
 	if (r.maybe_image)
 		e.flags |= PS_ENTRY_MAY_HAVE_IMAGES;
+	if (!parsed && !r.maybe_unreadable && !r.maybe_surrogate)
+		session_note_usage(&e, &r, line);
 	err = session_kind(s, &r, parsed, &e.kind);
 	if (err)
 		goto out;

@@ -37,6 +37,10 @@ struct ps_entry {
 	uint32_t md_size;      /* rendered size + 1; 0 while unknown */
 	int64_t time_ms;       /* the entry's timestamp, 0 if it has none: its file's mtime */
 	uint32_t flags;        /* PS_ENTRY_* */
+	/* Where in the line the members a usage total reads are (scan.h's
+	 * msg_usage or top_usage, by the entry's PS_ENTRY_USAGE class):
+	 * usage_len bytes from usage_at; usage_at 0 when there are none. */
+	uint32_t usage_at, usage_len;
 };
 
 /* The line mentions "image": it may hold image blocks (confirmed by parsing
@@ -45,6 +49,21 @@ struct ps_entry {
 /* The images were counted; the count is in the bits above PS_ENTRY_IMAGE_SHIFT. */
 #define PS_ENTRY_IMAGES_COUNTED 2u
 #define PS_ENTRY_IMAGE_SHIFT 8
+/* What the index learned of the entry for usage.c (bits 2 to 4 of flags),
+ * so that a usage total reads the few bytes at usage_at instead of
+ * parsing the line; set only where the scanner read the line plainly (no
+ * escaped key, nothing a reader may refuse). */
+#define PS_ENTRY_USAGE_SHIFT 2
+#define PS_ENTRY_USAGE_MASK (7u << PS_ENTRY_USAGE_SHIFT)
+enum ps_entry_usage {
+	PS_USAGE_UNKNOWN = 0,  /* parse the line */
+	PS_USAGE_MESSAGE,      /* a message of another role (or none): counted, no usage */
+	PS_USAGE_ASSISTANT,    /* an assistant message: its usage, provider and model */
+	PS_USAGE_TOOL_RESULT,  /* a tool result: its usage, under no model */
+	PS_USAGE_SUMMARY,      /* compaction, branch_summary: the entry's usage, under no model */
+	PS_USAGE_ENTRY,        /* a "usage" entry: its usage, provider and model */
+	PS_USAGE_NONE,         /* no message and nothing a total reads */
+};
 
 /* A directory of the tree: a chain from `first` following first children
  * to `tip`.  Branch 0 is the session directory (the first root's chain);

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "fileio.h"
 #include "jparse.h"
 #include "jsonout.h"
 #include "usage.h"
@@ -213,6 +214,72 @@ static ps_err usage_entry(struct usage_acc *a, const json_t *e)
 	return PS_OK;
 }
 
+/* The entry as the index classed it (PS_ENTRY_USAGE), read from its usage
+ * members alone: 1 when done (err set on failure), 0 when the line must
+ * be parsed (unclassed, or the members' text declined by the fast
+ * parser).  The same sums as usage_entry over the parsed line: the members
+ * are every usage, provider, model and responseModel of the object (the
+ * last "message" one), duplicates included, so the last one wins here
+ * too.  Reading a few hundred bytes in place of the whole assistant line
+ * (its content above all) was half of a store's first sessions.md. */
+static int usage_entry_fast(struct ps_session *s, uint32_t i, struct usage_acc *a, ps_err *err)
+{
+	const struct ps_entry *e = &s->entries[i];
+	enum ps_entry_usage u = (enum ps_entry_usage)((e->flags & PS_ENTRY_USAGE_MASK) >> PS_ENTRY_USAGE_SHIFT);
+	json_t *m = NULL;
+	*err = PS_OK;
+	if (u == PS_USAGE_UNKNOWN)
+		return 0;
+	if (e->usage_at) {
+		char small[512], *text = e->usage_len + 2 <= sizeof small ? small : malloc((size_t)e->usage_len + 2);
+		if (!text)
+			return *err = PS_ERR_NOMEM, 1;
+		text[0] = '{';
+		text[e->usage_len + 1] = '}';
+		if (fileio_pread_full(s->fd, text + 1, e->usage_len, e->off + e->usage_at) != 0) {
+			*err = PS_ERR_IO; /* the file shrank under us: the index is stale */
+		} else {
+			enum jparse_result r = jparse_object(text, (size_t)e->usage_len + 2, &m);
+			if (r == JPARSE_NOMEM)
+				*err = PS_ERR_NOMEM;
+		}
+		if (text != small)
+			free(text);
+		if (*err)
+			return 1;
+		if (!m)
+			return 0; /* declined: the whole line decides */
+	}
+	switch (u) {
+	case PS_USAGE_ASSISTANT: {
+		json_t *model = json_object_get(m, "responseModel");
+		a->messages++;
+		a->assistant++;
+		if (!json_is_string(model))
+			model = json_object_get(m, "model");
+		*err = usage_add(a, json_object_get(m, "usage"), json_object_get(m, "provider"), model);
+		break;
+	}
+	case PS_USAGE_TOOL_RESULT:
+		a->messages++;
+		*err = usage_add(a, json_object_get(m, "usage"), NULL, NULL);
+		break;
+	case PS_USAGE_MESSAGE:
+		a->messages++;
+		break;
+	case PS_USAGE_SUMMARY:
+		*err = usage_add(a, json_object_get(m, "usage"), NULL, NULL);
+		break;
+	case PS_USAGE_ENTRY:
+		*err = usage_add(a, json_object_get(m, "usage"), json_object_get(m, "provider"), json_object_get(m, "model"));
+		break;
+	default:
+		break;
+	}
+	json_decref(m);
+	return 1;
+}
+
 /* The members usage_entry reads (and session_migrate may touch): the
  * rest of a line, an assistant message's content above all, is read but
  * not built. */
@@ -272,12 +339,14 @@ static ps_err usage_collect(struct ps_session *s, const struct usage_acc **out)
 		case USAGE_PARSE:
 			break;
 		}
-		err = session_load_entry_keep(s, i, &usage_keep, &e);
-		if (err == PS_ERR_INVALID)
-			continue; /* undecodable line (lone surrogate): nothing to read */
-		if (!err)
-			err = usage_entry(a, e);
-		json_decref(e);
+		if (!usage_entry_fast(s, i, a, &err)) {
+			err = session_load_entry_keep(s, i, &usage_keep, &e);
+			if (err == PS_ERR_INVALID)
+				continue; /* undecodable line (lone surrogate): nothing to read */
+			if (!err)
+				err = usage_entry(a, e);
+			json_decref(e);
+		}
 		if (err) {
 			/* Half-added totals are unusable: start over next time. */
 			usage_acc_free(a);

@@ -22,6 +22,9 @@
  *      PS_NIL: must succeed and be JSON that jansson reads back;
  *   5. session_open_skim of the file: the index's header, name and user
  *      entries (done before 4, on the whole file);
+ *   6. usage_json of the file equals that of the file with an escaped key
+ *      first in every object line (each then parsed whole: usage.c's fast
+ *      path against the parser);
  *   4. incremental: the first part opened, the rest appended, then
  *      session_refresh gives the same index as the one-shot open; and
  *      truncating back to the first part and refreshing gives the index of
@@ -45,6 +48,7 @@
 #include "context.h"
 #include "session.h"
 #include "content.h"
+#include "usage.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -537,6 +541,50 @@ static void check_skim(const struct ps_session *full, const char *path)
 	session_free(skim);
 }
 
+/* usage.c's fast path (the usage members the index noted) against the
+ * parsed lines: the file again with an escaped key put first in every
+ * line that starts an object, which sends each to the parser (and
+ * changes nothing else: the key is "x", and a later "x" wins). */
+static void check_usage_as_parsed(struct ps_session *full, const char *file, size_t total)
+{
+	char *var = malloc(total * 2 + 16), *o = var;
+	FZ_CHECK(var != NULL, "malloc");
+	for (size_t i = 0; i < total;) {
+		const char *nl = memchr(file + i, '\n', total - i);
+		size_t len = nl ? (size_t)(nl - (file + i)) + 1 : total - i, ws = 0;
+		while (ws < len && (file[i + ws] == ' ' || file[i + ws] == '\t' || file[i + ws] == '\r'))
+			ws++;
+		memcpy(o, file + i, ws);
+		o += ws;
+		if (ws < len && file[i + ws] == '{') {
+			size_t after = ws + 1;
+			while (after < len && strchr(" \t\r\n", file[i + after]))
+				after++;
+			int empty = after < len && file[i + after] == '}';
+			memcpy(o, empty ? "{\"\\u0078\":0" : "{\"\\u0078\":0,", empty ? 11 : 12);
+			o += empty ? 11 : 12;
+			ws++;
+		}
+		memcpy(o, file + i + ws, len - ws);
+		o += len - ws;
+		i += len;
+	}
+	struct ps_session *parsed = NULL;
+	char *a = NULL, *b = NULL;
+	size_t alen = 0, blen = 0;
+	set_file(fd_inc, var, (size_t)(o - var));
+	ps_err err = session_open(path_inc, &parsed);
+	FZ_CHECK(err == PS_OK, "session_open (keyed variant): %s", ps_strerror(err));
+	ps_err ea = usage_json(full, &a, &alen), eb = usage_json(parsed, &b, &blen);
+	FZ_CHECK(ea == eb, "usage_json: %s, of the parsed variant %s", ps_strerror(ea), ps_strerror(eb));
+	FZ_CHECK(ea || (alen == blen && memcmp(a, b, alen) == 0), "usage_json differs from the parsed lines':\n%.*s\nvs\n%.*s",
+		 (int)alen, a ? a : "", (int)blen, b ? b : "");
+	free(a);
+	free(b);
+	session_free(parsed);
+	free(var);
+}
+
 /* ---- the input ------------------------------------------------------- */
 
 static const char *const headers[] = {
@@ -571,6 +619,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	/* 5: the skim gives the header, the name and the user entries of the index */
 	check_skim(full, path_full);
+	/* 6: usage read through the index's notes as through parsed lines */
+	check_usage_as_parsed(full, file, total);
 
 	/* 4: the first part, then the rest appended */
 	struct ps_session *half = NULL, *inc = NULL;

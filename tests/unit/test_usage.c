@@ -104,6 +104,105 @@ static const char usage_expected[] =
 	"  \"assistantMessages\": 4\n"
 	"}\n";
 
+/* The index's fast path (usage_entry_fast: the usage members read alone)
+ * against the parsed lines: the same file with an escaped key put in each
+ * line after the header, which sends every line to the parser. */
+static const char usage_tricky[] =
+	/* duplicates: the last usage, provider, model and message win */
+	E("k", "\"j\"", "3T00:00:01.000", "\"message\",\"message\":{\"role\":\"assistant\",\"usage\":" U(1, 1, 1, 1, 1, 1)
+	  ",\"content\":[{\"type\":\"text\",\"text\":\"\\\"usage\\\":{\\\"input\\\":7}\"}],\"provider\":\"p1\",\"model\":\"m1\","
+	  "\"usage\":" U(2, 2, 2, 2, 2, 2) ",\"provider\":\"p2\"}")
+	E("l", "\"k\"", "3T00:00:02.000", "\"message\",\"message\":{\"role\":\"assistant\",\"model\":\"gone\",\"usage\":"
+	  U(50, 0, 0, 0, 50, 5) "},\"message\":{\"role\":\"assistant\",\"content\":[],\"model\":\"m\\u00e9\",\"responseModel\":7,"
+	  "\"usage\":" U(3, 0, 0, 0, 3, 0.5) "}")
+	/* usage nested deeper is not the message's; usage that is no object is none */
+	E("m", "\"l\"", "3T00:00:03.000", "\"message\",\"message\":{\"role\":\"assistant\",\"content\":[{\"type\":\"toolCall\","
+	  "\"arguments\":{\"usage\":" U(9, 9, 9, 9, 9, 9) "}}],\"usage\":[1,2]}")
+	E("n", "\"m\"", "3T00:00:04.000", "\"message\",\"message\":{\"role\":\"toolResult\",\"toolName\":\"bash\",\"content\":[],"
+	  "\"usage\":{\"input\":\"12\",\"output\":null,\"cost\":{\"total\":true},\"totalTokens\":1e3}}")
+	/* a message that is no object, a role that is no string, top-level usage of a message */
+	E("o", "\"n\"", "3T00:00:05.000", "\"message\",\"message\":\"text\",\"usage\":" U(8, 8, 8, 8, 8, 8))
+	E("p", "\"o\"", "3T00:00:06.000", "\"message\",\"message\":{\"role\":5,\"usage\":" U(8, 8, 8, 8, 8, 8) "}")
+	E("q", "\"p\"", "3T00:00:07.000", "\"usage\",\"usage\":" U(4, 4, 4, 4, 4, 0.25) ",\"model\":{\"x\":1},\"provider\":\"p3\","
+	  "\"message\":{\"usage\":" U(8, 8, 8, 8, 8, 8) "}")
+	E("r", "\"q\"", "3T00:00:08.000", "\"compaction\",\"summary\":\"" "0123456789012345678901234567890123456789"
+	  "\",\"usage\":{\"input\":1,\"note\":\"" "a long member, so that the usage members exceed the small buffer "
+	  "a long member, so that the usage members exceed the small buffer a long member, so that the usage "
+	  "members exceed the small buffer a long member, so that the usage members exceed the small buffer "
+	  "a long member, so that the usage members exceed the small buffer a long member, so that the usage "
+	  "members exceed the small buffer a long member, so that the usage members exceed the small buffer\","
+	  "\"cost\":{\"total\":0.125}},\"provider\":\"ignored\"")
+	/* invalid UTF-8 in the usage members: the fast parser declines, the line decides */
+	E("s", "\"r\"", "3T00:00:09.000", "\"message\",\"message\":{\"role\":\"assistant\",\"content\":[],\"model\":\"bad\xff\","
+	  "\"usage\":" U(6, 0, 0, 0, 6, 0.75) "}")
+	E("t", "\"s\"", "3T00:00:10.000", "\"assistant\",\"usage\":" U(8, 8, 8, 8, 8, 8));
+
+static char *usage_parsed_variant(const char *text)
+{
+	size_t n = strlen(text);
+	char *out = malloc(n * 2 + 1), *o = out;
+	ck_assert_ptr_nonnull(out);
+	for (const char *p = text; *p;) {
+		const char *nl = strchr(p, '\n');
+		size_t len = nl ? (size_t)(nl - p) + 1 : strlen(p);
+		if (p != text && *p == '{') {
+			memcpy(o, "{\"\\u0078\":0,", 12);
+			o += 12;
+			p++;
+			len--;
+		}
+		memcpy(o, p, len);
+		o += len;
+		p += len;
+	}
+	*o = '\0';
+	return out;
+}
+
+static char *usage_of_text(const char *text)
+{
+	char *path = helper_write(text), *buf;
+	size_t len;
+	struct ps_session *s = helper_open(path);
+	ck_assert_int_eq(usage_json(s, &buf, &len), PS_OK);
+	session_free(s);
+	unlink(path);
+	free(path);
+	return buf;
+}
+
+START_TEST(test_usage_fast_path_as_parsed)
+{
+	size_t n = strlen(usage_session) + strlen(usage_tricky);
+	char *text = malloc(n + 1);
+	ck_assert_ptr_nonnull(text);
+	strcpy(text, usage_session);
+	strcat(text, usage_tricky);
+	char *variant = usage_parsed_variant(text);
+	char *fast = usage_of_text(text), *parsed = usage_of_text(variant);
+	ck_assert_str_eq(fast, parsed);
+	/* The index classed the plain lines for the fast path, and the
+	 * variant's for the parser. */
+	char *paths[2] = { helper_write(text), helper_write(variant) };
+	for (int v = 0; v < 2; v++) {
+		struct ps_session *s = helper_open(paths[v]);
+		uint32_t b = session_find(s, "b", 1), h = session_find(s, "h", 1);
+		ck_assert_uint_eq((s->entries[b].flags & PS_ENTRY_USAGE_MASK) >> PS_ENTRY_USAGE_SHIFT,
+				  v ? PS_USAGE_UNKNOWN : PS_USAGE_ASSISTANT);
+		ck_assert_uint_eq(s->entries[b].usage_at > 0, !v);
+		ck_assert_uint_eq((s->entries[h].flags & PS_ENTRY_USAGE_MASK) >> PS_ENTRY_USAGE_SHIFT,
+				  v ? PS_USAGE_UNKNOWN : PS_USAGE_NONE);
+		session_free(s);
+		unlink(paths[v]);
+		free(paths[v]);
+	}
+	free(fast);
+	free(parsed);
+	free(variant);
+	free(text);
+}
+END_TEST
+
 START_TEST(test_usage_every_kind)
 {
 	char *path = helper_write(usage_session);
@@ -427,6 +526,7 @@ Suite *usage_suite(void)
 	TCase *tc = tcase_create("usage");
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_usage_every_kind);
+	tcase_add_test(tc, test_usage_fast_path_as_parsed);
 	tcase_add_test(tc, test_usage_continues_after_append);
 	tcase_add_test(tc, test_usage_csv);
 	tcase_add_test(tc, test_usage_cost_cents);
