@@ -113,11 +113,20 @@ struct views_link {
 	const struct catalog_session *session;
 };
 
+/* A view's names, hashed: a view of 5,000 sessions asked of every name
+ * whether it was taken made its build quadratic, and `ls -l` of it looks
+ * up each name. */
+struct views_names {
+	const struct views_link **slots; /* open addressing; NULL is empty */
+	size_t mask;
+};
+
 struct views_list {
 	struct catalog_session *items;
 	size_t n_items;
-	struct views_link *links;
+	struct views_link *links; /* n_items of room, never moved: the names point in */
 	size_t n;
+	struct views_names names; /* the first link of each name (by-cwd/: none) */
 };
 
 static void views_list_free(struct views_list *l)
@@ -125,15 +134,9 @@ static void views_list_free(struct views_list *l)
 	for (size_t i = 0; i < l->n; i++)
 		free(l->links[i].name);
 	free(l->links);
+	free(l->names.slots);
 	catalog_snapshot_free(l->items, l->n_items);
 }
-
-/* The names listed so far, hashed: a view of 5,000 sessions asked of
- * every name whether it is taken made its build quadratic. */
-struct views_names {
-	const char **slots; /* open addressing; NULL is empty */
-	size_t mask;
-};
 
 static uint64_t views_hash(const char *s)
 {
@@ -154,29 +157,31 @@ static int views_names_init(struct views_names *t, size_t n)
 }
 
 /* Where name is, or the empty slot where it would go. */
-static const char **views_names_slot(const struct views_names *t, const char *name)
+static const struct views_link **views_names_slot(const struct views_names *t, const char *name)
 {
 	size_t i = (size_t)views_hash(name) & t->mask;
-	while (t->slots[i] && strcmp(t->slots[i], name) != 0)
+	while (t->slots[i] && strcmp(t->slots[i]->name, name) != 0)
 		i = (i + 1) & t->mask;
 	return &t->slots[i];
 }
 
-static int views_taken(const struct views_names *t, const char *name)
+static int views_taken(const struct views_list *l, const char *name)
 {
-	return *views_names_slot(t, name) != NULL;
+	return *views_names_slot(&l->names, name) != NULL;
 }
 
 /* Lists name (new, now the list's) for c; the table holds no more names
  * than the list has sessions, so it never fills. */
-static int views_add(struct views_list *l, struct views_names *t, char *name, const struct catalog_session *c)
+static int views_add(struct views_list *l, char *name, const struct catalog_session *c)
 {
 	if (!name)
 		return -ENOMEM;
 	l->links[l->n].name = name;
 	l->links[l->n].session = c;
+	const struct views_link **slot = views_names_slot(&l->names, name);
+	if (!*slot)
+		*slot = &l->links[l->n];
 	l->n++;
-	*views_names_slot(t, name) = name;
 	return 0;
 }
 
@@ -328,8 +333,7 @@ static int views_build(enum views_kind kind, struct views_list *l)
 	l->links = calloc(l->n_items ? l->n_items : 1, sizeof *l->links);
 	const struct catalog_session **order = calloc(l->n_items ? l->n_items : 1, sizeof *order);
 	const char **ids = NULL; /* recent/: the listed sessions' ids */
-	struct views_names taken;
-	int res = views_names_init(&taken, l->n_items) || !l->links || !order ? -ENOMEM : 0;
+	int res = views_names_init(&l->names, l->n_items) || !l->links || !order ? -ENOMEM : 0;
 	for (size_t i = 0; !res && i < l->n_items; i++)
 		order[i] = &l->items[i];
 	if (!res && kind != VIEW_RECENT)
@@ -345,7 +349,7 @@ static int views_build(enum views_kind kind, struct views_list *l)
 				break;
 			}
 			name = views_recent_name(i + 1, c, ids, l->n_items < VIEWS_RECENT ? l->n_items : VIEWS_RECENT, i);
-			res = views_add(l, &taken, name, c);
+			res = views_add(l, name, c);
 			continue;
 		}
 		const char *key = kind == VIEW_BY_ID ? c->id : c->name;
@@ -355,7 +359,7 @@ static int views_build(enum views_kind kind, struct views_list *l)
 			res = -ENOMEM;
 			break;
 		}
-		if (views_taken(&taken, base) && kind == VIEW_BY_ID) {
+		if (views_taken(l, base) && kind == VIEW_BY_ID) {
 			/* Files that share an id: each named by its file, or,
 			 * where another file of the id has the same name (a
 			 * copy in another project), by its project and file
@@ -366,23 +370,22 @@ static int views_build(enum views_kind kind, struct views_list *l)
 			name = views_same_stem(l, c) ? (path ? views_suffixed(key, path) : NULL)
 						     : views_suffixed(key, c->stem);
 			free(path);
-		} else if (views_taken(&taken, base)) {
+		} else if (views_taken(l, base)) {
 			/* A stable suffix: the session's own id, then its file
 			 * (views_suffixed keeps them resolving if the first
 			 * holder of the name goes). */
 			char sfx[9];
 			free(base);
 			name = views_suffixed(key, views_suffix8(c, sfx));
-			if (name && views_taken(&taken, name)) {
+			if (name && views_taken(l, name)) {
 				free(name);
 				name = views_suffixed(key, c->stem);
 			}
 		} else {
 			name = base;
 		}
-		res = views_add(l, &taken, name, c);
+		res = views_add(l, name, c);
 	}
-	free(taken.slots);
 	free(ids);
 	free(order);
 	if (res)
@@ -527,9 +530,9 @@ static const struct catalog_session *views_find(const struct views_list *l, enum
 {
 	const struct catalog_session *found = NULL;
 	*res = 0;
-	for (size_t i = 0; i < l->n; i++)
-		if (strcmp(l->links[i].name, name) == 0)
-			return l->links[i].session;
+	const struct views_link *listed = *views_names_slot(&l->names, name);
+	if (listed)
+		return listed->session;
 	if (kind == VIEW_RECENT) {
 		const char *key = views_unranked(name);
 		/* The rank moves on, the title may too: what follows it decides. */
