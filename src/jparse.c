@@ -106,6 +106,27 @@ static size_t jparse_utf8(unsigned cp, char *out)
 	return 4;
 }
 
+/* The \uXXXX escape whose hex digits start at *p (a surrogate pair read
+ * whole): its code point, *p moved past it; 0 for one jansson's first
+ * pass declines (bad hex, a lone surrogate), *p then unspecified. */
+static int jparse_escape_u(const char **p, const char *end, unsigned *cp)
+{
+	unsigned lo;
+	if (end - *p < 4 || !jparse_hex4(*p, cp))
+		return 0;
+	*p += 4;
+	if (*cp >= 0xDC00 && *cp <= 0xDFFF)
+		return 0;
+	if (*cp >= 0xD800 && *cp <= 0xDBFF) {
+		const char *q = *p;
+		if (end - q < 6 || q[0] != '\\' || q[1] != 'u' || !jparse_hex4(q + 2, &lo) || lo < 0xDC00 || lo > 0xDFFF)
+			return 0;
+		*p += 6;
+		*cp = 0x10000 + ((*cp - 0xD800) << 10) + (lo - 0xDC00);
+	}
+	return 1;
+}
+
 /* At an opening quote.  Sets *s and *n to the string's text: in the input
  * itself when it has no escape, else in jp->buf.  Declines invalid UTF-8
  * and lone surrogate escapes (jansson's retries handle both). */
@@ -153,19 +174,9 @@ static int jparse_string(struct jparser *jp, const char **s, size_t *n)
 		case 'r': put = '\r'; break;
 		case 't': put = '\t'; break;
 		case 'u': {
-			unsigned cp, lo;
-			if (jp->end - p < 4 || !jparse_hex4(p, &cp))
+			unsigned cp;
+			if (!jparse_escape_u(&p, jp->end, &cp))
 				return jparse_fail(jp, JPARSE_DECLINED);
-			p += 4;
-			if (cp >= 0xDC00 && cp <= 0xDFFF)
-				return jparse_fail(jp, JPARSE_DECLINED);
-			if (cp >= 0xD800 && cp <= 0xDBFF) {
-				if (jp->end - p < 6 || p[0] != '\\' || p[1] != 'u' || !jparse_hex4(p + 2, &lo) ||
-				    lo < 0xDC00 || lo > 0xDFFF)
-					return jparse_fail(jp, JPARSE_DECLINED);
-				p += 6;
-				cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
-			}
 			o += jparse_utf8(cp, jp->buf + o);
 			continue;
 		}
@@ -210,18 +221,9 @@ static int jparse_skip_string(struct jparser *jp, int key)
 		char c = q[1];
 		p = q + 2;
 		if (c == 'u') {
-			unsigned cp, lo;
-			if (jp->end - p < 4 || !jparse_hex4(p, &cp))
+			unsigned cp;
+			if (!jparse_escape_u(&p, jp->end, &cp) || (key && cp == 0))
 				return jparse_fail(jp, JPARSE_DECLINED);
-			p += 4;
-			if ((cp >= 0xDC00 && cp <= 0xDFFF) || (key && cp == 0))
-				return jparse_fail(jp, JPARSE_DECLINED);
-			if (cp >= 0xD800 && cp <= 0xDBFF) {
-				if (jp->end - p < 6 || p[0] != '\\' || p[1] != 'u' || !jparse_hex4(p + 2, &lo) ||
-				    lo < 0xDC00 || lo > 0xDFFF)
-					return jparse_fail(jp, JPARSE_DECLINED);
-				p += 6;
-			}
 		} else if (!strchr("\"\\/bfnrt", c) || c == '\0') {
 			return jparse_fail(jp, JPARSE_DECLINED);
 		}
