@@ -31,15 +31,20 @@ int psfs_is_fuse_hidden(const char *path)
 /* Whether a name at the mount root is a session file lying directly in the
  * store (a flat store, docs/layout.md): STORE/<name>.jsonl, where no
  * project directory, view or file of the mount root has that name. */
+/* Whether a name at the mount root is the mount's own: a view, the
+ * journal, an overview file or search/. */
+static int route_root_reserved(const char *name)
+{
+	for (size_t i = 0; views_names[i]; i++)
+		if (strcmp(name, views_names[i]) == 0)
+			return 1;
+	return strcmp(name, JOURNAL_NAME) == 0 || overview_is_name(name) || strcmp(name, SEARCH_NAME) == 0;
+}
+
 int route_root_name_free(struct psfs *fs, const char *name)
 {
 	struct stat st;
-	for (size_t i = 0; views_names[i]; i++)
-		if (strcmp(name, views_names[i]) == 0)
-			return 0;
-	if (strcmp(name, JOURNAL_NAME) == 0 || overview_is_name(name) || strcmp(name, SEARCH_NAME) == 0)
-		return 0;
-	return store_stat_project(fs->store, name, &st) != PS_OK;
+	return !route_root_reserved(name) && store_stat_project(fs->store, name, &st) != PS_OK;
 }
 
 static int route_flat_any(void *ctx, const char *name, const struct stat *st)
@@ -145,8 +150,11 @@ int route_split(struct psfs *fs, const char *path, struct psfs_path *out)
 		return -ENAMETOOLONG;
 	memcpy(out->session, p, n);
 	route_split_rest(p + n, out);
-	/* A session started with `mkdir PROJECT/NAME` answers to NAME too. */
-	if (!overview_is_name(out->session) && strcmp(out->session, SEARCH_NAME) != 0)
+	/* A session started with `mkdir PROJECT/NAME` answers to NAME too;
+	 * not a name inside the mount's own directories (search/QUERY,
+	 * by-id/ID...), which would cost the catalog of the whole store. */
+	if (!route_root_reserved(out->project) && !overview_is_name(out->session) &&
+	    strcmp(out->session, SEARCH_NAME) != 0)
 		route_split_named(out, route_name_to_stem(fs, out->project, out->session, stem), stem);
 	return 0;
 }

@@ -13,7 +13,15 @@ mkdir -p "$STORE/$P"
 for i in 1 2 3; do
 	{ header 3 "0190000$i-0000-7000-8000-000000000001"; user_msg m1 null "hello $i"; } >"$STORE/$P/2026-01-0${i}T00-00-00-000Z_s$i.jsonl"
 done
+# A query of search/ is no session's typed name: looking it up on a fresh
+# mount reads no session (the catalog of the whole store is not built for
+# it; the search runs when the query's directory is listed).
 mount_fs "$STORE" "$MNT"
+rchar() { awk '/^rchar:/ { print $2 }' "/proc/$DAEMON_PID/io"; }
+before=$(rchar)
+fsx stat "$MNT/search/hello" >/dev/null
+assert_true "looking up search/hello read $(($(rchar) - before)) bytes of sessions (< 1000)" \
+	test "$(($(rchar) - before))" -lt 1000
 fsx ls "$MNT/by-name" >/dev/null
 fsx stat "$MNT/$P/x-primer" >/dev/null 2>&1 || true
 sleep 1.2 # past the once-a-second rescan the base did on a miss
