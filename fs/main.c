@@ -37,6 +37,7 @@
 #include "content.h"
 #include "diskmemo.h"
 #include "infofreeze.h"
+#include "infokeeper.h"
 
 #define PSFS_OPT(t, p) { t, offsetof(struct psfs_config, p), 1 }
 
@@ -145,7 +146,23 @@ static void psfs_disk_note(void *ctx, const char *what)
 /* The layout of what is kept on disk (overview.c's and catalog.c's
  * values): a change to any of them must change this, so an older cache
  * is made again rather than misread. */
+/* How long a daemon that stops may still spend keeping what searches read. */
+#define PSFS_KEEP_AT_EXIT_MS 10000
 #define PSFS_DISK_FORMAT "rows c,m,d 1; catalog k 1; infos i " INFOFREEZE_MAGIC
+
+/* What searches read and the keeper has not kept on disk yet is kept
+ * now, once the mount is gone, within PSFS_KEEP_AT_EXIT_MS: a mount that
+ * lived for one search is remembered too (infokeeper.h). */
+static void psfs_keeper_stop(struct psfs *fs)
+{
+	size_t kept, left;
+	infokeeper_stop(fs->keeper, PSFS_KEEP_AT_EXIT_MS, &kept, &left);
+	fs->keeper = NULL;
+	if (left)
+		fprintf(stderr, "pisessionfs: note: %zu session%s read by searches left out of the cache at exit (%d s "
+				"spent): the next mount's first search reads them\n",
+			left, left == 1 ? "" : "s", PSFS_KEEP_AT_EXIT_MS / 1000);
+}
 
 /* Opens the cache kept across mounts (diskmemo.h) where -o cache_dir or
  * the XDG base directories say, and backs the overview rows with it.  -1
@@ -653,6 +670,8 @@ int main(int argc, char *argv[])
 		fprintf(stderr, "pisessionfs: note: inotify unavailable, changes show after the cache timeout\n");
 	if (!(fs.sizer = sizer_start(&fs)))
 		fprintf(stderr, "pisessionfs: note: no sizer thread, entry files are sized as they are listed\n");
+	if (fs.disk && infokeeper_start(fs.infos, fanout_threads(fs.cfg.read_threads), &fs.keeper) != PS_OK)
+		fprintf(stderr, "pisessionfs: note: no keeper thread, searches write the cache as they read\n");
 	loop = fuse_loop_cfg_create();
 	if (loop) {
 		fuse_loop_cfg_set_clone_fd(loop, cmd.clone_fd);
@@ -670,6 +689,7 @@ int main(int argc, char *argv[])
 	fs.watch = NULL;
 out_unmount:
 	fuse_unmount(fs.fuse);
+	psfs_keeper_stop(&fs);
 out_signals:
 	fuse_remove_signal_handlers(fuse_get_session(fs.fuse));
 out_destroy:

@@ -28,6 +28,7 @@ struct psfs_config {
 
 struct ps_catalog;
 struct infocache;
+struct infokeeper;
 struct journal;
 struct watch;
 struct sizer;
@@ -48,6 +49,7 @@ struct psfs {
 	struct ps_catalog *catalog; /* what the views at the root list */
 	struct views_memo *views;   /* the views as last built (views.h) */
 	struct infocache *infos;    /* what pi lists of each session (search/, sessions.md) */
+	struct infokeeper *keeper;  /* keeps infos on disk after the searches that read them */
 	struct journal *journal;    /* the log and the rejected texts (journal.h) */
 	struct watch *watch;        /* the change watcher (watch.h), NULL without inotify */
 	struct sizer *sizer;        /* the sizer threads (sizer.h), NULL without them */

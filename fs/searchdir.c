@@ -14,6 +14,7 @@
 #include "filestamp.h"
 #include "infocache.h"
 #include "infofreeze.h"
+#include "infokeeper.h"
 #include "journal.h"
 #include "layout.h"
 #include "search.h"
@@ -263,6 +264,7 @@ struct search_copy {
 	char *title;             /* title_line of the listing */
 	struct buf kept;         /* the info's bytes kept on disk, when read from there:
 				  * info.text and info.lower point into them */
+	int ruled_out;           /* a skim showed it cannot match: nothing else is filled */
 };
 
 static void search_copy_free(struct search_copy *c)
@@ -312,9 +314,26 @@ static int search_copy_kept(struct psfs *fs, const char *file, const struct sear
 	return 1;
 }
 
+/* Whether a skim of file with the query's needles rules the session out
+ * (search.h): 1, else 0 (the file must be read whole, or could not be
+ * read: infocache_get tells). */
+static int search_ruled_out(const char *file, const struct search_query *q, const struct sessioninfo_needle *needles,
+			    size_t n_needles)
+{
+	struct sessioninfo *skim = NULL;
+	if (!n_needles || sessioninfo_load_skim(file, needles, n_needles, &skim) != PS_OK)
+		return 0;
+	int out = search_query_rules_out(q, skim);
+	sessioninfo_free(skim);
+	return out;
+}
+
 /* PS_OK with *c filled, PS_ERR_NOMEM, or another error when the session is
- * gone or not one pi lists (*c empty then). */
-static ps_err search_copy_of(struct psfs *fs, const struct search_candidate *cand, struct search_copy *c)
+ * gone or not one pi lists (*c empty then).  PS_OK with c->ruled_out
+ * and nothing else when a skim (needles, when the query has them) showed
+ * that the session cannot match: the info cache has not read it. */
+static ps_err search_copy_of(struct psfs *fs, const struct search_candidate *cand, const struct search_query *q,
+			     const struct sessioninfo_needle *needles, size_t n_needles, struct search_copy *c)
 {
 	const struct sessioninfo *info = NULL;
 	memset(c, 0, sizeof *c);
@@ -325,6 +344,11 @@ static ps_err search_copy_of(struct psfs *fs, const struct search_candidate *can
 	if (kept) {
 		free(file);
 		return kept < 0 ? PS_ERR_NOMEM : PS_OK;
+	}
+	if (!infocache_holds(fs->infos, file) && search_ruled_out(file, q, needles, n_needles)) {
+		free(file);
+		c->ruled_out = 1;
+		return PS_OK;
 	}
 	infocache_lock(fs->infos);
 	ps_err err = infocache_get(fs->infos, file, &info);
@@ -373,6 +397,7 @@ static int search_caller_gave_up(void *ctx)
 struct search_slot {
 	ps_err err;       /* what stopped the query at this candidate */
 	int match;
+	int skimmed;      /* ruled out by a skim: no info of it was made */
 	char *id, *title;
 	double modified_ms;
 };
@@ -380,6 +405,8 @@ struct search_slot {
 struct search_fan {
 	struct psfs *fs;
 	const struct search_query *q;
+	struct sessioninfo_needle *needles; /* search_query_skim_needles */
+	size_t n_needles;
 	const struct search_candidates *cs;
 	struct search_slot *slots;
 	struct search_budget budget; /* shared: the query's matching CPU, in all threads */
@@ -410,7 +437,11 @@ static void search_one(void *ctx, size_t i)
 	struct search_copy copy;
 	if (atomic_load(&f->stopped))
 		return;
-	ps_err err = search_copy_of(f->fs, &f->cs->c[i], &copy);
+	ps_err err = search_copy_of(f->fs, &f->cs->c[i], f->q, f->needles, f->n_needles, &copy);
+	if (!err && copy.ruled_out) {
+		slot->skimmed = 1;
+		return;
+	}
 	if (err) {
 		if (err == PS_ERR_NOMEM) {
 			slot->err = err;
@@ -432,6 +463,16 @@ static void search_one(void *ctx, size_t i)
 		slot->err = err;
 		atomic_store(&f->stopped, 1);
 	}
+}
+
+/* Hands a candidate a skim ruled out to the keeper (infokeeper.h): the
+ * next query, or the next mount, finds its info on disk. */
+static void search_keep(struct psfs *fs, const struct search_candidate *cand)
+{
+	char *file = fs->keeper ? search_file_of(fs, cand->project, cand->stem) : NULL;
+	if (file)
+		infokeeper_add(fs->keeper, file);
+	free(file);
 }
 
 /* Runs the query over the sessions of the scope the caller may read. */
@@ -461,6 +502,8 @@ static int search_run(struct psfs *fs, const char *scope, const char *query, str
 	atomic_init(&f.stopped, 0);
 	atomic_init(&f.interrupted, 0);
 	int res = err ? -psfs_errno(err) : r && titles && f.slots ? 0 : -ENOMEM;
+	if (!res && search_query_skim_needles(q, &f.needles, &f.n_needles) < 0)
+		res = -ENOMEM;
 	if (!res) {
 		r->hits = calloc(n ? n : 1, sizeof *r->hits);
 		r->scope = strdup(scope);
@@ -471,6 +514,7 @@ static int search_run(struct psfs *fs, const char *scope, const char *query, str
 	search_budget_init(&f.budget, search_budget_ns(fs), search_gave_up, &f);
 	/* The interrupt is checked between candidates too, for a store of
 	 * many sessions searched with no regular expression. */
+	infokeeper_hold(fs->keeper);
 	if (!res)
 		(void)fanout_run(n, fs->cfg.read_threads, search_one, search_gave_up, &f);
 	/* What stopped the query: a candidate's own error (the others it
@@ -522,8 +566,12 @@ static int search_run(struct psfs *fs, const char *scope, const char *query, str
 	for (size_t i = 0; f.slots && i < n; i++) {
 		free(f.slots[i].id);
 		free(f.slots[i].title);
+		if (f.slots[i].skimmed) /* unread by the info cache: kept on disk for the next search */
+			search_keep(fs, &cs.c[i]);
 	}
 	free(f.slots);
+	free(f.needles);
+	infokeeper_release(fs->keeper);
 	infocache_flush(fs->infos); /* what was read is kept for the next mount too */
 	if (!res) {
 		/* Sort the titles with their hits. */

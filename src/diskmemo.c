@@ -60,7 +60,7 @@ struct diskmemo_reader {
 struct diskmemo {
 	pthread_mutex_t lock;
 	sqlite3 *db;                 /* NULL: disabled */
-	sqlite3_stmt *get, *put, *drop, *touch;
+	sqlite3_stmt *get, *put, *drop, *touch, *has;
 	int64_t today;               /* days since the epoch, at open */
 	char *path;
 	int in_batch;
@@ -169,6 +169,7 @@ static void diskmemo_close(struct diskmemo *m)
 	sqlite3_finalize(m->put);
 	sqlite3_finalize(m->drop);
 	sqlite3_finalize(m->touch);
+	sqlite3_finalize(m->has);
 	m->get = m->put = m->drop = m->touch = NULL;
 	sqlite3_close(m->db);
 	m->db = NULL;
@@ -293,6 +294,9 @@ static int diskmemo_try(struct diskmemo *m, const char *store_path, const char *
 		rc = sqlite3_prepare_v2(m->db, "UPDATE kept SET seen = ?1 WHERE rowid = ?2", -1, &m->touch, NULL);
 	if (rc == SQLITE_OK)
 		rc = sqlite3_prepare_v2(m->db, "DELETE FROM kept WHERE key = ?1", -1, &m->drop, NULL);
+	if (rc == SQLITE_OK) /* the stamp only: its columns come before the value's pages */
+		rc = sqlite3_prepare_v2(m->db, "SELECT dev, ino, size, mtime, ctime FROM kept WHERE key = ?1", -1,
+					&m->has, NULL);
 	if (rc > 0)
 		snprintf(why, why_size, "unusable (%s)", m->db ? sqlite3_errmsg(m->db) : sqlite3_errstr(rc));
 	free(have_schema);
@@ -549,6 +553,24 @@ int diskmemo_get(struct diskmemo *m, const char *key, size_t key_len, const stru
 	}
 	diskmemo_after_get(m, key, key_len, touch, stale);
 out:
+	pthread_mutex_unlock(&m->lock);
+	return found;
+}
+
+int diskmemo_has(struct diskmemo *m, const char *key, size_t key_len, const struct filestamp *stamp)
+{
+	int found = 0;
+	if (!m)
+		return 0;
+	pthread_mutex_lock(&m->lock);
+	if (m->db) {
+		sqlite3_bind_blob(m->has, 1, key, (int)key_len, SQLITE_STATIC);
+		int rc = sqlite3_step(m->has);
+		found = rc == SQLITE_ROW && diskmemo_same(m->has, stamp);
+		sqlite3_reset(m->has);
+		if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+			diskmemo_failed(m, rc);
+	}
 	pthread_mutex_unlock(&m->lock);
 	return found;
 }

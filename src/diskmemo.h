@@ -52,6 +52,8 @@ const char *diskmemo_path(const struct diskmemo *m);
  * when out could not grow. */
 int diskmemo_get(struct diskmemo *m, const char *key, size_t key_len, const struct filestamp *stamp,
 		 struct buf *out);
+/* 1 when a value is kept for key with this stamp, without reading it. */
+int diskmemo_has(struct diskmemo *m, const char *key, size_t key_len, const struct filestamp *stamp);
 /* Keeps the value for key with this stamp (in the open batch). */
 void diskmemo_put(struct diskmemo *m, const char *key, size_t key_len, const struct filestamp *stamp,
 		  const void *data, size_t len);

@@ -25,6 +25,8 @@ struct infocache {
 	struct infocache_slot *slots;
 	size_t n, cap;
 	struct diskmemo *disk; /* borrowed; NULL: nothing kept across mounts */
+	void (*keeper)(void *ctx, const char *path); /* infocache_set_keeper's */
+	void *keeper_ctx;
 };
 
 ps_err infocache_new(size_t budget, struct infocache **out)
@@ -112,9 +114,26 @@ void infocache_set_disk(struct infocache *c, struct diskmemo *disk)
 	c->disk = disk;
 }
 
+void infocache_set_keeper(struct infocache *c, void (*fn)(void *ctx, const char *path), void *ctx)
+{
+	c->keeper = fn;
+	c->keeper_ctx = ctx;
+}
+
+int infocache_has_disk(const struct infocache *c)
+{
+	return c->disk != NULL;
+}
+
 void infocache_flush(struct infocache *c)
 {
 	diskmemo_flush(c->disk);
+}
+
+/* The disk's key of the info of path, in key: 0, -1 on memory. */
+static int infocache_key(const char *path, struct buf *key)
+{
+	return buf_putc(key, 'i') || buf_puts(key, path) ? -1 : 0;
 }
 
 /* The info of path as kept on disk for the file as it is now (st), or
@@ -125,7 +144,7 @@ static struct sessioninfo *infocache_thaw(struct infocache *c, const char *path,
 	struct buf kept = BUF_INIT, key = BUF_INIT;
 	struct sessioninfo *info = NULL;
 	filestamp_of(st, &stamp);
-	if (!buf_putc(&key, 'i') && !buf_puts(&key, path) &&
+	if (!infocache_key(path, &key) &&
 	    diskmemo_get(c->disk, key.data, key.len, &stamp, &kept) == 1 &&
 	    infofreeze_take(path, kept.data, kept.len, &info) != PS_OK)
 		info = NULL;
@@ -134,19 +153,80 @@ static struct sessioninfo *infocache_thaw(struct infocache *c, const char *path,
 	return info;
 }
 
-/* Keeps info on disk when it is what the file as stat'ed (st) holds. */
+/* Whether info is what the file as stat'ed (st) holds. */
+static int infocache_current(const struct sessioninfo *info, const struct stat *st)
+{
+	return info->dev == st->st_dev && info->ino == st->st_ino && info->size == (uint64_t)st->st_size &&
+	       info->mtime_ns == (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec;
+}
+
+/* Keeps info on disk when it is what the file as stat'ed (st) holds: at
+ * once, or through the keeper (infocache_set_keeper).  Cache locked, or
+ * info the caller's own.  The keeper is set before any other thread uses
+ * the cache, so it is read without the lock. */
 static void infocache_freeze(struct infocache *c, const struct sessioninfo *info, const struct stat *st)
 {
 	struct filestamp stamp;
 	struct buf val = BUF_INIT, key = BUF_INIT;
-	if (info->dev != st->st_dev || info->ino != st->st_ino || info->size != (uint64_t)st->st_size ||
-	    info->mtime_ns != (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec)
+	if (!infocache_current(info, st))
 		return;
+	if (c->keeper) {
+		c->keeper(c->keeper_ctx, info->path);
+		return;
+	}
 	filestamp_of(st, &stamp);
-	if (!buf_putc(&key, 'i') && !buf_puts(&key, info->path) && infofreeze_put(info, &val) == PS_OK)
+	if (!infocache_key(info->path, &key) && infofreeze_put(info, &val) == PS_OK)
 		diskmemo_put(c->disk, key.data, key.len, &stamp, val.data, val.len);
 	buf_free(&val);
 	buf_free(&key);
+}
+
+static int infocache_same_ctime(const struct stat *a, const struct stat *b)
+{
+	return a->st_ctim.tv_sec == b->st_ctim.tv_sec && a->st_ctim.tv_nsec == b->st_ctim.tv_nsec;
+}
+
+int infocache_keep(struct infocache *c, const char *path)
+{
+	struct stat before, after;
+	struct filestamp stamp;
+	struct buf key = BUF_INIT, val = BUF_INIT;
+	struct sessioninfo *read = NULL;
+	int frozen = 0;
+	if (!c->disk || stat(path, &before) != 0 || infocache_key(path, &key) < 0)
+		goto out;
+	filestamp_of(&before, &stamp);
+	if (diskmemo_has(c->disk, key.data, key.len, &stamp))
+		goto out;
+	/* The info held, when it is of the file as it is: frozen under the
+	 * lock (a copy of its bytes), written after. */
+	pthread_mutex_lock(&c->lock);
+	uint32_t at = strmap_get(&c->index, &c->paths, path, strlen(path));
+	if (at != PS_NIL && c->slots[at].info && infocache_current(c->slots[at].info, &before))
+		frozen = infofreeze_put(c->slots[at].info, &val) == PS_OK;
+	pthread_mutex_unlock(&c->lock);
+	if (!frozen) {
+		buf_free(&val);
+		frozen = sessioninfo_load(path, &read) == PS_OK && infocache_current(read, &before) &&
+			 stat(path, &after) == 0 && infocache_same_ctime(&before, &after) &&
+			 infofreeze_put(read, &val) == PS_OK;
+		sessioninfo_free(read);
+	}
+	if (frozen)
+		diskmemo_put(c->disk, key.data, key.len, &stamp, val.data, val.len);
+out:
+	buf_free(&val);
+	buf_free(&key);
+	return frozen;
+}
+
+int infocache_holds(struct infocache *c, const char *path)
+{
+	pthread_mutex_lock(&c->lock);
+	uint32_t at = strmap_get(&c->index, &c->paths, path, strlen(path));
+	int held = at != PS_NIL && c->slots[at].info;
+	pthread_mutex_unlock(&c->lock);
+	return held;
 }
 
 int infocache_kept_bytes(struct infocache *c, const char *path, const struct filestamp *stamp, struct buf *out)
@@ -159,7 +239,7 @@ int infocache_kept_bytes(struct infocache *c, const char *path, const struct fil
 	if (!c->disk || held)
 		return 0;
 	struct buf key = BUF_INIT;
-	int found = buf_putc(&key, 'i') || buf_put(&key, path, len) ? -1
+	int found = infocache_key(path, &key) < 0 ? -1
 									: diskmemo_get(c->disk, key.data, key.len, stamp, out);
 	buf_free(&key);
 	return found;
@@ -185,8 +265,7 @@ static ps_err infocache_read(struct infocache *c, const char *path, struct sessi
 		*out = NULL;
 		return err;
 	}
-	if (stamped && stat(path, &after) == 0 && after.st_ctim.tv_sec == before.st_ctim.tv_sec &&
-	    after.st_ctim.tv_nsec == before.st_ctim.tv_nsec)
+	if (stamped && stat(path, &after) == 0 && infocache_same_ctime(&before, &after))
 		infocache_freeze(c, *out, &before);
 	return PS_OK;
 }
@@ -229,8 +308,7 @@ ps_err infocache_get(struct infocache *c, const char *path, const struct session
 			infocache_drop(c, s);
 			return err;
 		}
-		if (changed && stamped && stat(path, &after) == 0 && after.st_ctim.tv_sec == before.st_ctim.tv_sec &&
-		    after.st_ctim.tv_nsec == before.st_ctim.tv_nsec)
+		if (changed && stamped && stat(path, &after) == 0 && infocache_same_ctime(&before, &after))
 			infocache_freeze(c, s->info, &before);
 	}
 	c->bytes -= s->bytes;

@@ -39,6 +39,22 @@ ps_err infocache_get(struct infocache *cache, const char *path, const struct ses
  * a file no info is held for: another mount's reading counts. */
 struct diskmemo;
 void infocache_set_disk(struct infocache *cache, struct diskmemo *disk);
+/* Defers keeping on disk: what infocache_get reads is then not written
+ * at once, but fn(ctx, path) is told the file's path, and
+ * infocache_keep(cache, path) writes it later (infokeeper.h).  fn NULL:
+ * written at once again.  Set while no other thread uses the cache. */
+void infocache_set_keeper(struct infocache *cache, void (*fn)(void *ctx, const char *path), void *ctx);
+
+/* Keeps on disk the info of the session file at path as it is now,
+ * unless the disk has it already: from the info held, when it is
+ * current, else read from the file.  1 when something was written, else 0
+ * (kept already, no disk, the file gone or changing while it was read).
+ * Without the cache locked; the read runs with no lock held. */
+int infocache_keep(struct infocache *cache, const char *path);
+
+/* 1 when infos are kept on disk (infocache_set_disk gave a disk). */
+int infocache_has_disk(const struct infocache *cache);
+
 /* Commits what was kept on disk since (the end of a search). */
 void infocache_flush(struct infocache *cache);
 
@@ -51,6 +67,9 @@ void infocache_flush(struct infocache *cache);
 struct filestamp;
 int infocache_kept_bytes(struct infocache *cache, const char *path, const struct filestamp *stamp,
 			 struct buf *out);
+
+/* With the cache NOT locked: 1 when it holds an info of path now. */
+int infocache_holds(struct infocache *cache, const char *path);
 
 /* Bytes held now, and how many infos. */
 size_t infocache_bytes(struct infocache *cache, size_t *count);

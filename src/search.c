@@ -34,6 +34,7 @@
 
 struct search_token {
 	int phrase;
+	int skimmable;        /* a plain token a skim can rule out (search_query_skim_needles) */
 	char *lower;          /* the token lowercased; a phrase also white-space-normalized */
 	size_t lower_len;
 	uint16_t *q16, *swap16; /* fuzzy: lower as UTF-16, and pi's letters/digits swap (or NULL) */
@@ -203,6 +204,10 @@ static ps_err add_token(struct search_query *q, int phrase, const char *s, size_
 			return PS_ERR_NOMEM;
 		}
 		t.swap16 = swapped(t.lower, t.lower_len, &t.swap16_len);
+		t.skimmable = 1;
+		for (size_t i = 0; i < t.lower_len; i++)
+			if (t.lower[i] <= ' ' || t.lower[i] > '~' || t.lower[i] == '"' || t.lower[i] == '\\')
+				t.skimmable = 0;
 	}
 	struct search_token *more = realloc(q->tokens, (q->n_tokens + 1) * sizeof *more);
 	if (!more) {
@@ -524,6 +529,57 @@ ps_err search_query_matches_in(const struct search_query *q, const struct sessio
 		*match = token_matches(&q->tokens[i], info, &f);
 	fields_free(&f);
 	return PS_OK;
+}
+
+int search_query_skim_needles(const struct search_query *q, struct sessioninfo_needle **needles, size_t *n)
+{
+	/* Besides the tokens: the lines that name the session, and where a
+	 * token's letters may stand in another spelling. */
+	static const struct sessioninfo_needle always[] = {
+		{ NEEDLE_EXACT, "session_info", 12 },
+		{ NEEDLE_ESCAPE, "", 0 },
+		{ NEEDLE_EXACT, "\xc4\xb0", 2 },     /* U+0130, lowercased i and U+0307 */
+		{ NEEDLE_EXACT, "\xe2\x84\xaa", 3 }, /* U+212A, lowercased "k" */
+	};
+	static const struct sessioninfo_needle slash = { NEEDLE_EXACT, "\\/", 2 }; /* JSON may write / as \/ */
+	size_t k = 0, tokens = 0;
+	int any_slash = 0;
+	*needles = NULL;
+	*n = 0;
+	for (size_t i = 0; !q->re && !q->empty && i < q->n_tokens; i++)
+		if (q->tokens[i].skimmable) {
+			tokens++;
+			any_slash |= memchr(q->tokens[i].lower, '/', q->tokens[i].lower_len) != NULL;
+		}
+	if (!tokens)
+		return 0;
+	struct sessioninfo_needle *nd = malloc((tokens + 5) * sizeof *nd);
+	if (!nd)
+		return -1;
+	for (size_t i = 0; i < q->n_tokens; i++)
+		if (q->tokens[i].skimmable)
+			nd[k++] = (struct sessioninfo_needle){ NEEDLE_CASELESS, q->tokens[i].lower, q->tokens[i].lower_len };
+	for (size_t i = 0; i < sizeof always / sizeof *always; i++)
+		nd[k++] = always[i];
+	if (any_slash)
+		nd[k++] = slash;
+	*needles = nd;
+	*n = k;
+	return 0;
+}
+
+int search_query_rules_out(const struct search_query *q, const struct sessioninfo *skim)
+{
+	struct fields f;
+	if (!skim->is_session)
+		return 1;
+	if (q->re || q->empty || fields_get(skim, &f))
+		return 0;
+	int out = 0;
+	for (size_t i = 0; i < q->n_tokens && !out; i++)
+		out = q->tokens[i].skimmable && !token_matches(&q->tokens[i], skim, &f);
+	fields_free(&f);
+	return out;
 }
 
 ps_err search_text_matches(const struct search_query *q, const char *text, size_t len, int *match)

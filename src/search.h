@@ -66,6 +66,27 @@ ps_err search_text_matches(const struct search_query *query, const char *text, s
 ps_err search_text_matches_in(const struct search_query *query, const char *text, size_t len,
 			      struct search_budget *budget, int *match);
 
+/* Ruling sessions out before reading them whole.  A plain token of
+ * printable ASCII (no quote or backslash) that is in a session's message
+ * text stands in its file's bytes too, in either case, on the line of its
+ * message, unless an escape or one of the two non-ASCII letters whose
+ * lowercase is ASCII spells part of it; and the name, id and cwd come from
+ * the header and session_info lines.  So a skim of the lines holding
+ * those needles (sessioninfo_load_skim) that lacks such a token proves
+ * that the whole file lacks it.
+ *
+ * The needles to skim with, in *needles (new; their texts are the
+ * query's, valid while it is) and *n: 0 with *n 0 when the query has no
+ * such token (a regular expression, phrases, non-ASCII words), and -1
+ * when memory ran out. */
+int search_query_skim_needles(const struct search_query *query, struct sessioninfo_needle **needles, size_t *n);
+
+/* 1 when skim, read with those needles, proves the session cannot match:
+ * it is no session pi lists, or one of the query's plain ASCII tokens
+ * matches none of its fields.  0 when only the whole file can tell (and
+ * when memory ran out). */
+int search_query_rules_out(const struct search_query *query, const struct sessioninfo *skim);
+
 /* 1 when the query is empty (pi lists every session, unfiltered). */
 int search_query_is_empty(const struct search_query *query);
 

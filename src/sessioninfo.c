@@ -17,6 +17,7 @@
 #include "jscase.h"
 #include "jsonline.h"
 #include "msgtext.h"
+#include "needleset.h"
 #include "jstext.h"
 #include "scan.h"
 #include "sessioninfo.h"
@@ -429,6 +430,47 @@ static void info_publish(struct sessioninfo *info)
 		info->modified_ms = round((double)info->mtime_ns / 1e6);
 }
 
+/* The value of the four hex digits at p, or -1. */
+static long info_hex4(const char *p)
+{
+	long v = 0;
+	for (int i = 0; i < 4; i++) {
+		int c = (unsigned char)p[i], d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10
+									 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+		if (d < 0)
+			return -1;
+		v = v * 16 + d;
+	}
+	return v;
+}
+
+/* Where a skim's needle first stands in [p, end), else end.  A \\uXXXX
+ * escape counts when it may spell part of a token: an ASCII character
+ * other than a control one, U+0130 or U+212A (or it is cut short). */
+static const char *info_needle_at(const struct sessioninfo *info, const char *p, const char *end)
+{
+	size_t which;
+	const char *hit;
+	while ((hit = needleset_find(info->skim, p, end, &which)) && which == info->skim_escape) {
+		long v = end - hit >= 6 ? info_hex4(hit + 2) : -1;
+		if (v < 0 || (v >= 0x20 && v < 0x80) || v == 0x130 || v == 0x212A)
+			break;
+		p = hit + 1;
+	}
+	return hit ? hit : end;
+}
+
+/* Where the line holding h starts, within [p, h]: after the last line
+ * break before it (has_cr: the data may hold a \r, which breaks lines
+ * too).  A \r\n cut by the end of the data reads as a \r and an empty
+ * line, which, once the header is known, counts for nothing either way. */
+static const char *info_line_start(const char *p, const char *h, int has_cr)
+{
+	const char *nl = memrchr(p, '\n', (size_t)(h - p)), *ls = nl ? nl + 1 : p;
+	const char *cr = has_cr ? memrchr(ls, '\r', (size_t)(h - ls)) : NULL;
+	return cr ? cr + 1 : ls;
+}
+
 /* Reads fd from off to its end into info->cur (which holds the state at
  * off), leaving info->committed at the last line break. */
 static ps_err info_read(struct sessioninfo *info, int fd, uint64_t off)
@@ -460,7 +502,18 @@ static ps_err info_read(struct sessioninfo *info, int fd, uint64_t off)
 		eof = got == 0;
 		have += (size_t)got;
 		const char *p = data, *end = data + have, *eol, *next;
-		while (!err && p < end && info_line_end(p, end, eof, &eol, &next)) {
+		int has_cr = info->skim && memchr(data, '\r', have) != NULL;
+		while (!err && p < end) {
+			if (info->skim && info->cur.header != 0) {
+				/* A skim goes from line to line that holds a needle;
+				 * the lines between are not even split. */
+				const char *h = info_needle_at(info, p, end);
+				p = info_line_start(p, h, has_cr);
+				if (h == end)
+					break; /* what is left is one unfinished line, with no needle yet */
+			}
+			if (!info_line_end(p, end, eof, &eol, &next))
+				break;
 			err = info_line(info, p, (size_t)(eol - p));
 			p = next;
 		}
@@ -479,7 +532,7 @@ static ps_err info_read(struct sessioninfo *info, int fd, uint64_t off)
 		info->tail_len = base < sizeof info->tail ? (uint32_t)base : (uint32_t)sizeof info->tail;
 		if (!err && fileio_pread_full(fd, info->tail, info->tail_len, base - info->tail_len) < 0)
 			err = PS_ERR_IO;
-		if (!err && have)
+		if (!err && have && (!info->skim || info->cur.header == 0 || info_needle_at(info, data, data + have) < data + have))
 			err = info_line(info, data, have);
 	}
 	free(data);
@@ -573,7 +626,8 @@ ps_err sessioninfo_refresh(struct sessioninfo *info, int *changed)
 	return PS_OK;
 }
 
-static ps_err info_load(const char *path, int jansson_only, int listing_only, struct sessioninfo **out)
+static ps_err info_load(const char *path, int jansson_only, int listing_only, const struct needleset *skim,
+			size_t skim_escape, struct sessioninfo **out)
 {
 	struct sessioninfo *info = calloc(1, sizeof *info);
 	if (!info || !(info->path = strdup(path)) || !(info->id = strdup("")) || !(info->cwd = strdup(""))) {
@@ -584,7 +638,10 @@ static ps_err info_load(const char *path, int jansson_only, int listing_only, st
 	info->size = UINT64_MAX;
 	info->jansson_only = jansson_only;
 	info->listing_only = listing_only;
+	info->skim = skim;
+	info->skim_escape = skim_escape;
 	ps_err err = sessioninfo_refresh(info, NULL);
+	info->skim = NULL; /* borrowed for this read only */
 	if (err) {
 		sessioninfo_free(info);
 		return err;
@@ -595,17 +652,48 @@ static ps_err info_load(const char *path, int jansson_only, int listing_only, st
 
 ps_err sessioninfo_load(const char *path, struct sessioninfo **out)
 {
-	return info_load(path, 0, 0, out);
+	return info_load(path, 0, 0, NULL, SIZE_MAX, out);
 }
 
 ps_err sessioninfo_load_listing(const char *path, struct sessioninfo **out)
 {
-	return info_load(path, 0, 1, out);
+	return info_load(path, 0, 1, NULL, SIZE_MAX, out);
+}
+
+ps_err sessioninfo_load_skim(const char *path, const struct sessioninfo_needle *needles, size_t n,
+			     struct sessioninfo **out)
+{
+	/* The escape goes last: at a place where another needle starts too,
+	 * the set reports that one, which counts whatever the escape spells. */
+	const char *texts[NEEDLESET_MAX];
+	size_t lens[NEEDLESET_MAX], k = 0, escape = SIZE_MAX;
+	int caseless[NEEDLESET_MAX];
+	struct needleset set;
+	if (n > NEEDLESET_MAX)
+		return PS_ERR_INVALID;
+	for (int last = 0; last < 2; last++)
+		for (size_t i = 0; i < n; i++) {
+			if ((needles[i].kind == NEEDLE_ESCAPE) != last)
+				continue;
+			if (last)
+				escape = k;
+			texts[k] = last ? "\\u" : needles[i].text;
+			lens[k] = last ? 2 : needles[i].len;
+			caseless[k++] = needles[i].kind == NEEDLE_CASELESS;
+		}
+	if (!n) { /* the header's lines alone: a needle no line holds */
+		texts[0] = "\n";
+		lens[0] = 1;
+		caseless[k++] = 0;
+	}
+	if (needleset_init(&set, texts, lens, caseless, k) < 0)
+		return PS_ERR_INVALID;
+	return info_load(path, 0, 0, &set, escape, out);
 }
 
 ps_err sessioninfo_load_jansson(const char *path, struct sessioninfo **out)
 {
-	return info_load(path, 1, 0, out);
+	return info_load(path, 1, 0, NULL, SIZE_MAX, out);
 }
 
 const char *sessioninfo_first_message(const struct sessioninfo *info, size_t *len)

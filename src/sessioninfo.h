@@ -35,6 +35,23 @@ struct sessioninfo_state {
 	char *name;            /* trimmed; NULL for none */
 };
 
+/* What a skim (sessioninfo_load_skim) picks the lines it reads by. */
+enum sessioninfo_needle_kind {
+	NEEDLE_EXACT,    /* the bytes as they are */
+	NEEDLE_CASELESS, /* text is ASCII lowercase: a line's ASCII letters in either case */
+	NEEDLE_ESCAPE,   /* a \uXXXX escape that JSON decodes to an ASCII character other
+			  * than a control one, or to U+0130 or U+212A (the two letters whose
+			  * lowercase is ASCII); text is ignored */
+};
+
+struct needleset;
+
+struct sessioninfo_needle {
+	enum sessioninfo_needle_kind kind;
+	const char *text;
+	size_t len;
+};
+
 struct sessioninfo {
 	char *path;            /* new: the file's path */
 	/* The file as last read: an info is current while these match. */
@@ -69,6 +86,8 @@ struct sessioninfo {
 	int listing_only;                   /* sessioninfo_load_listing's: text holds
 					     * firstMessage only, lower nothing */
 	uint64_t fast_messages;             /* messages the fast path read (tests) */
+	const struct needleset *skim;       /* sessioninfo_load_skim's: the lines it reads */
+	size_t skim_escape;                 /* which of its needles is \\u (NEEDLE_ESCAPE), or SIZE_MAX */
 };
 
 /* Reads the session file at path (copied) into a new info (release with
@@ -84,6 +103,16 @@ ps_err sessioninfo_load(const char *path, struct sessioninfo **out);
  * quarter of a store's bytes).  Not for search/, and never refreshed:
  * load it again. */
 ps_err sessioninfo_load_listing(const char *path, struct sessioninfo **out);
+
+/* The info of the file as if it held only the lines that sessioninfo_load
+ * reads before it knows the header, and the lines holding one of the
+ * needles (needles[0..n), borrowed for the call; at most NEEDLESET_MAX,
+ * needleset.h): a line is kept or left out whole.  For a search's proof that a session cannot match
+ * (search_query_rules_out), at the cost of a substring search where few
+ * lines hold a needle.  Never refreshed.  PS_ERR_INVALID for more needles
+ * than a set takes, or an empty one. */
+ps_err sessioninfo_load_skim(const char *path, const struct sessioninfo_needle *needles, size_t n,
+			     struct sessioninfo **out);
 
 /* sessioninfo_load reading every user and assistant message with jansson,
  * as it did before its fast path (and does for what that declines): the

@@ -7,7 +7,10 @@
  * lowercase byte for byte, times bit for bit).  Also read incrementally:
  * the fast info of a prefix, refreshed after the rest is appended, must
  * equal the reference of the whole.  sessioninfo_load_listing() (what
- * sessions.md reads, without the search text) must list the same.  Prints at exit how many messages the
+ * sessions.md reads, without the search text) must list the same.  A
+ * skim (sessioninfo_load_skim) with a query's needles that rules the
+ * session out (search_query_rules_out) must be right: the whole file's
+ * info does not match the query.  Prints at exit how many messages the
  * fast path took, so a change that makes it decline everything shows.
  *
  * Input: 2 control bytes + a session file.  Byte 0 bit 0 prepends a valid
@@ -21,6 +24,7 @@
 #include <unistd.h>
 #include <jansson.h>
 #include "fuzz_common.h"
+#include "search.h"
 #include "sessioninfo.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
@@ -28,11 +32,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static char path[256];
 static int fd = -1;
-static unsigned long runs, fast_messages;
+static unsigned long runs, fast_messages, ruled_out;
 
 static void report(void)
 {
-	fprintf(stderr, "fuzz_sessioninfo: %lu inputs, %lu messages read by the fast path\n", runs, fast_messages);
+	fprintf(stderr, "fuzz_sessioninfo: %lu inputs, %lu messages read by the fast path, %lu skims ruled out\n", runs,
+		fast_messages, ruled_out);
 	if (fd >= 0)
 		unlink(path);
 }
@@ -105,6 +110,35 @@ static void compare(const char *what, const struct sessioninfo *f, const struct 
 	FZ_CHECK(same_buf(&f->lower, &j->lower), "%s: the lowercase text differs", what);
 }
 
+/* Queries whose tokens a skim can rule out, with letters that escapes,
+ * U+212A and U+0130 may spell, a slash (JSON's \/), and a word of the
+ * header's cwd (matched fuzzily too). */
+static const char *const SKIM_QUERIES[] = { "k", "i", "ok", "a b", "fz", "x/y", "text", "hi there", "zq 1" };
+
+/* A skim that rules the session out must be right about the file. */
+static void check_skims(const struct sessioninfo *whole)
+{
+	for (size_t i = 0; i < sizeof SKIM_QUERIES / sizeof *SKIM_QUERIES; i++) {
+		struct search_query *q = NULL;
+		struct sessioninfo_needle *needles = NULL;
+		struct sessioninfo *skim = NULL;
+		char *why = NULL;
+		size_t n = 0;
+		int match = 0;
+		if (search_query_parse(SKIM_QUERIES[i], &q, &why) != PS_OK)
+			fz_fail("query %s does not parse", SKIM_QUERIES[i]);
+		if (search_query_skim_needles(q, &needles, &n) == 0 && n &&
+		    sessioninfo_load_skim(path, needles, n, &skim) == PS_OK && search_query_rules_out(q, skim)) {
+			ruled_out++;
+			FZ_CHECK(search_query_matches(q, whole, &match) == PS_OK && !match,
+				 "a skim ruled out a session that matches %s", SKIM_QUERIES[i]);
+		}
+		sessioninfo_free(skim);
+		free(needles);
+		search_query_free(q);
+	}
+}
+
 /* how: 0 the fast path, 1 jansson only, 2 the listing (sessions.md's). */
 static struct sessioninfo *load(int how)
 {
@@ -142,6 +176,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (fast && ref) {
 		compare("whole", fast, ref);
 		fast_messages += fast->fast_messages;
+		check_skims(ref);
 	}
 	if (listing && ref)
 		compare_listing("listing", listing, ref);

@@ -222,6 +222,12 @@ INFO_LINES = [
     r' { "type" : "message" , "message" : { "role" : "user" , "content" : [ { "type" : "text" , "text" : "spaced" } , 7 ] , "timestamp" : 5 } } ',
     r'{"type":"session_info","name":"  a name  "}',
     r'{"type":"message","message":{"role":"toolResult","content":"tool"}}',
+    # What a skim (search_query_rules_out) must not miss: a query's letters
+    # spelled by escapes, U+212A or U+0130, a slash written \/, a name.
+    r'{"type":"message","message":{"role":"user","content":"\u006b \u212a \u0130 x\/y hi\u0020there"}}',
+    '{"type":"message","message":{"role":"assistant","content":[{"type":"text","text":"\xe2\x84\xaa \xc4\xb0 zq 1"}]}}',
+    r'{"type":"message","message":{"role":"toolResult","content":"ok text k i a b zq 1 x/y"}}',
+    r'{"type":"session_info","name":"ok text"}',
 ]
 
 

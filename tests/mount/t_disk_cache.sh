@@ -4,7 +4,8 @@
 # first one derived, reading a fraction of the store (the daemon's rchar),
 # with the same bytes; a session changed while nothing was mounted is read
 # again (the file wins over the cache); a corrupt cache is made again, with
-# a log line; -o cache_dir=off keeps nothing.
+# a log line; -o cache_dir=off keeps nothing.  What a first search ruled
+# out unread is kept too, after the search.
 . "$(dirname "$0")/lib.sh" "$@"
 
 P=--w--
@@ -66,6 +67,25 @@ views >"$T_DIR/second.out"
 read_bytes=$(($(rchar) - before))
 assert_same_bytes "$T_DIR/first.out" "$T_DIR/second.out" # a remount shows the same views and results
 assert_true "a remount read $read_bytes bytes for them, under a tenth of the store's $store_bytes" \
+	test "$read_bytes" -lt "$((store_bytes / 10))"
+umount_fs "$MNT"
+
+# A first search reads whole only the sessions a skim cannot rule out,
+# and keeps the others' infos on disk after it (infokeeper.h), at the
+# latest when the daemon stops: the next mount's search of another word
+# reads the cache, not the store.
+rm -rf "$XDG_CACHE_HOME/pisessionfs"
+mount_fs "$STORE" "$MNT"
+assert_eq "a first search finds its one session" 1 "$(ls "$MNT/search/zebra17" | grep -c .)"
+umount_fs "$MNT"
+db=$(ls "$XDG_CACHE_HOME"/pisessionfs/store-*.sqlite | head -1)
+infos=$(python3 -c 'import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute("select count(*) from kept where substr(key, 1, 1) = x'"'"'69'"'"'").fetchone()[0])' "$db")
+assert_eq "the infos of all 30 sessions are kept after a search that read one whole" 30 "$infos"
+mount_fs "$STORE" "$MNT"
+before=$(rchar)
+assert_eq "a remount's search of another word finds its session" 1 "$(ls "$MNT/search/zebra23" | grep -c .)"
+read_bytes=$(($(rchar) - before))
+assert_true "and read $read_bytes bytes, under a tenth of the store's $store_bytes" \
 	test "$read_bytes" -lt "$((store_bytes / 10))"
 umount_fs "$MNT"
 

@@ -12,6 +12,7 @@
 #include "helpers.h"
 #include "infohelpers.h"
 #include "infocache.h"
+#include "infokeeper.h"
 #include "infofreeze.h"
 #include "sessioninfo.h"
 #include "suites.h"
@@ -487,6 +488,81 @@ START_TEST(test_infocache_disk)
 }
 END_TEST
 
+/* The keeper: what the cache reads is not written at once but queued;
+ * nothing is taken up while a search holds it; what is queued is kept
+ * at its stop within the time allowed (none: left), and a path queued
+ * twice is kept once. */
+START_TEST(test_infokeeper)
+{
+	char dir[64];
+	helper_tmpdir(dir, "keeper");
+	char *a = helper_write(HEADER USER("u1", "text a", 1767225601000));
+	char *b = helper_write(HEADER USER("u1", "text b", 1767225601000));
+	char *gone = helper_write(HEADER);
+	struct diskmemo *m = open_memo(dir, "/s", "f");
+	struct infocache *c = NULL;
+	struct infokeeper *k = NULL;
+	const struct sessioninfo *info;
+	size_t kept, left;
+	ck_assert_int_eq(infocache_new(1 << 20, &c), PS_OK);
+	infocache_set_disk(c, m);
+	ck_assert_int_eq(infokeeper_start(c, 2, &k), PS_OK);
+	ck_assert_ptr_nonnull(k);
+
+	infokeeper_hold(k);
+	infocache_lock(c);
+	ck_assert_int_eq(infocache_get(c, a, &info), PS_OK); /* read: queued, not written */
+	infocache_unlock(c);
+	infokeeper_add(k, b);
+	infokeeper_add(k, b);
+	unlink(gone);
+	infokeeper_add(k, gone);
+	usleep(100000);
+	ck_assert_uint_eq(infokeeper_pending(k), 3); /* held: nothing taken up */
+	infocache_flush(c);
+	ck_assert_int_eq(diskmemo_count(m), 0);
+	infokeeper_release(k);
+	infokeeper_stop(k, 10000, &kept, &left);
+	ck_assert_uint_eq(kept, 2); /* a from the cache, b from its file; gone is gone */
+	ck_assert_uint_eq(left, 0);
+	ck_assert_int_eq(diskmemo_count(m), 2);
+	infocache_free(c);
+	assert_cached_text(m, b, "text b");
+
+	/* No time at the stop, and held all along: all of it left. */
+	ck_assert_int_eq(infocache_new(1 << 20, &c), PS_OK);
+	infocache_set_disk(c, m);
+	ck_assert_int_eq(infokeeper_start(c, 1, &k), PS_OK);
+	infokeeper_hold(k);
+	helper_append(a, USER("u2", "more", 1767225602000));
+	infokeeper_add(k, a);
+	infokeeper_stop(k, 0, &kept, &left);
+	ck_assert_uint_eq(kept, 0);
+	ck_assert_uint_eq(left, 1);
+	/* The cache writes at once again after its keeper stopped. */
+	infocache_lock(c);
+	ck_assert_int_eq(infocache_get(c, a, &info), PS_OK);
+	infocache_unlock(c);
+	infocache_flush(c);
+	infocache_free(c);
+	ck_assert_int_eq(diskmemo_count(m), 2); /* a's new info replaced its old one */
+	assert_cached_text(m, a, "text a more");
+
+	/* A cache with no disk needs no keeper. */
+	ck_assert_int_eq(infocache_new(1 << 20, &c), PS_OK);
+	ck_assert_int_eq(infokeeper_start(c, 1, &k), PS_OK);
+	ck_assert_ptr_null(k);
+	infocache_free(c);
+	diskmemo_free(m);
+	unlink(a);
+	unlink(b);
+	free(a);
+	free(b);
+	free(gone);
+	helper_rmtree(dir);
+}
+END_TEST
+
 Suite *diskmemo_suite(void)
 {
 	Suite *s = suite_create("diskmemo");
@@ -497,6 +573,7 @@ Suite *diskmemo_suite(void)
 	tcase_add_test(tc, test_diskmemo_parallel_gets);
 	tcase_add_test(tc, test_infofreeze_round_trip);
 	tcase_add_test(tc, test_infocache_disk);
+	tcase_add_test(tc, test_infokeeper);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -1,5 +1,6 @@
 /* search.c, jsregex.c, jscase.c: pi's /resume query language, its match
  * decision, JavaScript's toLowerCase, and the entry-text rule. */
+#include <ctype.h>
 #include <string.h>
 #include "buf.h"
 #include "bytefind.h"
@@ -299,12 +300,231 @@ START_TEST(test_bytefind_like_memmem)
 }
 END_TEST
 
+/* A caseless memmem, the reference for bytefind_caseless. */
+static const char *find_caseless_slowly(const char *p, const char *end, const char *needle, size_t len)
+{
+	for (; (size_t)(end - p) >= len; p++) {
+		size_t i = 0;
+		while (i < len && tolower((unsigned char)p[i]) == (unsigned char)needle[i])
+			i++;
+		if (i == len)
+			return p;
+	}
+	return NULL;
+}
+
+/* bytefind_caseless against the slow search, over text where letters
+ * come in both cases and beside the bytes that pass its filter too (b |
+ * 0x20 is a letter's: '@', '[', 0x01, 0xC1...), and non-ASCII bytes,
+ * which equal only themselves. */
+START_TEST(test_bytefind_caseless)
+{
+	static const char alphabet[] = "aAbB@[\x01\xc1\xe1.";
+	char hay[300], needle[24];
+	unsigned seed = 777;
+	for (int round = 0; round < 3000; round++) {
+		size_t hn = (size_t)(rand_r(&seed) % sizeof hay), nn = 1 + (size_t)(rand_r(&seed) % 20);
+		for (size_t i = 0; i < hn; i++)
+			hay[i] = alphabet[rand_r(&seed) % (sizeof alphabet - 1)];
+		if (hn >= nn && rand_r(&seed) % 2)
+			memcpy(needle, hay + (size_t)rand_r(&seed) % (hn - nn + 1), nn);
+		else
+			for (size_t i = 0; i < nn; i++)
+				needle[i] = alphabet[rand_r(&seed) % (sizeof alphabet - 1)];
+		for (size_t i = 0; i < nn; i++)
+			needle[i] = (char)tolower((unsigned char)needle[i]);
+		for (size_t from = 0; from <= hn; from += 1 + from / 4) {
+			const char *want = find_caseless_slowly(hay + from, hay + hn, needle, nn);
+			ck_assert_ptr_eq(bytefind_caseless(hay + from, hay + hn, needle, nn), want);
+		}
+	}
+	ck_assert_ptr_eq(bytefind_caseless(hay, hay, "", 0), hay);
+	const char *s = "say KUBERNETES.TS or Kubernetes.ts";
+	ck_assert_ptr_eq(bytefind_caseless(s, s + strlen(s), "kubernetes.ts", 13), s + 4);
+	ck_assert_ptr_null(bytefind_caseless(s, s + strlen(s), "kubernetes,ts", 13));
+}
+END_TEST
+
+/* What a skim of the session file text says of query: -1 when the query
+ * gives no needles, 1 when it rules the session out, else 0; *whole is
+ * whether the whole file's info matches.  A skim that rules out a session
+ * that matches fails the test. */
+static int skim_says(const char *text, const char *query, int *whole)
+{
+	struct search_query *q;
+	struct sessioninfo_needle *needles;
+	struct sessioninfo *skim = NULL, *info = NULL;
+	char *why, *path = helper_write(text);
+	size_t n;
+	int says = -1;
+	ck_assert_msg(search_query_parse(query, &q, &why) == PS_OK, "%s: %s", query, why ? why : "");
+	ck_assert_int_eq(sessioninfo_load(path, &info), PS_OK);
+	ck_assert_int_eq(search_query_matches(q, info, whole), PS_OK);
+	ck_assert_int_eq(search_query_skim_needles(q, &needles, &n), 0);
+	if (n) {
+		ck_assert_int_eq(sessioninfo_load_skim(path, needles, n, &skim), PS_OK);
+		says = search_query_rules_out(q, skim);
+		ck_assert_msg(!(says && *whole), "a skim for %s ruled out a session that matches:\n%s", query, text);
+	}
+	sessioninfo_free(skim);
+	sessioninfo_free(info);
+	free(needles);
+	search_query_free(q);
+	unlink(path);
+	free(path);
+	return says;
+}
+
+#define SKIM_HEADER "{\"type\":\"session\",\"version\":3,\"id\":\"sess-1\",\"timestamp\":\"2026-01-01T00:00:00.000Z\",\"cwd\":\"/home/u/proj\"}"
+#define SKIM_USER(text) "{\"type\":\"message\",\"id\":\"u1\",\"message\":{\"role\":\"user\",\"content\":\"" text "\",\"timestamp\":5}}"
+#define SKIM_TOOL(text) "{\"type\":\"message\",\"id\":\"t1\",\"message\":{\"role\":\"toolResult\",\"content\":[{\"type\":\"text\",\"text\":\"" text "\"}]}}"
+
+/* The places a plain token hides from a raw substring search, and the
+ * lines a skim must read besides the ones holding the token. */
+START_TEST(test_skim_rules_out)
+{
+	int whole;
+	/* In a tool result only: ruled out; in a user message: not. */
+	ck_assert_int_eq(skim_says(SKIM_HEADER "\n" SKIM_TOOL("kubernetes.ts failed") "\n" SKIM_USER("hello") "\n",
+				   "kubernetes.ts", &whole), 1);
+	ck_assert_int_eq(skim_says(SKIM_HEADER "\n" SKIM_TOOL("x") "\n" SKIM_USER("see KUBERNETES.TS") "\n",
+				   "kubernetes.ts", &whole), 0);
+	ck_assert(whole);
+	/* Spelled by an escape, by the Kelvin sign (lowercase k), by U+0130
+	 * (lowercase i and U+0307), with a slash written \/. */
+	ck_assert_int_eq(skim_says(SKIM_HEADER "\n" SKIM_USER("\\u006bubernetes") "\n", "kubernetes", &whole), 0);
+	ck_assert(whole);
+	ck_assert_int_eq(skim_says(SKIM_HEADER "\n" SKIM_USER("\xe2\x84\xaaubernetes") "\n", "kubernetes", &whole), 0);
+	ck_assert(whole);
+	ck_assert_int_eq(skim_says(SKIM_HEADER "\n" SKIM_USER("X\xc4\xb0") "\n", "xi", &whole), 0);
+	ck_assert(whole);
+	ck_assert_int_eq(skim_says(SKIM_HEADER "\n" SKIM_USER("src\\/main") "\n", "src/main", &whole), 0);
+	ck_assert(whole);
+	/* An escape of a control character spells no letter: ruled out. */
+	ck_assert_int_eq(skim_says(SKIM_HEADER "\n" SKIM_USER("\\u001b[0m") "\n", "kubernetes", &whole), 1);
+	/* The name (the latest), the id, the cwd (also as a subsequence). */
+	ck_assert_int_eq(skim_says(SKIM_HEADER "\n" SKIM_USER("x") "\n{\"type\":\"session_info\",\"name\":\"Kube\"}\n"
+				   "{\"type\":\"session_info\",\"name\":\"k8s work\"}\n", "k8s", &whole), 0);
+	ck_assert(whole);
+	ck_assert_int_eq(skim_says(SKIM_HEADER "\n" SKIM_USER("x") "\n{\"type\":\"session_info\",\"name\":\"Kube\"}\n"
+				   "{\"type\":\"session_info\",\"name\":\"k8s work\"}\n", "kube", &whole), 1);
+	ck_assert_int_eq(skim_says(SKIM_HEADER "\n" SKIM_USER("x") "\n", "sess-1", &whole), 0);
+	ck_assert_int_eq(skim_says(SKIM_HEADER "\n" SKIM_USER("x") "\n", "hup", &whole), 0);
+	ck_assert(whole);
+	/* Every token must match: one found nowhere rules out. */
+	ck_assert_int_eq(skim_says(SKIM_HEADER "\n" SKIM_USER("alpha") "\n", "alpha zzz", &whole), 1);
+	ck_assert_int_eq(skim_says(SKIM_HEADER "\n" SKIM_USER("alpha zzz") "\n", "alpha zzz", &whole), 0);
+	/* Lines before the header, lone \r and \r\n breaks, a last line
+	 * without a break. */
+	ck_assert_int_eq(skim_says("not json\n" SKIM_HEADER "\r" SKIM_TOOL("kubernetes") "\r\n" SKIM_USER("kubernetes"),
+				   "kubernetes", &whole), 0);
+	ck_assert(whole);
+	ck_assert_int_eq(skim_says("not json\n" SKIM_HEADER "\r" SKIM_TOOL("kubernetes") "\r\n" SKIM_USER("x"),
+				   "kubernetes", &whole), 1);
+	/* A file pi does not list: no header (ruled out), or a message pi's
+	 * code throws on, on a line the skim does not read (not ruled out:
+	 * the whole file tells). */
+	ck_assert_int_eq(skim_says(SKIM_USER("kubernetes") "\n", "kubernetes", &whole), 1);
+	ck_assert_int_eq(skim_says(SKIM_HEADER "\n" SKIM_USER("kubernetes") "\n{\"type\":\"message\",\"message\":null}\n",
+				   "kubernetes", &whole), 0);
+	ck_assert(!whole);
+	/* What a skim cannot rule out gives no needles. */
+	ck_assert_int_eq(skim_says(SKIM_HEADER "\n" SKIM_USER("x") "\n", "re:kube", &whole), -1);
+	ck_assert_int_eq(skim_says(SKIM_HEADER "\n" SKIM_USER("x") "\n", "\"two words\"", &whole), -1);
+	ck_assert_int_eq(skim_says(SKIM_HEADER "\n" SKIM_USER("x") "\n", "caf\xc3\xa9", &whole), -1);
+	ck_assert_int_eq(skim_says(SKIM_HEADER "\n" SKIM_USER("x") "\n", "caf\xc3\xa9 zzz", &whole), 1);
+}
+END_TEST
+
+/* Random sessions of pieces that hide letters (escapes, U+212A, U+0130,
+ * tool results, names, line breaks of every kind) against random
+ * queries: a skim never rules out a session that matches, and does rule
+ * out some. */
+START_TEST(test_skim_random)
+{
+	static const char *const words[] = { "ab", "AB", "a\\u0062", "\xe2\x84\xaa", "k", "\xc4\xb0", "i", "x\\/y", "x/y",
+					     "\\u001b", "\\n", " ", "zq", "Q" };
+	static const char *const queries[] = { "ab", "k", "ki", "x/y", "zq ab", "bq", "i", "kab", "q" };
+	static const char *const breaks[] = { "\n", "\r\n", "\r" };
+	unsigned seed = 4242;
+	int ruled_out = 0;
+	for (int round = 0; round < 400; round++) {
+		struct buf b = BUF_INIT;
+		buf_puts(&b, SKIM_HEADER "\n");
+		int lines = 1 + rand_r(&seed) % 5;
+		for (int l = 0; l < lines; l++) {
+			struct buf text = BUF_INIT;
+			int n = rand_r(&seed) % 4;
+			for (int w = 0; w < n; w++)
+				buf_puts(&text, words[rand_r(&seed) % (sizeof words / sizeof *words)]);
+			buf_finish(&text);
+			const char *t = text.data ? text.data : "";
+			switch (rand_r(&seed) % 4) {
+			case 0:
+				buf_printf(&b, SKIM_USER("%s"), t);
+				break;
+			case 1:
+				buf_printf(&b, SKIM_TOOL("%s"), t);
+				break;
+			case 2:
+				buf_printf(&b, "{\"type\":\"session_info\",\"name\":\"%s\"}", t);
+				break;
+			default:
+				buf_printf(&b, "{\"type\":\"message\",\"message\":{\"role\":\"assistant\",\"content\":[{\"type\":"
+					       "\"text\",\"text\":\"%s\"}],\"timestamp\":7}}",
+					   t);
+			}
+			buf_puts(&b, breaks[rand_r(&seed) % 3]);
+			buf_free(&text);
+		}
+		buf_finish(&b);
+		int whole;
+		ruled_out += skim_says(b.data, queries[rand_r(&seed) % (sizeof queries / sizeof *queries)], &whole) == 1;
+		buf_free(&b);
+	}
+	ck_assert_int_gt(ruled_out, 50);
+}
+END_TEST
+
+/* The skim's rule rests on this: JavaScript's toLowerCase (jscase.h)
+ * turns no character beyond ASCII into ASCII, but for U+0130 and
+ * U+212A, whose bytes it looks for. */
+START_TEST(test_lower_into_ascii)
+{
+	char utf8[4];
+	for (uint32_t c = 0x80; c <= 0x10FFFF; c++) {
+		if (c >= 0xD800 && c <= 0xDFFF)
+			continue;
+		size_t n = c < 0x800 ? 2 : c < 0x10000 ? 3 : 4;
+		if (n == 2)
+			utf8[0] = (char)(0xC0 | c >> 6);
+		else if (n == 3)
+			utf8[0] = (char)(0xE0 | c >> 12), utf8[1] = (char)(0x80 | ((c >> 6) & 0x3F));
+		else
+			utf8[0] = (char)(0xF0 | c >> 18), utf8[1] = (char)(0x80 | ((c >> 12) & 0x3F)),
+			utf8[2] = (char)(0x80 | ((c >> 6) & 0x3F));
+		utf8[n - 1] = (char)(0x80 | (c & 0x3F));
+		struct buf out = BUF_INIT;
+		ck_assert_int_eq(jscase_lower(utf8, n, &out), 0);
+		int ascii = 0;
+		for (size_t i = 0; i < out.len; i++)
+			ascii |= (unsigned char)out.data[i] < 0x80;
+		ck_assert_msg(!ascii || c == 0x130 || c == 0x212A, "U+%04X lowercases into ASCII", (unsigned)c);
+		buf_free(&out);
+	}
+}
+END_TEST
+
 Suite *search_suite(void)
 {
 	Suite *s = suite_create("search");
 	TCase *tc = tcase_create("core");
 	tcase_add_test(tc, test_lower);
 	tcase_add_test(tc, test_bytefind_like_memmem);
+	tcase_add_test(tc, test_bytefind_caseless);
+	tcase_add_test(tc, test_skim_rules_out);
+	tcase_add_test(tc, test_skim_random);
+	tcase_add_test(tc, test_lower_into_ascii);
 	tcase_add_test(tc, test_tokens_and_phrases);
 	tcase_add_test(tc, test_fuzzy);
 	tcase_add_test(tc, test_unicode);
