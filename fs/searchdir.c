@@ -321,7 +321,9 @@ static int search_ruled_out(const char *file, const struct search_query *q, cons
 			    size_t n_needles)
 {
 	struct sessioninfo *skim = NULL;
-	if (!n_needles || sessioninfo_load_skim(file, needles, n_needles, &skim) != PS_OK)
+	struct search_skim_seen seen = { q, 0 };
+	if (!n_needles ||
+	    sessioninfo_load_skim(file, needles, n_needles, search_query_skim_enough, &seen, &skim) != PS_OK)
 		return 0;
 	int out = search_query_rules_out(q, skim);
 	sessioninfo_free(skim);

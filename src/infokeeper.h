@@ -12,7 +12,8 @@
  * (infokeeper_stop), so that a mount that lived for a single search is
  * remembered too.
  *
- * Thread-safe: paths may be added from any thread. */
+ * Thread-safe: paths may be added from any thread, with the info cache
+ * locked too (its lock is taken last: nothing else is locked under it). */
 #ifndef PS_INFOKEEPER_H
 #define PS_INFOKEEPER_H
 

@@ -568,9 +568,30 @@ int search_query_skim_needles(const struct search_query *q, struct sessioninfo_n
 	return 0;
 }
 
+int search_query_skim_enough(void *ctx, const char *lower, size_t len)
+{
+	struct search_skim_seen *seen = ctx;
+	const struct search_query *q = seen->query;
+	unsigned long long all = 0, bit = 1;
+	for (size_t i = 0; i < q->n_tokens && bit; i++) {
+		const struct search_token *t = &q->tokens[i];
+		if (!t->skimmable)
+			continue;
+		/* A token is never cut by the space that joins two pieces: each
+		 * piece is tested on its own. */
+		if (!(seen->found & bit) && contains(lower, len, t->lower, t->lower_len))
+			seen->found |= bit;
+		all |= bit;
+		bit <<= 1;
+	}
+	return bit && all && seen->found == all; /* (more tokens than bits: never) */
+}
+
 int search_query_rules_out(const struct search_query *q, const struct sessioninfo *skim)
 {
 	struct fields f;
+	if (skim->skim_stopped)
+		return 0;
 	if (!skim->is_session)
 		return 1;
 	if (q->re || q->empty || fields_get(skim, &f))

@@ -81,10 +81,24 @@ ps_err search_text_matches_in(const struct search_query *query, const char *text
  * when memory ran out. */
 int search_query_skim_needles(const struct search_query *query, struct sessioninfo_needle **needles, size_t *n);
 
+/* What a skim has seen of the query's plain tokens, for
+ * search_query_skim_enough (one per skim, zeroed but for the query). */
+struct search_skim_seen {
+	const struct search_query *query;
+	unsigned long long found;   /* a bit per skimmable token, in order */
+};
+
+/* A skim's enough (sessioninfo_load_skim), ctx a struct search_skim_seen:
+ * 1 once every plain token a skim can rule out has been seen in the text
+ * read, when the skim can no longer rule the session out (nothing past
+ * that would change it but what only the whole file tells) and the file
+ * is better read whole at once. */
+int search_query_skim_enough(void *ctx, const char *lower, size_t len);
+
 /* 1 when skim, read with those needles, proves the session cannot match:
  * it is no session pi lists, or one of the query's plain ASCII tokens
- * matches none of its fields.  0 when only the whole file can tell (and
- * when memory ran out). */
+ * matches none of its fields.  0 when only the whole file can tell (a
+ * skim that stopped early, and when memory ran out). */
 int search_query_rules_out(const struct search_query *query, const struct sessioninfo *skim);
 
 /* 1 when the query is empty (pi lists every session, unfiltered). */

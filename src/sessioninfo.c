@@ -514,14 +514,23 @@ static ps_err info_read(struct sessioninfo *info, int fd, uint64_t off)
 			}
 			if (!info_line_end(p, end, eof, &eol, &next))
 				break;
+			size_t lower_was = info->lower.len;
 			err = info_line(info, p, (size_t)(eol - p));
 			p = next;
+			if (info->skim_enough && info->cur.header == 1 && info->lower.len > lower_was &&
+			    info->skim_enough(info->skim_ctx, info->lower.data + lower_was, info->lower.len - lower_was)) {
+				info->skim_stopped = 1;
+				eof = 1;
+				break;
+			}
 		}
 		size_t used = (size_t)(p - data);
 		base += used;
 		have -= used;
 		memmove(data, p, have);
 	}
+	if (!err && info->skim_stopped)
+		have = 0; /* the rest is not read */
 	if (!err) {
 		/* The state after the last line break is where an append resumes;
 		 * a trailing line without one counts (pi's readline gives it) but
@@ -626,8 +635,16 @@ ps_err sessioninfo_refresh(struct sessioninfo *info, int *changed)
 	return PS_OK;
 }
 
-static ps_err info_load(const char *path, int jansson_only, int listing_only, const struct needleset *skim,
-			size_t skim_escape, struct sessioninfo **out)
+/* How a skim reads: which lines, and when it may stop. */
+struct info_skim {
+	const struct needleset *set;
+	size_t escape;
+	int (*enough)(void *ctx, const char *lower, size_t len);
+	void *ctx;
+};
+
+static ps_err info_load(const char *path, int jansson_only, int listing_only, const struct info_skim *skim,
+			struct sessioninfo **out)
 {
 	struct sessioninfo *info = calloc(1, sizeof *info);
 	if (!info || !(info->path = strdup(path)) || !(info->id = strdup("")) || !(info->cwd = strdup(""))) {
@@ -638,10 +655,16 @@ static ps_err info_load(const char *path, int jansson_only, int listing_only, co
 	info->size = UINT64_MAX;
 	info->jansson_only = jansson_only;
 	info->listing_only = listing_only;
-	info->skim = skim;
-	info->skim_escape = skim_escape;
+	if (skim) {
+		info->skim = skim->set;
+		info->skim_escape = skim->escape;
+		info->skim_enough = skim->enough;
+		info->skim_ctx = skim->ctx;
+	}
 	ps_err err = sessioninfo_refresh(info, NULL);
 	info->skim = NULL; /* borrowed for this read only */
+	info->skim_enough = NULL;
+	info->skim_ctx = NULL;
 	if (err) {
 		sessioninfo_free(info);
 		return err;
@@ -652,15 +675,16 @@ static ps_err info_load(const char *path, int jansson_only, int listing_only, co
 
 ps_err sessioninfo_load(const char *path, struct sessioninfo **out)
 {
-	return info_load(path, 0, 0, NULL, SIZE_MAX, out);
+	return info_load(path, 0, 0, NULL, out);
 }
 
 ps_err sessioninfo_load_listing(const char *path, struct sessioninfo **out)
 {
-	return info_load(path, 0, 1, NULL, SIZE_MAX, out);
+	return info_load(path, 0, 1, NULL, out);
 }
 
 ps_err sessioninfo_load_skim(const char *path, const struct sessioninfo_needle *needles, size_t n,
+			     int (*enough)(void *ctx, const char *lower, size_t len), void *ctx,
 			     struct sessioninfo **out)
 {
 	/* The escape goes last: at a place where another needle starts too,
@@ -688,12 +712,13 @@ ps_err sessioninfo_load_skim(const char *path, const struct sessioninfo_needle *
 	}
 	if (needleset_init(&set, texts, lens, caseless, k) < 0)
 		return PS_ERR_INVALID;
-	return info_load(path, 0, 0, &set, escape, out);
+	struct info_skim skim = { &set, escape, enough, ctx };
+	return info_load(path, 0, 0, &skim, out);
 }
 
 ps_err sessioninfo_load_jansson(const char *path, struct sessioninfo **out)
 {
-	return info_load(path, 1, 0, NULL, SIZE_MAX, out);
+	return info_load(path, 1, 0, NULL, out);
 }
 
 const char *sessioninfo_first_message(const struct sessioninfo *info, size_t *len)

@@ -88,6 +88,9 @@ struct sessioninfo {
 	uint64_t fast_messages;             /* messages the fast path read (tests) */
 	const struct needleset *skim;       /* sessioninfo_load_skim's: the lines it reads */
 	size_t skim_escape;                 /* which of its needles is \\u (NEEDLE_ESCAPE), or SIZE_MAX */
+	int (*skim_enough)(void *ctx, const char *lower, size_t len);
+	void *skim_ctx;
+	int skim_stopped;                   /* its enough() stopped it: only a part was read */
 };
 
 /* Reads the session file at path (copied) into a new info (release with
@@ -110,8 +113,13 @@ ps_err sessioninfo_load_listing(const char *path, struct sessioninfo **out);
  * needleset.h): a line is kept or left out whole.  For a search's proof that a session cannot match
  * (search_query_rules_out), at the cost of a substring search where few
  * lines hold a needle.  Never refreshed.  PS_ERR_INVALID for more needles
- * than a set takes, or an empty one. */
+ * than a set takes, or an empty one.  enough (may be NULL) is told the
+ * lowercase text each line read after the header adds (ctx passed on);
+ * when it says 1, the skim stops there and says so in skim_stopped: a
+ * caller that learnt enough (the file will be read whole anyway) is
+ * spared the rest. */
 ps_err sessioninfo_load_skim(const char *path, const struct sessioninfo_needle *needles, size_t n,
+			     int (*enough)(void *ctx, const char *lower, size_t len), void *ctx,
 			     struct sessioninfo **out);
 
 /* sessioninfo_load reading every user and assistant message with jansson,

@@ -128,7 +128,7 @@ static void check_skims(const struct sessioninfo *whole)
 		if (search_query_parse(SKIM_QUERIES[i], &q, &why) != PS_OK)
 			fz_fail("query %s does not parse", SKIM_QUERIES[i]);
 		if (search_query_skim_needles(q, &needles, &n) == 0 && n &&
-		    sessioninfo_load_skim(path, needles, n, &skim) == PS_OK && search_query_rules_out(q, skim)) {
+		    sessioninfo_load_skim(path, needles, n, NULL, NULL, &skim) == PS_OK && search_query_rules_out(q, skim)) {
 			ruled_out++;
 			FZ_CHECK(search_query_matches(q, whole, &match) == PS_OK && !match,
 				 "a skim ruled out a session that matches %s", SKIM_QUERIES[i]);

@@ -345,6 +345,8 @@ START_TEST(test_bytefind_caseless)
 }
 END_TEST
 
+static int skim_stops; /* skims that stopped early (search_query_skim_enough) */
+
 /* What a skim of the session file text says of query: -1 when the query
  * gives no needles, 1 when it rules the session out, else 0; *whole is
  * whether the whole file's info matches.  A skim that rules out a session
@@ -362,9 +364,16 @@ static int skim_says(const char *text, const char *query, int *whole)
 	ck_assert_int_eq(search_query_matches(q, info, whole), PS_OK);
 	ck_assert_int_eq(search_query_skim_needles(q, &needles, &n), 0);
 	if (n) {
-		ck_assert_int_eq(sessioninfo_load_skim(path, needles, n, &skim), PS_OK);
+		ck_assert_int_eq(sessioninfo_load_skim(path, needles, n, NULL, NULL, &skim), PS_OK);
 		says = search_query_rules_out(q, skim);
 		ck_assert_msg(!(says && *whole), "a skim for %s ruled out a session that matches:\n%s", query, text);
+		/* Stopped once every token was seen in the text, it rules out
+		 * what it rules out read to the end. */
+		struct search_skim_seen seen = { q, 0 };
+		sessioninfo_free(skim);
+		ck_assert_int_eq(sessioninfo_load_skim(path, needles, n, search_query_skim_enough, &seen, &skim), PS_OK);
+		ck_assert_int_eq(search_query_rules_out(q, skim), says);
+		skim_stops += skim->skim_stopped;
 	}
 	sessioninfo_free(skim);
 	sessioninfo_free(info);
@@ -387,9 +396,11 @@ START_TEST(test_skim_rules_out)
 	/* In a tool result only: ruled out; in a user message: not. */
 	ck_assert_int_eq(skim_says(SKIM_HEADER "\n" SKIM_TOOL("kubernetes.ts failed") "\n" SKIM_USER("hello") "\n",
 				   "kubernetes.ts", &whole), 1);
+	skim_stops = 0;
 	ck_assert_int_eq(skim_says(SKIM_HEADER "\n" SKIM_TOOL("x") "\n" SKIM_USER("see KUBERNETES.TS") "\n",
 				   "kubernetes.ts", &whole), 0);
 	ck_assert(whole);
+	ck_assert_int_eq(skim_stops, 1); /* seen in the text: the rest is read whole */
 	/* Spelled by an escape, by the Kelvin sign (lowercase k), by U+0130
 	 * (lowercase i and U+0307), with a slash written \/. */
 	ck_assert_int_eq(skim_says(SKIM_HEADER "\n" SKIM_USER("\\u006bubernetes") "\n", "kubernetes", &whole), 0);
