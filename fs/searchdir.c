@@ -18,6 +18,7 @@
 #include "journal.h"
 #include "layout.h"
 #include "search.h"
+#include "searchmemo.h"
 #include "searchdir.h"
 #include "title.h"
 #include "views.h"
@@ -63,6 +64,7 @@ struct search_result {
 struct search_results {
 	pthread_mutex_t lock;
 	struct search_result *kept[SEARCH_RESULTS]; /* newest first */
+	struct searchmemo *verdicts; /* each file's verdict, per recent query (searchmemo.h) */
 };
 
 static int64_t search_now_ns(void)
@@ -97,6 +99,10 @@ static void search_result_free(struct search_result *r)
 struct search_results *search_results_new(void)
 {
 	struct search_results *sr = calloc(1, sizeof *sr);
+	if (sr && !(sr->verdicts = searchmemo_new(SEARCH_RESULTS))) {
+		free(sr);
+		return NULL;
+	}
 	if (sr)
 		pthread_mutex_init(&sr->lock, NULL);
 	return sr;
@@ -108,6 +114,7 @@ void search_results_free(struct search_results *sr)
 		return;
 	for (size_t i = 0; i < SEARCH_RESULTS; i++)
 		search_result_free(sr->kept[i]);
+	searchmemo_free(sr->verdicts);
 	pthread_mutex_destroy(&sr->lock);
 	free(sr);
 }
@@ -398,6 +405,7 @@ static int search_caller_gave_up(void *ctx)
  * candidate's outcome in its own slot, put together in order afterwards. */
 struct search_slot {
 	ps_err err;       /* what stopped the query at this candidate */
+	int decided;      /* a verdict was reached: match or not (else gone, or stopped) */
 	int match;
 	int skimmed;      /* ruled out by a skim: no info of it was made */
 	char *id, *title;
@@ -411,6 +419,7 @@ struct search_fan {
 	size_t n_needles;
 	const struct search_candidates *cs;
 	struct search_slot *slots;
+	struct search_verdicts *before; /* the query's last verdicts (searchmemo.h), or NULL */
 	struct search_budget budget; /* shared: the query's matching CPU, in all threads */
 	pthread_t caller;
 	atomic_int stopped;          /* a candidate's error, or the caller gave up */
@@ -432,6 +441,35 @@ static int search_gave_up(void *ctx)
 	return 0;
 }
 
+/* The key of a candidate's verdict: "PROJECT/STEM"; its length, 0 when
+ * it does not fit. */
+static size_t search_key_of(const struct search_candidate *c, char *key, size_t size)
+{
+	int n = snprintf(key, size, "%s/%s", c->project, c->stem);
+	return n > 0 && (size_t)n < size ? (size_t)n : 0;
+}
+
+/* The verdict the query's last run reached for a file unchanged since:
+ * 1 with the slot filled (or memory ran out: slot->err), else 0. */
+static int search_reuse(const struct search_fan *f, size_t i, struct search_slot *slot)
+{
+	char key[2 * NAME_MAX + 2];
+	size_t len = f->before ? search_key_of(&f->cs->c[i], key, sizeof key) : 0;
+	struct search_verdict v;
+	if (!len || !search_verdicts_find(f->before, key, len, &f->cs->c[i].stamp, &v))
+		return 0;
+	slot->decided = 1;
+	slot->match = v.match;
+	if (v.match) {
+		slot->modified_ms = v.modified_ms;
+		slot->id = strdup(v.id);
+		slot->title = strdup(v.title);
+		if (!slot->id || !slot->title)
+			slot->err = PS_ERR_NOMEM;
+	}
+	return 1;
+}
+
 static void search_one(void *ctx, size_t i)
 {
 	struct search_fan *f = ctx;
@@ -439,11 +477,18 @@ static void search_one(void *ctx, size_t i)
 	struct search_copy copy;
 	if (atomic_load(&f->stopped))
 		return;
+	if (search_reuse(f, i, slot)) {
+		if (slot->err)
+			atomic_store(&f->stopped, 1);
+		return;
+	}
 	ps_err err = search_copy_of(f->fs, &f->cs->c[i], f->q, f->needles, f->n_needles, &copy);
 	if (!err && copy.ruled_out) {
 		slot->skimmed = 1;
+		slot->decided = 1;
 		return;
 	}
+	slot->decided = err == PS_ERR_NOTSESSION;
 	if (err) {
 		if (err == PS_ERR_NOMEM) {
 			slot->err = err;
@@ -452,6 +497,7 @@ static void search_one(void *ctx, size_t i)
 		return; /* else gone meanwhile, or not a session pi lists */
 	}
 	err = search_query_matches_in(f->q, &copy.info, &f->budget, &slot->match);
+	slot->decided = !err;
 	if (!err && slot->match) {
 		slot->id = strdup(copy.info.id);
 		slot->title = copy.title;
@@ -475,6 +521,28 @@ static void search_keep(struct psfs *fs, const struct search_candidate *cand)
 	if (file)
 		infokeeper_add(fs->keeper, file);
 	free(file);
+}
+
+/* Keeps what a run that went to its end decided of each candidate, for
+ * the query's next run (searchmemo.h).  Out of memory only costs the
+ * next run's reading. */
+static void search_keep_verdicts(struct psfs *fs, const char *scope, const char *query,
+				 const struct search_candidates *cs, const struct search_slot *slots)
+{
+	struct search_verdicts *v = search_verdicts_new(scope, query);
+	char key[2 * NAME_MAX + 2];
+	for (size_t i = 0; v && i < cs->n; i++) {
+		const struct search_slot *slot = &slots[i];
+		size_t len = slot->decided ? search_key_of(&cs->c[i], key, sizeof key) : 0;
+		struct search_verdict verdict = { cs->c[i].stamp, slot->match, slot->match ? slot->id : NULL,
+						  slot->match ? slot->title : NULL, slot->modified_ms };
+		if (len && search_verdicts_add(v, key, len, &verdict) != PS_OK) {
+			search_verdicts_put(v);
+			v = NULL;
+		}
+	}
+	if (v)
+		searchmemo_keep(fs->search->verdicts, v);
 }
 
 /* Runs the query over the sessions of the scope the caller may read. */
@@ -518,6 +586,8 @@ static int search_run(struct psfs *fs, const char *scope, const char *query, str
 	 * many sessions searched with no regular expression. */
 	infokeeper_hold(fs->keeper);
 	if (!res)
+		f.before = searchmemo_get(fs->search->verdicts, scope, query);
+	if (!res)
 		(void)fanout_run(n, fs->cfg.read_threads, search_one, search_gave_up, &f);
 	/* What stopped the query: a candidate's own error (the others it
 	 * stopped say PS_ERR_INTR), else the caller giving up. */
@@ -526,6 +596,9 @@ static int search_run(struct psfs *fs, const char *scope, const char *query, str
 			err = f.slots[i].err;
 	if (!res && !err && atomic_load(&f.interrupted))
 		err = PS_ERR_INTR;
+	if (!res && !err)
+		search_keep_verdicts(fs, scope, query, &cs, f.slots);
+	search_verdicts_put(f.before);
 	for (size_t i = 0; !res && i < n; i++) {
 		const struct search_candidate *c = &cs.c[i];
 		struct search_slot *slot = &f.slots[i];

@@ -110,6 +110,22 @@ assert_contains "and the views are built from the store" "Renamed while away" "$
 assert_eq "the same sessions match" "$(grep -c zebra "$T_DIR/first.out")" "$(grep -c zebra "$T_DIR/third.out")"
 umount_fs "$MNT"
 
+# The same query again, once its listing expired, after one session
+# grew: the verdicts of the unchanged sessions are kept (searchmemo.h),
+# so it reads what changed, not the store (no disk cache here to hide it).
+mount_fs "$STORE" "$MNT" -o cache_dir=off
+assert_eq "a search finds one session" 1 "$(ls "$MNT/search/zebra17" | grep -c .)"
+f=$(ls "$STORE/$P"/*.jsonl | sed -n 9p)
+printf '{"type":"message","id":"late3","parentId":"n8","timestamp":"2026-01-01T00:00:07.000Z","message":{"role":"user","content":"zebra17 again","timestamp":1767225699500}}\n' >>"$f"
+sleep 1.2 # past the second a listing is kept
+before=$(rchar)
+assert_eq "the same query a second later finds the appended session too" 2 "$(ls "$MNT/search/zebra17" | grep -c .)"
+read_bytes=$(($(rchar) - before))
+one=$(stat -c %s "$f")
+assert_true "and read $read_bytes bytes, under three times the session that grew ($one: skimmed, then read whole)" \
+	test "$read_bytes" -lt "$((3 * one))"
+umount_fs "$MNT"
+
 # -o cache_dir=off: nothing kept anywhere; -o cache_dir=DIR: there.
 rm -rf "$XDG_CACHE_HOME/pisessionfs"
 mount_fs "$STORE" "$MNT" -o cache_dir=off

@@ -7,6 +7,7 @@
 #include "helpers.h"
 #include "jscase.h"
 #include "search.h"
+#include "searchmemo.h"
 #include "sessioninfo.h"
 #include "suites.h"
 
@@ -526,6 +527,55 @@ START_TEST(test_lower_into_ascii)
 }
 END_TEST
 
+/* The verdicts of recent queries: found only for the stamp they were
+ * made with; a query's new table replaces its old one, which a holder of
+ * a reference still reads; the oldest goes beyond the memo's size. */
+START_TEST(test_searchmemo)
+{
+	struct searchmemo *m = searchmemo_new(2);
+	struct filestamp a = { 1, 2, 3, 4, 5 }, b = a;
+	struct search_verdict v = { a, 1, "id-1", "A title", 42 }, got;
+	b.size++;
+	ck_assert_ptr_nonnull(m);
+	ck_assert_ptr_null(searchmemo_get(m, "", "q"));
+	struct search_verdicts *t = search_verdicts_new("", "q");
+	ck_assert_int_eq(search_verdicts_add(t, "p/s1", 4, &v), PS_OK);
+	v.match = 0, v.id = v.title = NULL;
+	ck_assert_int_eq(search_verdicts_add(t, "p/s2", 4, &v), PS_OK);
+	searchmemo_keep(m, t);
+	struct search_verdicts *held = searchmemo_get(m, "", "q");
+	ck_assert_ptr_nonnull(held);
+	ck_assert_int_eq(search_verdicts_find(held, "p/s1", 4, &a, &got), 1);
+	ck_assert_int_eq(got.match, 1);
+	ck_assert_str_eq(got.id, "id-1");
+	ck_assert_str_eq(got.title, "A title");
+	ck_assert(got.modified_ms == 42);
+	ck_assert_int_eq(search_verdicts_find(held, "p/s1", 4, &b, &got), 0); /* the file changed */
+	ck_assert_int_eq(search_verdicts_find(held, "p/s2", 4, &a, &got), 1);
+	ck_assert_int_eq(got.match, 0);
+	ck_assert_ptr_null(got.id);
+	ck_assert_int_eq(search_verdicts_find(held, "p/s3", 4, &a, &got), 0);
+	ck_assert_ptr_null(searchmemo_get(m, "p", "q")); /* another scope */
+
+	/* Replaced: the holder still reads the old table. */
+	searchmemo_keep(m, search_verdicts_new("", "q"));
+	ck_assert_int_eq(search_verdicts_find(held, "p/s1", 4, &a, &got), 1);
+	search_verdicts_put(held);
+	held = searchmemo_get(m, "", "q");
+	ck_assert_int_eq(search_verdicts_find(held, "p/s1", 4, &a, &got), 0);
+	search_verdicts_put(held);
+
+	/* Two more queries: the oldest ("q") goes. */
+	searchmemo_keep(m, search_verdicts_new("", "r"));
+	searchmemo_keep(m, search_verdicts_new("", "s"));
+	ck_assert_ptr_null(searchmemo_get(m, "", "q"));
+	held = searchmemo_get(m, "", "r");
+	ck_assert_ptr_nonnull(held);
+	search_verdicts_put(held);
+	searchmemo_free(m);
+}
+END_TEST
+
 Suite *search_suite(void)
 {
 	Suite *s = suite_create("search");
@@ -536,6 +586,7 @@ Suite *search_suite(void)
 	tcase_add_test(tc, test_skim_rules_out);
 	tcase_add_test(tc, test_skim_random);
 	tcase_add_test(tc, test_lower_into_ascii);
+	tcase_add_test(tc, test_searchmemo);
 	tcase_add_test(tc, test_tokens_and_phrases);
 	tcase_add_test(tc, test_fuzzy);
 	tcase_add_test(tc, test_unicode);
