@@ -322,18 +322,23 @@ static int search_copy_kept(struct psfs *fs, const char *file, const struct sear
 }
 
 /* Whether a skim of file with the query's needles rules the session out
- * (search.h): 1, else 0 (the file must be read whole, or could not be
- * read: infocache_get tells). */
+ * (search.h): 1, else 0: the file must be read whole (*whole is its info
+ * when the skim went on to read it so: search_query_skim_enough), or it
+ * could not be read (infocache_get tells). */
 static int search_ruled_out(const char *file, const struct search_query *q, const struct sessioninfo_needle *needles,
-			    size_t n_needles)
+			    size_t n_needles, struct sessioninfo **whole)
 {
 	struct sessioninfo *skim = NULL;
 	struct search_skim_seen seen = { q, 0 };
+	*whole = NULL;
 	if (!n_needles ||
 	    sessioninfo_load_skim(file, needles, n_needles, search_query_skim_enough, &seen, &skim) != PS_OK)
 		return 0;
 	int out = search_query_rules_out(q, skim);
-	sessioninfo_free(skim);
+	if (!out && skim->skim_whole)
+		*whole = skim;
+	else
+		sessioninfo_free(skim);
 	return out;
 }
 
@@ -354,13 +359,14 @@ static ps_err search_copy_of(struct psfs *fs, const struct search_candidate *can
 		free(file);
 		return kept < 0 ? PS_ERR_NOMEM : PS_OK;
 	}
-	if (!infocache_holds(fs->infos, file) && search_ruled_out(file, q, needles, n_needles)) {
+	struct sessioninfo *whole = NULL;
+	if (!infocache_holds(fs->infos, file) && search_ruled_out(file, q, needles, n_needles, &whole)) {
 		free(file);
 		c->ruled_out = 1;
 		return PS_OK;
 	}
 	infocache_lock(fs->infos);
-	ps_err err = infocache_get(fs->infos, file, &info);
+	ps_err err = whole ? infocache_adopt(fs->infos, whole, &info) : infocache_get(fs->infos, file, &info);
 	free(file);
 	if (!err && !info->is_session)
 		err = PS_ERR_NOTSESSION;

@@ -270,15 +270,25 @@ static ps_err infocache_read(struct infocache *c, const char *path, struct sessi
 	return PS_OK;
 }
 
-ps_err infocache_get(struct infocache *c, const char *path, const struct sessioninfo **out)
+/* infocache_get, or infocache_adopt when fresh is given (stolen). */
+static ps_err infocache_take(struct infocache *c, const char *path, struct sessioninfo *fresh,
+			     const struct sessioninfo **out)
 {
 	struct infocache_slot *s;
 	struct sessioninfo *read = NULL;
 	int changed = 1, thawed = 0;
 	ps_err err = infocache_slot_of(c, path, &s);
-	if (err)
+	if (err) {
+		sessioninfo_free(fresh);
 		return err;
-	if (!s->info) {
+	}
+	if (!s->info && fresh) {
+		struct stat now;
+		s->info = fresh;
+		changed = 0;
+		if (c->disk && stat(path, &now) == 0)
+			infocache_freeze(c, fresh, &now); /* when it is still what it read */
+	} else if (!s->info) {
 		pthread_mutex_unlock(&c->lock);
 		err = infocache_read(c, path, &read, &thawed);
 		pthread_mutex_lock(&c->lock);
@@ -298,6 +308,9 @@ ps_err infocache_get(struct infocache *c, const char *path, const struct session
 			s->info = read;
 			changed = thawed; /* a thawed info is refreshed as a held one */
 		}
+	} else {
+		sessioninfo_free(fresh); /* one is held: it wins, brought up to date */
+		fresh = NULL;
 	}
 	s->last_use = ++c->clock;
 	if (changed) {
@@ -316,6 +329,24 @@ ps_err infocache_get(struct infocache *c, const char *path, const struct session
 	c->bytes += s->bytes;
 	*out = s->info;
 	return PS_OK;
+}
+
+ps_err infocache_get(struct infocache *c, const char *path, const struct sessioninfo **out)
+{
+	return infocache_take(c, path, NULL, out);
+}
+
+ps_err infocache_adopt(struct infocache *c, struct sessioninfo *fresh, const struct sessioninfo **out)
+{
+	/* fresh, and its path with it, may be freed on the way. */
+	char *path = strdup(fresh->path);
+	if (!path) {
+		sessioninfo_free(fresh);
+		return PS_ERR_NOMEM;
+	}
+	ps_err err = infocache_take(c, path, fresh, out);
+	free(path);
+	return err;
 }
 
 size_t infocache_bytes(struct infocache *c, size_t *count)

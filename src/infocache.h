@@ -34,6 +34,11 @@ void infocache_unlock(struct infocache *cache);
  * file cannot be read (a kept info of it is dropped), PS_ERR_NOMEM. */
 ps_err infocache_get(struct infocache *cache, const char *path, const struct sessioninfo **out);
 
+/* infocache_get for an info the caller has just read whole (stolen):
+ * held, and kept on disk as a read one is, when the cache holds none of
+ * its file; else freed, and the one held is lent, brought up to date. */
+ps_err infocache_adopt(struct infocache *cache, struct sessioninfo *fresh, const struct sessioninfo **out);
+
 /* Keeps every info read on disk too (diskmemo.h; borrowed, outlives the
  * cache), and takes one from there, by the file's stamp, before reading
  * a file no info is held for: another mount's reading counts. */

@@ -590,8 +590,6 @@ int search_query_skim_enough(void *ctx, const char *lower, size_t len)
 int search_query_rules_out(const struct search_query *q, const struct sessioninfo *skim)
 {
 	struct fields f;
-	if (skim->skim_stopped)
-		return 0;
 	if (!skim->is_session)
 		return 1;
 	if (q->re || q->empty || fields_get(skim, &f))

@@ -92,13 +92,14 @@ struct search_skim_seen {
  * 1 once every plain token a skim can rule out has been seen in the text
  * read, when the skim can no longer rule the session out (nothing past
  * that would change it but what only the whole file tells) and the file
- * is better read whole at once. */
+ * is better read whole at once (the skim becomes a whole read). */
 int search_query_skim_enough(void *ctx, const char *lower, size_t len);
 
 /* 1 when skim, read with those needles, proves the session cannot match:
  * it is no session pi lists, or one of the query's plain ASCII tokens
- * matches none of its fields.  0 when only the whole file can tell (a
- * skim that stopped early, and when memory ran out). */
+ * matches none of its fields.  0 when only the whole file can tell (and
+ * when memory ran out).  A skim that became a whole read (skim_whole) is
+ * judged as the whole file. */
 int search_query_rules_out(const struct search_query *query, const struct sessioninfo *skim);
 
 /* 1 when the query is empty (pi lists every session, unfiltered). */

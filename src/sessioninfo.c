@@ -396,11 +396,13 @@ static ps_err info_line(struct sessioninfo *info, const char *line, size_t len)
 }
 
 /* Finds the end of the line starting at p: *next is where the next line
- * starts; returns 0 when the line has no terminator within [p, end). */
-static int info_line_end(const char *p, const char *end, int at_eof, const char **eol, const char **next)
+ * starts; returns 0 when the line has no terminator within [p, end).
+ * has_cr: [p, end) may hold a \r. */
+static int info_line_end(const char *p, const char *end, int at_eof, int has_cr, const char **eol,
+			 const char **next)
 {
 	const char *nl = memchr(p, '\n', (size_t)(end - p));
-	const char *cr = memchr(p, '\r', (size_t)((nl ? nl : end) - p));
+	const char *cr = has_cr ? memchr(p, '\r', (size_t)((nl ? nl : end) - p)) : NULL;
 	if (cr) {
 		if (cr + 1 == end && !at_eof)
 			return 0; /* \r\n or \r: the next byte tells */
@@ -471,6 +473,19 @@ static const char *info_line_start(const char *p, const char *h, int has_cr)
 	return cr ? cr + 1 : ls;
 }
 
+/* A skim whose enough() said so becomes a whole read: what it read is
+ * forgotten, and the file is read from its start as sessioninfo_load
+ * reads it. */
+static void info_skim_to_whole(struct sessioninfo *info)
+{
+	state_reset(&info->cur);
+	info->text.len = info->lower.len = 0;
+	info->header_ms = info->created_ms = NAN;
+	info->skim = NULL;
+	info->skim_enough = NULL;
+	info->skim_whole = 1;
+}
+
 /* Reads fd from off to its end into info->cur (which holds the state at
  * off), leaving info->committed at the last line break. */
 static ps_err info_read(struct sessioninfo *info, int fd, uint64_t off)
@@ -479,7 +494,7 @@ static ps_err info_read(struct sessioninfo *info, int fd, uint64_t off)
 	char *data = malloc(cap);
 	ps_err err = PS_OK;
 	uint64_t base = off; /* file offset of data[0] */
-	int eof = 0;
+	int eof = 0, restart = 0;
 	if (!data)
 		return PS_ERR_NOMEM;
 	while (!err && !eof) {
@@ -502,7 +517,9 @@ static ps_err info_read(struct sessioninfo *info, int fd, uint64_t off)
 		eof = got == 0;
 		have += (size_t)got;
 		const char *p = data, *end = data + have, *eol, *next;
-		int has_cr = info->skim && memchr(data, '\r', have) != NULL;
+		/* Lone \r breaks lines too, but is rare: a data without one
+		 * spares every line a second search. */
+		int has_cr = memchr(data, '\r', have) != NULL;
 		while (!err && p < end) {
 			if (info->skim && info->cur.header != 0) {
 				/* A skim goes from line to line that holds a needle;
@@ -512,25 +529,33 @@ static ps_err info_read(struct sessioninfo *info, int fd, uint64_t off)
 				if (h == end)
 					break; /* what is left is one unfinished line, with no needle yet */
 			}
-			if (!info_line_end(p, end, eof, &eol, &next))
+			if (!info_line_end(p, end, eof, has_cr, &eol, &next))
 				break;
 			size_t lower_was = info->lower.len;
 			err = info_line(info, p, (size_t)(eol - p));
 			p = next;
 			if (info->skim_enough && info->cur.header == 1 && info->lower.len > lower_was &&
 			    info->skim_enough(info->skim_ctx, info->lower.data + lower_was, info->lower.len - lower_was)) {
-				info->skim_stopped = 1;
-				eof = 1;
-				break;
+				info_skim_to_whole(info);
+				if (base != 0) {
+					restart = 1; /* the file's start is no longer here */
+					break;
+				}
+				p = data; /* every byte from the file's start is: read them again */
 			}
+		}
+		if (restart) {
+			restart = 0;
+			base = 0;
+			have = 0;
+			eof = 0;
+			continue;
 		}
 		size_t used = (size_t)(p - data);
 		base += used;
 		have -= used;
 		memmove(data, p, have);
 	}
-	if (!err && info->skim_stopped)
-		have = 0; /* the rest is not read */
 	if (!err) {
 		/* The state after the last line break is where an append resumes;
 		 * a trailing line without one counts (pi's readline gives it) but

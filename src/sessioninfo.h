@@ -90,7 +90,7 @@ struct sessioninfo {
 	size_t skim_escape;                 /* which of its needles is \\u (NEEDLE_ESCAPE), or SIZE_MAX */
 	int (*skim_enough)(void *ctx, const char *lower, size_t len);
 	void *skim_ctx;
-	int skim_stopped;                   /* its enough() stopped it: only a part was read */
+	int skim_whole;                     /* its enough() made it a whole read: sessioninfo_load's */
 };
 
 /* Reads the session file at path (copied) into a new info (release with
@@ -115,9 +115,10 @@ ps_err sessioninfo_load_listing(const char *path, struct sessioninfo **out);
  * lines hold a needle.  Never refreshed.  PS_ERR_INVALID for more needles
  * than a set takes, or an empty one.  enough (may be NULL) is told the
  * lowercase text each line read after the header adds (ctx passed on);
- * when it says 1, the skim stops there and says so in skim_stopped: a
- * caller that learnt enough (the file will be read whole anyway) is
- * spared the rest. */
+ * when it says 1 (the caller will want the file read whole anyway), the
+ * skim turns into sessioninfo_load's whole read, from the bytes it holds
+ * where the file's start is still among them, and says so in skim_whole:
+ * *out is then the whole file's info. */
 ps_err sessioninfo_load_skim(const char *path, const struct sessioninfo_needle *needles, size_t n,
 			     int (*enough)(void *ctx, const char *lower, size_t len), void *ctx,
 			     struct sessioninfo **out);

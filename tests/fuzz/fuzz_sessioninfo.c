@@ -32,12 +32,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static char path[256];
 static int fd = -1;
-static unsigned long runs, fast_messages, ruled_out;
+static unsigned long runs, fast_messages, ruled_out, made_whole;
 
 static void report(void)
 {
-	fprintf(stderr, "fuzz_sessioninfo: %lu inputs, %lu messages read by the fast path, %lu skims ruled out\n", runs,
-		fast_messages, ruled_out);
+	fprintf(stderr, "fuzz_sessioninfo: %lu inputs, %lu messages read by the fast path, %lu skims ruled out, %lu made whole\n",
+		runs, fast_messages, ruled_out, made_whole);
 	if (fd >= 0)
 		unlink(path);
 }
@@ -132,6 +132,20 @@ static void check_skims(const struct sessioninfo *whole)
 			ruled_out++;
 			FZ_CHECK(search_query_matches(q, whole, &match) == PS_OK && !match,
 				 "a skim ruled out a session that matches %s", SKIM_QUERIES[i]);
+		}
+		sessioninfo_free(skim);
+		skim = NULL;
+		/* Made a whole read once it saw every token: then it is the
+		 * whole file's info, field by field. */
+		struct search_skim_seen seen = { q, 0 };
+		if (n && sessioninfo_load_skim(path, needles, n, search_query_skim_enough, &seen, &skim) == PS_OK) {
+			if (skim->skim_whole) {
+				made_whole++;
+				compare("skim made whole", skim, whole);
+			}
+			if (search_query_rules_out(q, skim))
+				FZ_CHECK(search_query_matches(q, whole, &match) == PS_OK && !match,
+					 "a skim made whole ruled out a session that matches %s", SKIM_QUERIES[i]);
 		}
 		sessioninfo_free(skim);
 		free(needles);

@@ -346,7 +346,7 @@ START_TEST(test_bytefind_caseless)
 }
 END_TEST
 
-static int skim_stops; /* skims that stopped early (search_query_skim_enough) */
+static int skim_stops; /* skims made whole reads (search_query_skim_enough) */
 
 /* What a skim of the session file text says of query: -1 when the query
  * gives no needles, 1 when it rules the session out, else 0; *whole is
@@ -368,13 +368,30 @@ static int skim_says(const char *text, const char *query, int *whole)
 		ck_assert_int_eq(sessioninfo_load_skim(path, needles, n, NULL, NULL, &skim), PS_OK);
 		says = search_query_rules_out(q, skim);
 		ck_assert_msg(!(says && *whole), "a skim for %s ruled out a session that matches:\n%s", query, text);
-		/* Stopped once every token was seen in the text, it rules out
-		 * what it rules out read to the end. */
+		/* Made a whole read once every token was seen in the text, it
+		 * rules out what a skim read to the end rules out. */
 		struct search_skim_seen seen = { q, 0 };
 		sessioninfo_free(skim);
 		ck_assert_int_eq(sessioninfo_load_skim(path, needles, n, search_query_skim_enough, &seen, &skim), PS_OK);
-		ck_assert_int_eq(search_query_rules_out(q, skim), says);
-		skim_stops += skim->skim_stopped;
+		int whole_says = search_query_rules_out(q, skim);
+		ck_assert_msg(!(whole_says && *whole), "a skim made whole for %s ruled out a match:\n%s", query, text);
+		ck_assert_int_ge(whole_says, says);
+		if (skim->skim_whole) { /* then it is sessioninfo_load's info */
+			size_t a, b;
+			const char *fa = sessioninfo_first_message(skim, &a), *fb = sessioninfo_first_message(info, &b);
+			ck_assert_int_eq(skim->is_session, info->is_session);
+			ck_assert_str_eq(skim->id, info->id);
+			ck_assert_str_eq(skim->cwd, info->cwd);
+			ck_assert(!skim->name == !info->name && (!skim->name || !strcmp(skim->name, info->name)));
+			ck_assert(skim->modified_ms == info->modified_ms || (skim->modified_ms != skim->modified_ms &&
+									     info->modified_ms != info->modified_ms));
+			ck_assert_uint_eq(skim->message_count, info->message_count);
+			ck_assert(a == b && !memcmp(fa, fb, a));
+			ck_assert(skim->text.len == info->text.len && !memcmp(skim->text.data, info->text.data, info->text.len));
+			ck_assert(skim->lower.len == info->lower.len &&
+				  !memcmp(skim->lower.data, info->lower.data, info->lower.len));
+		}
+		skim_stops += skim->skim_whole;
 	}
 	sessioninfo_free(skim);
 	sessioninfo_free(info);
@@ -401,7 +418,23 @@ START_TEST(test_skim_rules_out)
 	ck_assert_int_eq(skim_says(SKIM_HEADER "\n" SKIM_TOOL("x") "\n" SKIM_USER("see KUBERNETES.TS") "\n",
 				   "kubernetes.ts", &whole), 0);
 	ck_assert(whole);
-	ck_assert_int_eq(skim_stops, 1); /* seen in the text: the rest is read whole */
+	ck_assert_int_eq(skim_stops, 1); /* seen in the text: read whole at once */
+	/* Past the first megabyte, where the skim no longer holds the file's
+	 * start: it reads it again, whole. */
+	struct buf big = BUF_INIT;
+	buf_puts(&big, SKIM_HEADER "\n" SKIM_TOOL("x"));
+	for (int i = 0; i < 3; i++) {
+		buf_puts(&big, "\n{\"type\":\"message\",\"message\":{\"role\":\"toolResult\",\"content\":\"");
+		for (int k = 0; k < 600 * 1024; k++)
+			buf_putc(&big, 'x');
+		buf_puts(&big, "\"}}");
+	}
+	buf_puts(&big, "\n" SKIM_USER("kubernetes at last") "\n");
+	buf_finish(&big);
+	ck_assert_int_eq(skim_says(big.data, "kubernetes", &whole), 0);
+	ck_assert(whole);
+	ck_assert_int_eq(skim_stops, 2);
+	buf_free(&big);
 	/* Spelled by an escape, by the Kelvin sign (lowercase k), by U+0130
 	 * (lowercase i and U+0307), with a slash written \/. */
 	ck_assert_int_eq(skim_says(SKIM_HEADER "\n" SKIM_USER("\\u006bubernetes") "\n", "kubernetes", &whole), 0);
