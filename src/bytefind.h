@@ -58,40 +58,4 @@ static inline int bytefind_same_caseless(const char *p, const char *needle, size
 	return 1;
 }
 
-/* The first place in [p, end) where needle[0..len) (lowercase) stands
- * with its ASCII letters in either case, or NULL. */
-static inline const char *bytefind_caseless(const char *p, const char *end, const char *needle, size_t len)
-{
-	if (len == 0)
-		return p;
-	if ((size_t)(end - p) < len)
-		return NULL;
-#ifdef __SSE2__
-	size_t i0 = 0, i1 = len - 1;
-	if (len >= 4 && needle[0] == needle[len - 1])
-		i0 = 1, i1 = len - 2;
-	/* A byte b is a candidate for needle byte c when b | 0x20 is c | 0x20:
-	 * both cases of a letter pass, and so do a few other bytes, which the
-	 * comparison turns away. */
-	const __m128i fold = _mm_set1_epi8(0x20);
-	const __m128i c0 = _mm_set1_epi8((char)(needle[i0] | 0x20)), c1 = _mm_set1_epi8((char)(needle[i1] | 0x20));
-	while ((size_t)(end - p) >= len + 16) {
-		__m128i a = _mm_or_si128(_mm_loadu_si128((const __m128i *)(const void *)(p + i0)), fold);
-		__m128i b = _mm_or_si128(_mm_loadu_si128((const __m128i *)(const void *)(p + i1)), fold);
-		unsigned mask = (unsigned)_mm_movemask_epi8(_mm_and_si128(_mm_cmpeq_epi8(a, c0), _mm_cmpeq_epi8(b, c1)));
-		while (mask) {
-			unsigned i = (unsigned)__builtin_ctz(mask);
-			if (bytefind_same_caseless(p + i, needle, len))
-				return p + i;
-			mask &= mask - 1;
-		}
-		p += 16;
-	}
-#endif
-	for (; (size_t)(end - p) >= len; p++)
-		if (bytefind_same_caseless(p, needle, len))
-			return p;
-	return NULL;
-}
-
 #endif

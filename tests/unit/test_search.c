@@ -6,6 +6,7 @@
 #include "bytefind.h"
 #include "helpers.h"
 #include "jscase.h"
+#include "needleset.h"
 #include "search.h"
 #include "searchmemo.h"
 #include "sessioninfo.h"
@@ -301,48 +302,71 @@ START_TEST(test_bytefind_like_memmem)
 }
 END_TEST
 
-/* A caseless memmem, the reference for bytefind_caseless. */
-static const char *find_caseless_slowly(const char *p, const char *end, const char *needle, size_t len)
+/* Whether needle k of texts stands at p (the reference for needleset). */
+static int stands_slowly(const char *p, const char *end, const char *text, size_t len, int caseless)
 {
-	for (; (size_t)(end - p) >= len; p++) {
-		size_t i = 0;
-		while (i < len && tolower((unsigned char)p[i]) == (unsigned char)needle[i])
-			i++;
-		if (i == len)
-			return p;
-	}
-	return NULL;
+	if ((size_t)(end - p) < len)
+		return 0;
+	for (size_t i = 0; i < len; i++)
+		if ((caseless ? tolower((unsigned char)p[i]) : (unsigned char)p[i]) != (unsigned char)text[i])
+			return 0;
+	return 1;
 }
 
-/* bytefind_caseless against the slow search, over text where letters
- * come in both cases and beside the bytes that pass its filter too (b |
- * 0x20 is a letter's: '@', '[', 0x01, 0xC1...), and non-ASCII bytes,
- * which equal only themselves. */
-START_TEST(test_bytefind_caseless)
+/* needleset_find against a search position by position: sets of one to
+ * five needles, caseless or not, of one to twelve bytes, over text where
+ * letters come in both cases beside the bytes that pass the caseless
+ * filter too (b | 0x20 is a letter's: '@', '[', 0x01, 0xC1...) and
+ * non-ASCII bytes, which equal only themselves; at every offset of the
+ * text's end, where the blocks give way to the tail. */
+START_TEST(test_needleset_like_slow_search)
 {
-	static const char alphabet[] = "aAbB@[\x01\xc1\xe1.";
-	char hay[300], needle[24];
+	static const char alphabet[] = "aAbB@[\x01\xc1\xe1.\\u";
+	char hay[300], texts[5][16];
+	const char *ptrs[5];
+	size_t lens[5];
+	int caseless[5];
 	unsigned seed = 777;
 	for (int round = 0; round < 3000; round++) {
-		size_t hn = (size_t)(rand_r(&seed) % sizeof hay), nn = 1 + (size_t)(rand_r(&seed) % 20);
+		size_t hn = (size_t)(rand_r(&seed) % sizeof hay), n = 1 + (size_t)(rand_r(&seed) % 5);
 		for (size_t i = 0; i < hn; i++)
 			hay[i] = alphabet[rand_r(&seed) % (sizeof alphabet - 1)];
-		if (hn >= nn && rand_r(&seed) % 2)
-			memcpy(needle, hay + (size_t)rand_r(&seed) % (hn - nn + 1), nn);
-		else
-			for (size_t i = 0; i < nn; i++)
-				needle[i] = alphabet[rand_r(&seed) % (sizeof alphabet - 1)];
-		for (size_t i = 0; i < nn; i++)
-			needle[i] = (char)tolower((unsigned char)needle[i]);
+		for (size_t k = 0; k < n; k++) {
+			lens[k] = 1 + (size_t)(rand_r(&seed) % 12);
+			caseless[k] = rand_r(&seed) % 2;
+			if (hn >= lens[k] && rand_r(&seed) % 2)
+				memcpy(texts[k], hay + (size_t)rand_r(&seed) % (hn - lens[k] + 1), lens[k]);
+			else
+				for (size_t i = 0; i < lens[k]; i++)
+					texts[k][i] = alphabet[rand_r(&seed) % (sizeof alphabet - 1)];
+			for (size_t i = 0; caseless[k] && i < lens[k]; i++)
+				texts[k][i] = (char)tolower((unsigned char)texts[k][i]);
+			ptrs[k] = texts[k];
+		}
+		struct needleset set;
+		ck_assert_int_eq(needleset_init(&set, ptrs, lens, caseless, n), 0);
 		for (size_t from = 0; from <= hn; from += 1 + from / 4) {
-			const char *want = find_caseless_slowly(hay + from, hay + hn, needle, nn);
-			ck_assert_ptr_eq(bytefind_caseless(hay + from, hay + hn, needle, nn), want);
+			const char *want = NULL;
+			size_t want_k = 0, got_k = SIZE_MAX;
+			for (const char *p = hay + from; !want && p < hay + hn; p++)
+				for (size_t k = 0; k < n && !want; k++)
+					if (stands_slowly(p, hay + hn, texts[k], lens[k], caseless[k]))
+						want = p, want_k = k;
+			const char *got = needleset_find(&set, hay + from, hay + hn, &got_k);
+			ck_assert_ptr_eq(got, want);
+			if (want)
+				ck_assert_uint_eq(got_k, want_k);
 		}
 	}
-	ck_assert_ptr_eq(bytefind_caseless(hay, hay, "", 0), hay);
-	const char *s = "say KUBERNETES.TS or Kubernetes.ts";
-	ck_assert_ptr_eq(bytefind_caseless(s, s + strlen(s), "kubernetes.ts", 13), s + 4);
-	ck_assert_ptr_null(bytefind_caseless(s, s + strlen(s), "kubernetes,ts", 13));
+	const char *s = "say KUBERNETES.TS or session_info", *kube = "kubernetes.ts", *info = "session_info";
+	const char *two[] = { info, kube };
+	size_t two_lens[] = { 12, 13 }, which = 9;
+	int two_caseless[] = { 0, 1 };
+	struct needleset set;
+	ck_assert_int_eq(needleset_init(&set, two, two_lens, two_caseless, 2), 0);
+	ck_assert_ptr_eq(needleset_find(&set, s, s + strlen(s), &which), s + 4);
+	ck_assert_uint_eq(which, 1);
+	ck_assert_int_eq(needleset_init(&set, two, two_lens, two_caseless, 0), -1);
 }
 END_TEST
 
@@ -638,7 +662,7 @@ Suite *search_suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_lower);
 	tcase_add_test(tc, test_bytefind_like_memmem);
-	tcase_add_test(tc, test_bytefind_caseless);
+	tcase_add_test(tc, test_needleset_like_slow_search);
 	tcase_add_test(tc, test_skim_rules_out);
 	tcase_add_test(tc, test_skim_random);
 	tcase_add_test(tc, test_lower_into_ascii);
