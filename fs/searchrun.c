@@ -232,16 +232,18 @@ static int search_ruled_out(const char *file, const struct search_query *q, cons
 /* PS_OK with *c filled, PS_ERR_NOMEM, or another error when the session is
  * gone or not one pi lists (*c empty then).  PS_OK with c->ruled_out
  * and nothing else when a skim (needles, when the query has them) showed
- * that the session cannot match: the info cache has not read it. */
-static ps_err search_copy_of(struct psfs *fs, const struct search_candidate *cand, const struct search_query *q,
-			     const struct sessioninfo_needle *needles, size_t n_needles, struct search_copy *c)
+ * that the session cannot match: the info cache has not read it.  on_disk:
+ * the disk keeps infos, and is asked first. */
+static ps_err search_copy_of(struct psfs *fs, const struct search_candidate *cand, int on_disk,
+			     const struct search_query *q, const struct sessioninfo_needle *needles, size_t n_needles,
+			     struct search_copy *c)
 {
 	const struct sessioninfo *info = NULL;
 	memset(c, 0, sizeof *c);
 	char *file = search_file_of(fs, cand->project, cand->stem);
 	if (!file)
 		return PS_ERR_NOMEM;
-	int kept = search_copy_kept(fs, file, cand, c);
+	int kept = on_disk ? search_copy_kept(fs, file, cand, c) : 0;
 	if (kept) {
 		free(file);
 		return kept < 0 ? PS_ERR_NOMEM : PS_OK;
@@ -313,6 +315,7 @@ struct search_fan {
 	const struct search_candidates *cs;
 	struct search_slot *slots;
 	struct search_verdicts *before; /* the query's last verdicts (searchmemo.h), or NULL */
+	int on_disk;                 /* the disk keeps infos: ask it for each file first */
 	struct search_budget budget; /* shared: the query's matching CPU, in all threads */
 	pthread_t caller;
 	atomic_int stopped;          /* a candidate's error, or the caller gave up */
@@ -375,7 +378,7 @@ static void search_one(void *ctx, size_t i)
 			atomic_store(&f->stopped, 1);
 		return;
 	}
-	ps_err err = search_copy_of(f->fs, &f->cs->c[i], f->q, f->needles, f->n_needles, &copy);
+	ps_err err = search_copy_of(f->fs, &f->cs->c[i], f->on_disk, f->q, f->needles, f->n_needles, &copy);
 	if (!err && copy.ruled_out) {
 		slot->skimmed = 1;
 		slot->decided = 1;
@@ -479,8 +482,12 @@ int search_run(struct psfs *fs, struct searchmemo *verdicts, const char *scope, 
 	/* The interrupt is checked between candidates too, for a store of
 	 * many sessions searched with no regular expression. */
 	infokeeper_hold(fs->keeper);
-	if (!res)
+	if (!res) {
 		f.before = searchmemo_get(verdicts, scope, query);
+		/* A disk that keeps no info yet (a first search) is not asked
+		 * once per file. */
+		f.on_disk = infocache_disk_keeps_any(fs->infos);
+	}
 	if (!res)
 		(void)fanout_run(n, fs->cfg.read_threads, search_one, search_gave_up, &f);
 	/* What stopped the query: a candidate's own error (the others it

@@ -557,6 +557,28 @@ out:
 	return found;
 }
 
+int diskmemo_has_prefix(struct diskmemo *m, const char *prefix, size_t len)
+{
+	int found = 0;
+	sqlite3_stmt *st = NULL;
+	if (!m)
+		return 0;
+	pthread_mutex_lock(&m->lock);
+	/* The keys that start with prefix sort from prefix on, before any
+	 * key that does not (a blob compares bytewise, shorter first). */
+	if (m->db && sqlite3_prepare_v2(m->db, "SELECT key FROM kept WHERE key >= ?1 ORDER BY key LIMIT 1", -1, &st,
+					NULL) == SQLITE_OK) {
+		sqlite3_bind_blob(st, 1, prefix, (int)len, SQLITE_STATIC);
+		if (sqlite3_step(st) == SQLITE_ROW) {
+			const void *k = sqlite3_column_blob(st, 0);
+			found = (size_t)sqlite3_column_bytes(st, 0) >= len && k && memcmp(k, prefix, len) == 0;
+		}
+	}
+	sqlite3_finalize(st);
+	pthread_mutex_unlock(&m->lock);
+	return found;
+}
+
 int diskmemo_has(struct diskmemo *m, const char *key, size_t key_len, const struct filestamp *stamp)
 {
 	int found = 0;

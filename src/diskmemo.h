@@ -52,6 +52,8 @@ const char *diskmemo_path(const struct diskmemo *m);
  * when out could not grow. */
 int diskmemo_get(struct diskmemo *m, const char *key, size_t key_len, const struct filestamp *stamp,
 		 struct buf *out);
+/* 1 when any value is kept under a key that starts with prefix[0..len). */
+int diskmemo_has_prefix(struct diskmemo *m, const char *prefix, size_t len);
 /* 1 when a value is kept for key with this stamp, without reading it. */
 int diskmemo_has(struct diskmemo *m, const char *key, size_t key_len, const struct filestamp *stamp);
 /* Keeps the value for key with this stamp (in the open batch). */

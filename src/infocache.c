@@ -120,6 +120,11 @@ void infocache_set_keeper(struct infocache *c, void (*fn)(void *ctx, const char 
 	c->keeper_ctx = ctx;
 }
 
+int infocache_disk_keeps_any(struct infocache *c)
+{
+	return c->disk && diskmemo_has_prefix(c->disk, "i", 1);
+}
+
 int infocache_has_disk(const struct infocache *c)
 {
 	return c->disk != NULL;

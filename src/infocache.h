@@ -73,6 +73,10 @@ struct filestamp;
 int infocache_kept_bytes(struct infocache *cache, const char *path, const struct filestamp *stamp,
 			 struct buf *out);
 
+/* 1 when the disk keeps any info at all (0 without a disk): a search on
+ * a cache never filled can skip asking for each file. */
+int infocache_disk_keeps_any(struct infocache *cache);
+
 /* With the cache NOT locked: 1 when it holds an info of path now. */
 int infocache_holds(struct infocache *cache, const char *path);
 

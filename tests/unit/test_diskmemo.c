@@ -509,6 +509,11 @@ START_TEST(test_infokeeper)
 	ck_assert_int_eq(infokeeper_start(c, 2, &k), PS_OK);
 	ck_assert_ptr_nonnull(k);
 
+	ck_assert_int_eq(infocache_disk_keeps_any(c), 0);
+	diskmemo_put(m, "k-not-an-info", 13, &(struct filestamp){ 0 }, "x", 1);
+	diskmemo_put(m, "h-not-either", 12, &(struct filestamp){ 0 }, "x", 1);
+	diskmemo_flush(m);
+	ck_assert_int_eq(infocache_disk_keeps_any(c), 0); /* keys around "i", none of it */
 	infokeeper_hold(k);
 	infocache_lock(c);
 	ck_assert_int_eq(infocache_get(c, a, &info), PS_OK); /* read: queued, not written */
@@ -520,12 +525,13 @@ START_TEST(test_infokeeper)
 	usleep(100000);
 	ck_assert_uint_eq(infokeeper_pending(k), 3); /* held: nothing taken up */
 	infocache_flush(c);
-	ck_assert_int_eq(diskmemo_count(m), 0);
+	ck_assert_int_eq(diskmemo_count(m), 2); /* the two that are no infos */
 	infokeeper_release(k);
 	infokeeper_stop(k, 10000, &kept, &left);
 	ck_assert_uint_eq(kept, 2); /* a from the cache, b from its file; gone is gone */
 	ck_assert_uint_eq(left, 0);
-	ck_assert_int_eq(diskmemo_count(m), 2);
+	ck_assert_int_eq(diskmemo_count(m), 4);
+	ck_assert_int_eq(infocache_disk_keeps_any(c), 1);
 	infocache_free(c);
 	assert_cached_text(m, b, "text b");
 
@@ -545,7 +551,7 @@ START_TEST(test_infokeeper)
 	infocache_unlock(c);
 	infocache_flush(c);
 	infocache_free(c);
-	ck_assert_int_eq(diskmemo_count(m), 2); /* a's new info replaced its old one */
+	ck_assert_int_eq(diskmemo_count(m), 4); /* a's new info replaced its old one */
 	assert_cached_text(m, a, "text a more");
 
 	/* A cache with no disk needs no keeper. */
