@@ -75,6 +75,7 @@ static const struct fuse_opt psfs_opts[] = {
 	PSFS_OPT("search_budget=%lf", search_budget),
 	PSFS_OPT("cache_dir=%s", cache_dir),
 	PSFS_OPT("read_threads=%u", read_threads),
+	PSFS_OPT("keep_at_exit=%d", keep_at_exit),
 	PSFS_OPT("-h", show_help),
 	PSFS_OPT("--help", show_help),
 	PSFS_OPT("-V", show_version),
@@ -119,6 +120,9 @@ static void psfs_usage(const char *prog)
 	       "  -o read_threads=N      threads that read sessions a first time for\n"
 	       "                         sessions.md, usage.csv, search/ and the views\n"
 	       "                         (default: one per core, at most 16)\n"
+	       "  -o keep_at_exit=SECONDS  how long a daemon that stops may still spend\n"
+	       "                         writing to the cache what searches read\n"
+	       "                         (default 30; 0: none; docs/layout.md)\n"
 	       "  -o auto_unmount        unmount when the daemon exits\n"
 	       "  -o allow_other         let other users in (needs user_allow_other in\n"
 	       "                         /etc/fuse.conf; file modes still apply)\n"
@@ -146,22 +150,25 @@ static void psfs_disk_note(void *ctx, const char *what)
 /* The layout of what is kept on disk (overview.c's and catalog.c's
  * values): a change to any of them must change this, so an older cache
  * is made again rather than misread. */
-/* How long a daemon that stops may still spend keeping what searches read. */
-#define PSFS_KEEP_AT_EXIT_MS 10000
+/* How long a daemon that stops may still spend keeping what searches
+ * read, by default: the first search of an 11 GB store leaves about 20 s
+ * of writing on two cores. */
+#define PSFS_KEEP_AT_EXIT_S 30
 #define PSFS_DISK_FORMAT "rows c,m,d 1; catalog k 1; infos i " INFOFREEZE_MAGIC
 
 /* What searches read and the keeper has not kept on disk yet is kept
- * now, once the mount is gone, within PSFS_KEEP_AT_EXIT_MS: a mount that
+ * now, once the mount is gone, within -o keep_at_exit: a mount that
  * lived for one search is remembered too (infokeeper.h). */
 static void psfs_keeper_stop(struct psfs *fs)
 {
 	size_t kept, left;
-	infokeeper_stop(fs->keeper, PSFS_KEEP_AT_EXIT_MS, &kept, &left);
+	int secs = fs->cfg.keep_at_exit >= 0 ? fs->cfg.keep_at_exit : PSFS_KEEP_AT_EXIT_S;
+	infokeeper_stop(fs->keeper, (long)secs * 1000, &kept, &left);
 	fs->keeper = NULL;
 	if (left)
 		fprintf(stderr, "pisessionfs: note: %zu session%s read by searches left out of the cache at exit (%d s "
 				"spent): the next mount's first search reads them\n",
-			left, left == 1 ? "" : "s", PSFS_KEEP_AT_EXIT_MS / 1000);
+			left, left == 1 ? "" : "s", secs);
 }
 
 /* Opens the cache kept across mounts (diskmemo.h) where -o cache_dir or
@@ -494,6 +501,7 @@ int main(int argc, char *argv[])
 
 	fs.cfg.timeout = NAN; /* chosen at init, by what the watcher hears */
 	fs.cfg.search_budget = NAN;
+	fs.cfg.keep_at_exit = -1;
 	fs.cfg.entry_cache_mib = -1;
 	fs.cfg.context_cache_mib = -1;
 	fs.cfg.search_cache_mib = -1;
@@ -562,6 +570,10 @@ int main(int argc, char *argv[])
 	if (!isnan(fs.cfg.search_budget) && !(fs.cfg.search_budget > 0 && fs.cfg.search_budget <= 86400)) {
 		fprintf(stderr, "pisessionfs: -o search_budget=%g: give more than 0, at most 86400 (seconds)\n",
 			fs.cfg.search_budget);
+		goto out;
+	}
+	if (fs.cfg.keep_at_exit < -1 || fs.cfg.keep_at_exit > 3600) {
+		fprintf(stderr, "pisessionfs: -o keep_at_exit=%d: give 0 to 3600 (seconds)\n", fs.cfg.keep_at_exit);
 		goto out;
 	}
 	if (fs.cfg.read_threads > FANOUT_MAX_THREADS) {

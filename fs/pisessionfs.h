@@ -19,6 +19,7 @@ struct psfs_config {
 	double search_budget; /* seconds of regex matching CPU one query may spend; NAN: the default */
 	char *cache_dir;      /* -o cache_dir=DIR; NULL: the XDG default; "off": none */
 	unsigned read_threads; /* -o read_threads=N: threads a first read of many sessions uses; 0: one per core */
+	int keep_at_exit;      /* -o keep_at_exit=SECONDS: the keeper's time at the daemon's stop; -1: the default */
 	int show_help;
 	int show_version;
 	int print_store;      /* --print-store: say which store, and exit */

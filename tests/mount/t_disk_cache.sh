@@ -136,4 +136,13 @@ mount_fs "$STORE" "$MNT" -o "cache_dir=$T_DIR/elsewhere"
 views >/dev/null
 umount_fs "$MNT"
 assert_true "-o cache_dir=DIR keeps it there" test -s "$(ls "$T_DIR"/elsewhere/store-*.sqlite | head -1)"
+
+# How long a stopping daemon may keep writing (-o keep_at_exit): 0 is
+# taken, a value out of range refused with the reason.
+mount_fs "$STORE" "$MNT" -o keep_at_exit=0
+assert_eq "with keep_at_exit=0 a search still answers" 1 "$(ls "$MNT/search/zebra23" | grep -c .)"
+umount_fs "$MNT"
+fsx_out "$DAEMON" --store "$STORE" -f -o keep_at_exit=5000 "$MNT"
+assert_ne "keep_at_exit=5000 is refused" 0 "$RC"
+assert_contains "and says why" "give 0 to 3600" "$ERR"
 finish
