@@ -9,6 +9,7 @@
 #include <time.h>
 #include "fileio.h"
 #include "jparse.h"
+#include "usagescan.h"
 #include "jsonout.h"
 #include "usage.h"
 
@@ -38,7 +39,42 @@ struct usage_acc {
 	int32_t day;      /* the day of the entry being added (usage_collect) */
 };
 
-static int usage_same(const json_t *a, const json_t *b);
+/* A provider or model name as read, text NULL when absent (or no string);
+ * len bytes, NUL possible. */
+struct usage_name {
+	const char *text;
+	size_t len;
+};
+
+static struct usage_name usage_name_of(const json_t *v)
+{
+	struct usage_name n = { NULL, 0 };
+	if (json_is_string(v)) {
+		n.text = json_string_value(v);
+		n.len = json_string_length(v);
+	}
+	return n;
+}
+
+/* Whether a kept name (a JSON string or NULL) is the name: the key of a
+ * byModel row. */
+static int usage_same(const json_t *kept, struct usage_name name)
+{
+	if (!kept || !name.text)
+		return !kept && !name.text;
+	return json_string_length(kept) == name.len && memcmp(json_string_value(kept), name.text, name.len) == 0;
+}
+
+/* A new reference to the name as a JSON string, or NULL for none; *failed
+ * when memory ran out. */
+static json_t *usage_name_json(struct usage_name name, int *failed)
+{
+	json_t *v = name.text ? json_stringn(name.text, name.len) : NULL;
+	if (name.text && !v)
+		*failed = 1;
+	return v;
+}
+
 static void usage_sum_add(struct usage_sum *to, const struct usage_sum *u);
 
 static void usage_acc_free(struct usage_acc *a)
@@ -63,7 +99,7 @@ static int32_t usage_day_of(int64_t ms)
 }
 
 /* Adds u to the session's row of (day, model). */
-static ps_err usage_day_add(struct usage_acc *a, int32_t day, json_t *model, const struct usage_sum *u)
+static ps_err usage_day_add(struct usage_acc *a, int32_t day, struct usage_name model, const struct usage_sum *u)
 {
 	size_t i;
 	/* A session's days and models are few; the latest row is the likely one. */
@@ -81,8 +117,11 @@ static ps_err usage_day_add(struct usage_acc *a, int32_t day, json_t *model, con
 		}
 		i = a->n_days++;
 		memset(&a->days[i], 0, sizeof a->days[i]);
+		int failed = 0;
 		a->days[i].day = day;
-		a->days[i].model = json_incref(model);
+		a->days[i].model = usage_name_json(model, &failed);
+		if (failed)
+			return PS_ERR_NOMEM;
 	}
 	usage_sum_add(&a->days[i].sum, u);
 	return PS_OK;
@@ -106,34 +145,12 @@ static void usage_sum_add(struct usage_sum *to, const struct usage_sum *u)
 	to->cost += u->cost;
 }
 
-/* Same string, or both absent: the key of a byModel row. */
-static int usage_same(const json_t *a, const json_t *b)
+/* Adds one usage under (provider, model). */
+static ps_err usage_add_sum(struct usage_acc *a, const struct usage_sum *u, struct usage_name provider,
+			    struct usage_name model)
 {
-	if (!a || !b)
-		return a == b;
-	return json_equal((json_t *)a, (json_t *)b);
-}
-
-/* Adds a usage object under (provider, model); non-string names count as
- * absent.  A usage that is not an object is not usage at all. */
-static ps_err usage_add(struct usage_acc *a, const json_t *usage, json_t *provider, json_t *model)
-{
-	struct usage_sum u;
 	size_t i;
-
-	if (!json_is_object(usage))
-		return PS_OK;
-	if (!json_is_string(provider))
-		provider = NULL;
-	if (!json_is_string(model))
-		model = NULL;
-	u.input = usage_num(usage, "input");
-	u.output = usage_num(usage, "output");
-	u.cache_read = usage_num(usage, "cacheRead");
-	u.cache_write = usage_num(usage, "cacheWrite");
-	u.total_tokens = usage_num(usage, "totalTokens");
-	u.cost = usage_num(json_object_get(usage, "cost"), "total");
-	usage_sum_add(&a->total, &u);
+	usage_sum_add(&a->total, u);
 	/* Rows stay few (the models a session used), so a linear search. */
 	for (i = 0; i < a->n_rows; i++)
 		if (usage_same(a->rows[i].provider, provider) && usage_same(a->rows[i].model, model))
@@ -147,13 +164,32 @@ static ps_err usage_add(struct usage_acc *a, const json_t *usage, json_t *provid
 			a->rows = rows;
 			a->cap_rows = cap;
 		}
+		int failed = 0;
 		memset(&a->rows[i], 0, sizeof a->rows[i]);
-		a->rows[i].provider = json_incref(provider);
-		a->rows[i].model = json_incref(model);
+		a->rows[i].provider = usage_name_json(provider, &failed);
+		a->rows[i].model = usage_name_json(model, &failed);
 		a->n_rows++;
+		if (failed)
+			return PS_ERR_NOMEM;
 	}
-	usage_sum_add(&a->rows[i].sum, &u);
-	return usage_day_add(a, a->day, model, &u);
+	usage_sum_add(&a->rows[i].sum, u);
+	return usage_day_add(a, a->day, model, u);
+}
+
+/* Adds a usage object under (provider, model); non-string names count as
+ * absent.  A usage that is not an object is not usage at all. */
+static ps_err usage_add(struct usage_acc *a, const json_t *usage, const json_t *provider, const json_t *model)
+{
+	struct usage_sum u;
+	if (!json_is_object(usage))
+		return PS_OK;
+	u.input = usage_num(usage, "input");
+	u.output = usage_num(usage, "output");
+	u.cache_read = usage_num(usage, "cacheRead");
+	u.cache_write = usage_num(usage, "cacheWrite");
+	u.total_tokens = usage_num(usage, "totalTokens");
+	u.cost = usage_num(json_object_get(usage, "cost"), "total");
+	return usage_add_sum(a, &u, usage_name_of(provider), usage_name_of(model));
 }
 
 /* What the index's kind (the role of a message, else the type) says about
@@ -226,58 +262,61 @@ static int usage_entry_fast(struct ps_session *s, uint32_t i, struct usage_acc *
 {
 	const struct ps_entry *e = &s->entries[i];
 	enum ps_entry_usage u = (enum ps_entry_usage)((e->flags & PS_ENTRY_USAGE_MASK) >> PS_ENTRY_USAGE_SHIFT);
-	json_t *m = NULL;
+	struct usagescan m;
+	struct usage_name none = { NULL, 0 }, provider, model;
+	char small[512], *text = NULL;
+	int done = 1;
 	*err = PS_OK;
 	if (u == PS_USAGE_UNKNOWN)
 		return 0;
+	memset(&m, 0, sizeof m);
 	if (e->usage_at) {
-		char small[512], *text = e->usage_len + 2 <= sizeof small ? small : malloc((size_t)e->usage_len + 2);
+		text = e->usage_len <= sizeof small ? small : malloc(e->usage_len);
 		if (!text)
 			return *err = PS_ERR_NOMEM, 1;
-		text[0] = '{';
-		text[e->usage_len + 1] = '}';
-		if (fileio_pread_full(s->fd, text + 1, e->usage_len, e->off + e->usage_at) != 0) {
+		if (fileio_pread_full(s->fd, text, e->usage_len, e->off + e->usage_at) != 0) {
 			*err = PS_ERR_IO; /* the file shrank under us: the index is stale */
-		} else {
-			enum jparse_result r = jparse_object(text, (size_t)e->usage_len + 2, &m);
-			if (r == JPARSE_NOMEM)
-				*err = PS_ERR_NOMEM;
+			goto out;
 		}
-		if (text != small)
-			free(text);
-		if (*err)
-			return 1;
-		if (!m)
-			return 0; /* declined: the whole line decides */
+		if (!usagescan_members(text, e->usage_len, &m)) {
+			done = 0; /* declined: the whole line decides */
+			goto out;
+		}
 	}
+	provider = (struct usage_name){ m.provider, m.provider_len };
+	model = (struct usage_name){ m.model, m.model_len };
 	switch (u) {
-	case PS_USAGE_ASSISTANT: {
-		json_t *model = json_object_get(m, "responseModel");
+	case PS_USAGE_ASSISTANT:
 		a->messages++;
 		a->assistant++;
-		if (!json_is_string(model))
-			model = json_object_get(m, "model");
-		*err = usage_add(a, json_object_get(m, "usage"), json_object_get(m, "provider"), model);
+		if (m.response_model)
+			model = (struct usage_name){ m.response_model, m.response_model_len };
+		if (m.has_usage)
+			*err = usage_add_sum(a, &m.sum, provider, model);
 		break;
-	}
 	case PS_USAGE_TOOL_RESULT:
 		a->messages++;
-		*err = usage_add(a, json_object_get(m, "usage"), NULL, NULL);
+		if (m.has_usage)
+			*err = usage_add_sum(a, &m.sum, none, none);
 		break;
 	case PS_USAGE_MESSAGE:
 		a->messages++;
 		break;
 	case PS_USAGE_SUMMARY:
-		*err = usage_add(a, json_object_get(m, "usage"), NULL, NULL);
+		if (m.has_usage)
+			*err = usage_add_sum(a, &m.sum, none, none);
 		break;
 	case PS_USAGE_ENTRY:
-		*err = usage_add(a, json_object_get(m, "usage"), json_object_get(m, "provider"), json_object_get(m, "model"));
+		if (m.has_usage)
+			*err = usage_add_sum(a, &m.sum, provider, model);
 		break;
 	default:
 		break;
 	}
-	json_decref(m);
-	return 1;
+out:
+	if (text != small)
+		free(text);
+	return done;
 }
 
 /* The members usage_entry reads (and session_migrate may touch): the

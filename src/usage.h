@@ -31,10 +31,8 @@
 #include "buf.h"
 #include "ps_error.h"
 #include "session.h"
+#include "usagescan.h" /* struct usage_sum */
 
-struct usage_sum {
-	double input, output, cache_read, cache_write, total_tokens, cost;
-};
 
 /* One day's usage of one model within a session: day counts days since
  * 1970-01-01 in UTC (USAGE_UNDATED: no entry up to this one had a

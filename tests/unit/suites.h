@@ -13,6 +13,7 @@ Suite *parse_suite(void);
 Suite *images_suite(void);
 Suite *usage_suite(void);
 Suite *usagedays_suite(void);
+Suite *usagescan_suite(void);
 Suite *transcript_suite(void);
 Suite *entrycache_suite(void);
 Suite *recover_suite(void);
