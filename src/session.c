@@ -101,6 +101,22 @@ static ps_err session_field_string(const struct scan_field *f, char **out, size_
 	return *out ? PS_OK : PS_ERR_NOMEM;
 }
 
+/* A scanned string field's decoded text: in place when it needs no
+ * decoding (no escape, valid UTF-8; then no NUL either, which JSON only
+ * spells escaped), else decoded into *owned, which the caller frees. */
+static ps_err session_field_view(const struct scan_field *f, const char **text, size_t *len, char **owned)
+{
+	*owned = NULL;
+	if (f->kind == SCAN_STRING && !f->escaped && jstext_utf8_valid(f->ptr, f->len)) {
+		*text = f->ptr;
+		*len = f->len;
+		return PS_OK;
+	}
+	ps_err err = session_field_string(f, owned, len);
+	*text = *owned;
+	return err;
+}
+
 static ps_err session_intern_kind(struct ps_session *s, const char *raw, size_t n, uint32_t *off)
 {
 	char *esc = escape_name_max(raw, n, SESSION_MAX_KIND);
@@ -118,10 +134,92 @@ static ps_err session_intern_kind(struct ps_session *s, const char *raw, size_t 
 	return err;
 }
 
+/* The kinds of the lines indexed last, by the raw bytes of their type,
+ * role and toolName as the scanner found them: a session has a handful of
+ * kinds, so nearly every line finds its own here without decoding,
+ * escaping and interning it again (three allocations and a hash lookup
+ * per entry, a tenth of indexing a store). */
+#define KIND_MEMO_SLOTS 8
+#define KIND_MEMO_BYTES 64
+
+struct kind_memo_slot {
+	int used;
+	uint32_t kind;                 /* pool offset, as session_kind gives it */
+	unsigned char len[3];          /* type, role, toolName; 0xff: not a string */
+	char bytes[KIND_MEMO_BYTES];   /* the three strings' raw bytes, one after another */
+};
+
+struct kind_memo {
+	struct kind_memo_slot slot[KIND_MEMO_SLOTS];
+	unsigned next;                 /* the slot to fill next, round robin */
+};
+
+/* Fills key with the three fields' lengths and bytes; 0 when they do not
+ * fit a slot (or one is escaped: the parser decides those). */
+static int kind_memo_key(const struct scan_result *r, struct kind_memo_slot *key)
+{
+	const struct scan_field *f[3] = { &r->type, &r->role, &r->tool_name };
+	size_t at = 0;
+	for (int i = 0; i < 3; i++) {
+		if (f[i]->kind != SCAN_STRING) {
+			key->len[i] = 0xff;
+			continue;
+		}
+		if (f[i]->escaped || f[i]->len >= 0xff || f[i]->len > KIND_MEMO_BYTES - at)
+			return 0;
+		key->len[i] = (unsigned char)f[i]->len;
+		memcpy(key->bytes + at, f[i]->ptr, f[i]->len);
+		at += f[i]->len;
+	}
+	return 1;
+}
+
+static size_t kind_memo_bytes(const struct kind_memo_slot *k)
+{
+	size_t n = 0;
+	for (int i = 0; i < 3; i++)
+		n += k->len[i] == 0xff ? 0 : k->len[i];
+	return n;
+}
+
+static const struct kind_memo_slot *kind_memo_find(const struct kind_memo *m, const struct kind_memo_slot *key)
+{
+	for (unsigned i = 0; i < KIND_MEMO_SLOTS; i++) {
+		const struct kind_memo_slot *s = &m->slot[i];
+		if (s->used && memcmp(s->len, key->len, sizeof s->len) == 0 &&
+		    memcmp(s->bytes, key->bytes, kind_memo_bytes(key)) == 0)
+			return s;
+	}
+	return NULL;
+}
+
 /* The kind shown in the file name: the role for messages (toolResult with
  * its tool), else the entry type. */
-static ps_err session_kind(struct ps_session *s, const struct scan_result *r, const json_t *parsed,
-			   uint32_t *off)
+static ps_err session_kind_decode(struct ps_session *s, const struct scan_result *r, const json_t *parsed,
+				  uint32_t *off);
+
+static ps_err session_kind(struct ps_session *s, struct kind_memo *memo, const struct scan_result *r,
+			   const json_t *parsed, uint32_t *off)
+{
+	struct kind_memo_slot key;
+	if (parsed || !memo || !kind_memo_key(r, &key))
+		return session_kind_decode(s, r, parsed, off);
+	const struct kind_memo_slot *hit = kind_memo_find(memo, &key);
+	if (hit) {
+		*off = hit->kind;
+		return PS_OK;
+	}
+	ps_err err = session_kind_decode(s, r, parsed, off);
+	if (!err) {
+		key.used = 1;
+		key.kind = *off;
+		memo->slot[memo->next++ % KIND_MEMO_SLOTS] = key;
+	}
+	return err;
+}
+
+static ps_err session_kind_decode(struct ps_session *s, const struct scan_result *r, const json_t *parsed,
+				  uint32_t *off)
 {
 	char *type = NULL, *role = NULL, *tool = NULL;
 	size_t type_len = 0, role_len = 0, tool_len = 0;
@@ -385,11 +483,13 @@ static void session_note_usage(struct ps_entry *e, const struct scan_result *r, 
 
 /* Indexes one complete line.  Malformed lines are skipped, as pi skips them,
  * and remembered as problems; only allocation failures are errors. */
-static ps_err session_index_line(struct ps_session *s, const char *line, size_t len, uint64_t off)
+static ps_err session_index_line(struct ps_session *s, struct kind_memo *kinds, const char *line, size_t len,
+				 uint64_t off)
 {
 	struct scan_result r;
 	json_t *parsed = NULL;
-	char *id = NULL, *parent_id = NULL;
+	char *id_owned = NULL, *parent_owned = NULL;
+	const char *id = NULL, *parent_id = NULL;
 	size_t id_len = 0, parent_len = 0;
 	ps_err err = PS_OK;
 	uint32_t lineno = ++s->lines;
@@ -453,31 +553,28 @@ static ps_err session_index_line(struct ps_session *s, const char *line, size_t 
 		if (parsed) {
 			json_t *jid = json_object_get(parsed, "id");
 			json_t *jp = json_object_get(parsed, "parentId");
+			/* Borrowed from parsed, which lives until out. */
 			if (json_is_string(jid)) {
 				id_len = json_string_length(jid);
-				id = strndup(json_string_value(jid), id_len);
+				id = json_string_value(jid);
 			}
 			if (json_is_string(jp)) {
 				parent_len = json_string_length(jp);
-				parent_id = strndup(json_string_value(jp), parent_len);
-			}
-			if ((json_is_string(jid) && !id) || (json_is_string(jp) && !parent_id)) {
-				err = PS_ERR_NOMEM;
-				goto out;
+				parent_id = json_string_value(jp);
 			}
 		} else if ((r.id.kind == SCAN_STRING &&
-			    session_field_string(&r.id, &id, &id_len) == PS_ERR_NOMEM) ||
+			    session_field_view(&r.id, &id, &id_len, &id_owned) == PS_ERR_NOMEM) ||
 			   (r.parent_id.kind == SCAN_STRING &&
-			    session_field_string(&r.parent_id, &parent_id, &parent_len) == PS_ERR_NOMEM)) {
+			    session_field_view(&r.parent_id, &parent_id, &parent_len, &parent_owned) == PS_ERR_NOMEM)) {
 			err = PS_ERR_NOMEM;
 			goto out;
 		}
-		if (!id || id_len == 0 || strlen(id) != id_len) {
+		if (!id || id_len == 0 || memchr(id, '\0', id_len)) {
 			err = session_problem(s, lineno, "entry without a usable string id (empty, or holds NUL), skipped");
 			goto out;
 		}
 		/* Only an earlier entry can be a parent: no cycles, stable paths. */
-		if (parent_id && strlen(parent_id) == parent_len)
+		if (parent_id && !memchr(parent_id, '\0', parent_len))
 			e.parent = session_find(s, parent_id, parent_len);
 		if (parent_id && e.parent == PS_NIL &&
 		    (err = session_problem(s, lineno, "parentId names no earlier entry: shown as an extra root")))
@@ -495,7 +592,7 @@ static ps_err session_index_line(struct ps_session *s, const char *line, size_t 
 		e.flags |= PS_ENTRY_MAY_HAVE_IMAGES;
 	if (!parsed && !r.maybe_unreadable && !r.maybe_surrogate)
 		session_note_usage(&e, &r, line);
-	err = session_kind(s, &r, parsed, &e.kind);
+	err = session_kind(s, kinds, &r, parsed, &e.kind);
 	if (err)
 		goto out;
 	s->entries[idx] = e;
@@ -528,8 +625,8 @@ static ps_err session_index_line(struct ps_session *s, const char *line, size_t 
 #undef TYPE_IS
 out:
 	json_decref(parsed);
-	free(id);
-	free(parent_id);
+	free(id_owned);
+	free(parent_owned);
 	return err;
 }
 
@@ -613,6 +710,7 @@ static ps_err session_scan_from(struct ps_session *s, uint64_t size)
 	size_t cap = 0, have = 0;
 	uint64_t pos = s->scanned;
 	ps_err err = PS_OK;
+	struct kind_memo *kinds = calloc(1, sizeof *kinds); /* NULL: every kind decoded */
 
 	while (pos + have < size) {
 		if (have == cap) {
@@ -646,7 +744,7 @@ static ps_err session_scan_from(struct ps_session *s, uint64_t size)
 			size_t ll = (size_t)(nl - (buf + start));
 			if (s->skim && s->have_header && !skim_wanted(needles, buf + start, nl, buf + end))
 				s->lines++; /* counted, as the line numbers of problems need */
-			else if ((err = session_index_line(s, buf + start, ll, pos + start)))
+			else if ((err = session_index_line(s, kinds, buf + start, ll, pos + start)))
 				goto out;
 			start += ll + 1;
 		}
@@ -656,6 +754,7 @@ static ps_err session_scan_from(struct ps_session *s, uint64_t size)
 		s->scanned = pos;
 	}
 out:
+	free(kinds);
 	free(buf);
 	return err;
 }
