@@ -14,6 +14,7 @@
 #include "scan.h"
 #include "session.h"
 #include "loadout.h"
+#include "usagescan.h"
 
 #define SESSION_READ_CHUNK (1u << 20)
 
@@ -149,9 +150,13 @@ struct kind_memo_slot {
 	char bytes[KIND_MEMO_BYTES];   /* the three strings' raw bytes, one after another */
 };
 
+#define NAME_MEMO_SLOTS 4
+
 struct kind_memo {
 	struct kind_memo_slot slot[KIND_MEMO_SLOTS];
 	unsigned next;                 /* the slot to fill next, round robin */
+	uint32_t names[NAME_MEMO_SLOTS]; /* the last provider and model names interned (PS_NIL: none) */
+	unsigned next_name;
 };
 
 /* Fills key with the three fields' lengths and bytes; 0 when they do not
@@ -457,9 +462,30 @@ out:
 	return err;
 }
 
+/* The pool offset of a name (len bytes, no NUL), interned among the
+ * last names seen: a session names a few models over thousands of
+ * messages. */
+static ps_err session_intern_name(struct ps_session *s, struct kind_memo *memo, const char *name, size_t len,
+				  uint32_t *off)
+{
+	for (unsigned i = 0; memo && i < NAME_MEMO_SLOTS; i++) {
+		uint32_t o = memo->names[i];
+		if (o != PS_NIL && strncmp(session_str(s, o), name, len) == 0 && session_str(s, o)[len] == '\0') {
+			*off = o;
+			return PS_OK;
+		}
+	}
+	ps_err err = strpool_add(&s->pool, name, len, off);
+	if (!err && memo)
+		memo->names[memo->next_name++ % NAME_MEMO_SLOTS] = *off;
+	return err;
+}
+
 /* Notes what usage.c needs of a line the scanner read plainly: its class
- * (PS_ENTRY_USAGE) and where its usage members are. */
-static void session_note_usage(struct ps_entry *e, const struct scan_result *r, const char *line)
+ * (PS_ENTRY_USAGE) and its usage, read from its usage members (when
+ * usagescan declines them, the class stays unknown: the line is parsed). */
+static ps_err session_note_usage(struct ps_session *s, struct kind_memo *memo, struct ps_entry *e,
+				 const struct scan_result *r)
 {
 #define FIELD_IS(f, lit) ((f).kind == SCAN_STRING && (f).len == sizeof(lit) - 1 && memcmp((f).ptr, lit, sizeof(lit) - 1) == 0)
 	enum ps_entry_usage u = PS_USAGE_NONE;
@@ -474,11 +500,30 @@ static void session_note_usage(struct ps_entry *e, const struct scan_result *r, 
 		u = PS_USAGE_ENTRY;
 	}
 #undef FIELD_IS
-	e->flags |= (uint32_t)u << PS_ENTRY_USAGE_SHIFT;
+	ps_err err = PS_OK;
+	struct usagescan m;
 	if (u != PS_USAGE_NONE && u != PS_USAGE_MESSAGE && span->kind != SCAN_ABSENT) {
-		e->usage_at = (uint32_t)(span->ptr - line);
-		e->usage_len = (uint32_t)span->len;
+		if (!usagescan_members(span->ptr, span->len, &m)) {
+			u = PS_USAGE_UNKNOWN;
+		} else if (m.has_usage) {
+			struct ps_usage rec = { m.sum, PS_NIL, PS_NIL };
+			const char *model = u == PS_USAGE_ASSISTANT && m.response_model ? m.response_model : m.model;
+			size_t model_len = model == m.response_model ? m.response_model_len : m.model_len;
+			int named = u == PS_USAGE_ASSISTANT || u == PS_USAGE_ENTRY;
+			if (named && m.provider)
+				err = session_intern_name(s, memo, m.provider, m.provider_len, &rec.provider);
+			if (!err && named && model)
+				err = session_intern_name(s, memo, model, model_len, &rec.model);
+			if (!err)
+				err = session_grow((void **)&s->usages, &s->cap_usages, s->n_usages + 1, sizeof *s->usages);
+			if (err)
+				return err;
+			e->usage = s->n_usages;
+			s->usages[s->n_usages++] = rec;
+		}
 	}
+	e->flags |= (uint32_t)u << PS_ENTRY_USAGE_SHIFT;
+	return PS_OK;
 }
 
 /* Indexes one complete line.  Malformed lines are skipped, as pi skips them,
@@ -541,7 +586,7 @@ static ps_err session_index_line(struct ps_session *s, struct kind_memo *kinds, 
 	struct ps_entry e = {
 		.off = off, .len = (uint32_t)len, .line = lineno, .ordinal = s->ordinals - 1,
 		.parent = PS_NIL, .first_child = PS_NIL, .last_child = PS_NIL,
-		.next_sibling = PS_NIL, .prev_same_id = PS_NIL, .label = PS_NIL,
+		.next_sibling = PS_NIL, .prev_same_id = PS_NIL, .label = PS_NIL, .usage = PS_NIL,
 	};
 
 	if (s->version < 2) {
@@ -590,8 +635,8 @@ static ps_err session_index_line(struct ps_session *s, struct kind_memo *kinds, 
 	e.time_ms = session_time(&r, parsed);
 	if (r.maybe_image)
 		e.flags |= PS_ENTRY_MAY_HAVE_IMAGES;
-	if (!parsed && !r.maybe_unreadable && !r.maybe_surrogate)
-		session_note_usage(&e, &r, line);
+	if (!parsed && !r.maybe_unreadable && !r.maybe_surrogate && (err = session_note_usage(s, kinds, &e, &r)))
+		goto out;
 	err = session_kind(s, kinds, &r, parsed, &e.kind);
 	if (err)
 		goto out;
@@ -638,6 +683,7 @@ static void session_reset(struct ps_session *s)
 		a->type->release(a);
 	}
 	free(s->entries);
+	free(s->usages);
 	free(s->branches);
 	free(s->labeled);
 	free(s->problems);
@@ -645,6 +691,8 @@ static void session_reset(struct ps_session *s)
 	strmap_free(&s->ids);
 	strmap_free(&s->kinds);
 	s->entries = NULL;
+	s->usages = NULL;
+	s->n_usages = s->cap_usages = 0;
 	s->branches = NULL;
 	s->labeled = NULL;
 	s->problems = NULL;
@@ -711,6 +759,8 @@ static ps_err session_scan_from(struct ps_session *s, uint64_t size)
 	uint64_t pos = s->scanned;
 	ps_err err = PS_OK;
 	struct kind_memo *kinds = calloc(1, sizeof *kinds); /* NULL: every kind decoded */
+	if (kinds)
+		memset(kinds->names, 0xff, sizeof kinds->names); /* PS_NIL */
 
 	while (pos + have < size) {
 		if (have == cap) {

@@ -12,6 +12,7 @@
 #include <jansson.h>
 #include "ps_error.h"
 #include "strpool.h"
+#include "usagescan.h" /* struct usage_sum */
 
 /* The index keeps each entry's kind escaped for a name (escape.h) and
  * shortened to this many bytes: the kind's part of an entry file's name,
@@ -37,10 +38,20 @@ struct ps_entry {
 	uint32_t md_size;      /* rendered size + 1; 0 while unknown */
 	int64_t time_ms;       /* the entry's timestamp, 0 if it has none: its file's mtime */
 	uint32_t flags;        /* PS_ENTRY_* */
-	/* Where in the line the members a usage total reads are (scan.h's
-	 * msg_usage or top_usage, by the entry's PS_ENTRY_USAGE class):
-	 * usage_len bytes from usage_at; usage_at 0 when there are none. */
-	uint32_t usage_at, usage_len;
+	/* What a usage total reads of the entry, read from its line while
+	 * indexing (by its PS_ENTRY_USAGE class): s->usages[usage], or PS_NIL
+	 * when its last "usage" member is no object (or it has none). */
+	uint32_t usage;
+};
+
+/* An entry's usage as the index read it (usagescan.h): the numbers, and
+ * the names they count under (pool offsets, PS_NIL for none): an
+ * assistant message's provider and its responseModel when that is a
+ * string, else its model; a "usage" entry's provider and model; nothing
+ * for the other classes. */
+struct ps_usage {
+	struct usage_sum sum;
+	uint32_t provider, model;
 };
 
 /* The line mentions "image": it may hold image blocks (confirmed by parsing
@@ -50,9 +61,9 @@ struct ps_entry {
 #define PS_ENTRY_IMAGES_COUNTED 2u
 #define PS_ENTRY_IMAGE_SHIFT 8
 /* What the index learned of the entry for usage.c (bits 2 to 4 of flags),
- * so that a usage total reads the few bytes at usage_at instead of
- * parsing the line; set only where the scanner read the line plainly (no
- * escaped key, nothing a reader may refuse). */
+ * so that a usage total reads the entry's ps_usage instead of parsing the
+ * line; set only where the scanner read the line plainly (no escaped key,
+ * nothing a reader may refuse) and usagescan read its usage members. */
 #define PS_ENTRY_USAGE_SHIFT 2
 #define PS_ENTRY_USAGE_MASK (7u << PS_ENTRY_USAGE_SHIFT)
 enum ps_entry_usage {
@@ -110,6 +121,8 @@ struct ps_session {
 
 	struct ps_entry *entries;
 	uint32_t n_entries, cap_entries;
+	struct ps_usage *usages; /* the entries' (ps_entry.usage) */
+	uint32_t n_usages, cap_usages;
 	struct ps_branch *branches;
 	uint32_t n_branches, cap_branches;
 	uint32_t *labeled;     /* entries that ever got a label, in that order */

@@ -7,9 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include "fileio.h"
 #include "jparse.h"
-#include "usagescan.h"
 #include "jsonout.h"
 #include "usage.h"
 
@@ -250,73 +248,41 @@ static ps_err usage_entry(struct usage_acc *a, const json_t *e)
 	return PS_OK;
 }
 
-/* The entry as the index classed it (PS_ENTRY_USAGE), read from its usage
- * members alone: 1 when done (err set on failure), 0 when the line must
- * be parsed (unclassed, or the members' text declined by the fast
- * parser).  The same sums as usage_entry over the parsed line: the members
- * are every usage, provider, model and responseModel of the object (the
- * last "message" one), duplicates included, so the last one wins here
- * too.  Reading a few hundred bytes in place of the whole assistant line
- * (its content above all) was half of a store's first sessions.md. */
+/* The entry as the index classed it (PS_ENTRY_USAGE), with the usage it
+ * read from the line's usage members (session.h's ps_usage): 1 when done
+ * (err set on failure), 0 when the line must be parsed (unclassed: the
+ * index could not read it plainly).  The same sums as usage_entry over the
+ * parsed line: the members are every usage, provider, model and
+ * responseModel of the object (the last "message" one), duplicates
+ * included, and the last one wins there too.  Reading a few hundred bytes
+ * in place of the whole assistant line (its content above all) was half
+ * of a store's first sessions.md; reading them while indexing, no second
+ * read at all. */
+static struct usage_name usage_pool_name(const struct ps_session *s, uint32_t off)
+{
+	struct usage_name n = { NULL, 0 };
+	if (off != PS_NIL) {
+		n.text = session_str(s, off);
+		n.len = strlen(n.text);
+	}
+	return n;
+}
+
 static int usage_entry_fast(struct ps_session *s, uint32_t i, struct usage_acc *a, ps_err *err)
 {
 	const struct ps_entry *e = &s->entries[i];
 	enum ps_entry_usage u = (enum ps_entry_usage)((e->flags & PS_ENTRY_USAGE_MASK) >> PS_ENTRY_USAGE_SHIFT);
-	struct usagescan m;
-	struct usage_name none = { NULL, 0 }, provider, model;
-	char small[512], *text = NULL;
-	int done = 1;
+	const struct ps_usage *rec = e->usage != PS_NIL ? &s->usages[e->usage] : NULL;
 	*err = PS_OK;
 	if (u == PS_USAGE_UNKNOWN)
 		return 0;
-	memset(&m, 0, sizeof m);
-	if (e->usage_at) {
-		text = e->usage_len <= sizeof small ? small : malloc(e->usage_len);
-		if (!text)
-			return *err = PS_ERR_NOMEM, 1;
-		if (fileio_pread_full(s->fd, text, e->usage_len, e->off + e->usage_at) != 0) {
-			*err = PS_ERR_IO; /* the file shrank under us: the index is stale */
-			goto out;
-		}
-		if (!usagescan_members(text, e->usage_len, &m)) {
-			done = 0; /* declined: the whole line decides */
-			goto out;
-		}
-	}
-	provider = (struct usage_name){ m.provider, m.provider_len };
-	model = (struct usage_name){ m.model, m.model_len };
-	switch (u) {
-	case PS_USAGE_ASSISTANT:
-		a->messages++;
+	if (u == PS_USAGE_ASSISTANT)
 		a->assistant++;
-		if (m.response_model)
-			model = (struct usage_name){ m.response_model, m.response_model_len };
-		if (m.has_usage)
-			*err = usage_add_sum(a, &m.sum, provider, model);
-		break;
-	case PS_USAGE_TOOL_RESULT:
+	if (u == PS_USAGE_ASSISTANT || u == PS_USAGE_TOOL_RESULT || u == PS_USAGE_MESSAGE)
 		a->messages++;
-		if (m.has_usage)
-			*err = usage_add_sum(a, &m.sum, none, none);
-		break;
-	case PS_USAGE_MESSAGE:
-		a->messages++;
-		break;
-	case PS_USAGE_SUMMARY:
-		if (m.has_usage)
-			*err = usage_add_sum(a, &m.sum, none, none);
-		break;
-	case PS_USAGE_ENTRY:
-		if (m.has_usage)
-			*err = usage_add_sum(a, &m.sum, provider, model);
-		break;
-	default:
-		break;
-	}
-out:
-	if (text != small)
-		free(text);
-	return done;
+	if (rec && u != PS_USAGE_MESSAGE && u != PS_USAGE_NONE)
+		*err = usage_add_sum(a, &rec->sum, usage_pool_name(s, rec->provider), usage_pool_name(s, rec->model));
+	return 1;
 }
 
 /* The members usage_entry reads (and session_migrate may touch): the

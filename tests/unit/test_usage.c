@@ -189,7 +189,7 @@ START_TEST(test_usage_fast_path_as_parsed)
 		uint32_t b = session_find(s, "b", 1), h = session_find(s, "h", 1);
 		ck_assert_uint_eq((s->entries[b].flags & PS_ENTRY_USAGE_MASK) >> PS_ENTRY_USAGE_SHIFT,
 				  v ? PS_USAGE_UNKNOWN : PS_USAGE_ASSISTANT);
-		ck_assert_uint_eq(s->entries[b].usage_at > 0, !v);
+		ck_assert_uint_eq(s->entries[b].usage != PS_NIL, !v);
 		ck_assert_uint_eq((s->entries[h].flags & PS_ENTRY_USAGE_MASK) >> PS_ENTRY_USAGE_SHIFT,
 				  v ? PS_USAGE_UNKNOWN : PS_USAGE_NONE);
 		session_free(s);
