@@ -13,6 +13,7 @@
 #include "sessioninfo.h"
 #include "overview.h"
 #include "sessionsmd.h"
+#include "store.h"
 #include "title.h"
 #include "usage.h"
 #include "usagedays.h"
@@ -44,7 +45,8 @@ const char *overview_file_name(size_t i)
  * thread of the fan-out, several at once: it may only touch value and what
  * is thread-safe.  An error other than PS_ERR_NOTSESSION fails the file. */
 typedef ps_err (*overview_derive_fn)(struct psfs *fs, const char *project, const char *name, const struct stat *st,
-				     struct ps_session *s, struct buf *value, int *keep);
+				     struct ps_session *s, const struct sessioninfo *listing, struct buf *value,
+				     int *keep);
 /* Takes one session's value (never empty) into the file being built, on
  * the caller's thread, in order.  PS_ERR_INVALID: a value kept earlier is
  * unusable (the session is read again); another error fails the file. */
@@ -61,6 +63,7 @@ struct overview_item {
 struct overview_each {
 	struct psfs *fs;
 	char kind;        /* the rows memo's key prefix: 'c', 'm' or 'd' */
+	int with_listing; /* derive wants the session's listing info (sessioninfo_load_listing's) */
 	overview_derive_fn derive;
 	struct overview_item *items;
 	size_t n, cap;
@@ -98,17 +101,68 @@ static int overview_each_list(void *ctx, const char *project, const char *name, 
 	return 0;
 }
 
+static ps_err overview_listing_line(void *ctx, const char *line, size_t len, const struct scan_result *r)
+{
+	return sessioninfo_listing_line(ctx, line, len, r);
+}
+
+/* The session indexed anew with its listing info read from the same lines
+ * (session_open_observed): one read of the file where the store's index
+ * and sessioninfo_load_listing would read it twice, nearly all of a
+ * store's first sessions.md.  *listing stays NULL where those lines are
+ * not pi's (session.h): derive loads it then.  PS_ERR_NOENT: gone. */
+static ps_err overview_open_with_listing(struct overview_each *c, const struct overview_item *it,
+					 struct ps_session **s, struct sessioninfo **listing)
+{
+	struct sessioninfo *info = NULL;
+	ps_err err = sessioninfo_listing_new(&info);
+	struct session_observer obs = { overview_listing_line, info, 0 };
+	*s = NULL;
+	*listing = NULL;
+	if (!err)
+		err = store_open_observed(c->fs->store, it->project, it->name, &obs, s);
+	if (!err && !obs.unusable) {
+		err = sessioninfo_listing_end(info, (*s)->path, (*s)->dev, (*s)->ino, (*s)->size, (*s)->mtime_ns);
+		if (!err) {
+			*listing = info;
+			info = NULL;
+		}
+	}
+	if (err && *s) {
+		session_free(*s);
+		*s = NULL;
+	}
+	sessioninfo_free(info);
+	return err;
+}
+
 /* Derives the value of it from the session file, keeping it in the memo
- * where derive says it may be (nothing when the file is gone). */
+ * where derive says it may be (nothing when the file is gone).  A derive
+ * that wants the listing too reads a session the store has not indexed
+ * yet on its own (overview_open_with_listing): one read, and the store's
+ * cache is not churned through by a store-wide file. */
 static ps_err overview_derive(struct overview_each *c, struct overview_item *it)
 {
-	struct store_ref ref;
+	struct store_ref ref = { 0 };
+	struct ps_session *own = NULL;
+	struct sessioninfo *listing = NULL;
 	int keep = 0;
+	ps_err err;
 	it->value.len = 0;
-	if (store_acquire(c->fs->store, it->project, it->name, &ref) != PS_OK)
-		return PS_OK; /* gone meanwhile */
-	ps_err err = c->derive(c->fs, it->project, it->name, &it->st, ref.session, &it->value, &keep);
-	store_release(c->fs->store, &ref);
+	if (!c->with_listing || store_acquire_cached(c->fs->store, it->project, it->name, &ref) != PS_OK) {
+		if (c->with_listing)
+			err = overview_open_with_listing(c, it, &own, &listing);
+		else
+			err = store_acquire(c->fs->store, it->project, it->name, &ref);
+		if (err)
+			return err == PS_ERR_NOMEM ? err : PS_OK; /* gone meanwhile */
+	}
+	err = c->derive(c->fs, it->project, it->name, &it->st, own ? own : ref.session, listing, &it->value, &keep);
+	if (own)
+		session_free(own);
+	else
+		store_release(c->fs->store, &ref);
+	sessioninfo_free(listing);
 	if (err == PS_ERR_NOTSESSION) {
 		it->value.len = 0;
 		err = PS_OK;
@@ -154,10 +208,10 @@ static int overview_each_stop(void *ctx)
 /* Calls use, in the listing's order, with the value of each session of
  * project (NULL: the whole store, its root's own sessions last) that the
  * caller may read, each file once: kept in the memo, else derived. */
-static ps_err overview_each(struct psfs *fs, const char *project, char kind, overview_derive_fn derive,
-			    overview_use_fn use, void *ctx)
+static ps_err overview_each(struct psfs *fs, const char *project, char kind, int with_listing,
+			    overview_derive_fn derive, overview_use_fn use, void *ctx)
 {
-	struct overview_each c = { fs, kind, derive, NULL, 0, 0, 0, { 0 } };
+	struct overview_each c = { fs, kind, with_listing, derive, NULL, 0, 0, 0, { 0 } };
 	psfs_caller_get(&c.who);
 	ps_err err = store_each_session(fs->store, project, overview_each_list, &c);
 	if (!err && c.failed)
@@ -209,9 +263,10 @@ static int overview_session_is(const struct ps_session *s, const struct stat *st
 /* --- usage.csv ----------------------------------------------------------------- */
 
 static ps_err overview_csv_derive(struct psfs *fs, const char *project, const char *name, const struct stat *st,
-				  struct ps_session *s, struct buf *value, int *keep)
+				  struct ps_session *s, const struct sessioninfo *listing, struct buf *value, int *keep)
 {
 	(void)fs;
+	(void)listing;
 	*keep = overview_session_is(s, st);
 	return s->have_header ? usage_csv_row(s, project, name, value) : PS_OK;
 }
@@ -226,15 +281,16 @@ static ps_err overview_csv_use(void *ctx, const char *project, const char *name,
 static ps_err overview_build_csv(struct psfs *fs, const char *project, struct buf *out)
 {
 	ps_err err = usage_csv_header(out);
-	return err ? err : overview_each(fs, project, 'c', overview_csv_derive, overview_csv_use, out);
+	return err ? err : overview_each(fs, project, 'c', 0, overview_csv_derive, overview_csv_use, out);
 }
 
 /* --- usage over time: usage-daily.csv, usage-monthly.csv, usage-daily-models.csv, usage.svg */
 
 static ps_err overview_days_derive(struct psfs *fs, const char *project, const char *name, const struct stat *st,
-				   struct ps_session *s, struct buf *value, int *keep)
+				   struct ps_session *s, const struct sessioninfo *listing, struct buf *value, int *keep)
 {
 	(void)fs;
+	(void)listing;
 	(void)project;
 	(void)name;
 	*keep = overview_session_is(s, st);
@@ -254,7 +310,7 @@ static ps_err overview_build_days(struct psfs *fs, enum usagedays_file file, con
 	struct usagedays *table = NULL;
 	ps_err err = usagedays_new(&table);
 	if (!err)
-		err = overview_each(fs, project, 'd', overview_days_derive, overview_days_use, table);
+		err = overview_each(fs, project, 'd', 0, overview_days_derive, overview_days_use, table);
 	if (!err)
 		err = usagedays_write(table, file, project ? project : "all projects", out);
 	usagedays_free(table);
@@ -362,7 +418,7 @@ static ps_err overview_md_value(const struct sessionsmd_row *row, struct buf *va
 }
 
 static ps_err overview_md_derive(struct psfs *fs, const char *project, const char *name, const struct stat *st,
-				 struct ps_session *s, struct buf *value, int *keep)
+				 struct ps_session *s, const struct sessioninfo *listing, struct buf *value, int *keep)
 {
 	double cost = 0;
 	uint64_t messages = 0;
@@ -381,8 +437,10 @@ static ps_err overview_md_derive(struct psfs *fs, const char *project, const cha
 	 * without the message text a search keeps: a store's first
 	 * sessions.md then writes no search texts to the disk cache). */
 	struct sessionsmd_row row = { 0 };
-	struct sessioninfo *info = NULL;
-	err = sessioninfo_load_listing(s->path, &info);
+	struct sessioninfo *loaded = NULL;
+	const struct sessioninfo *info = listing;
+	if (!info && !(err = sessioninfo_load_listing(s->path, &loaded)))
+		info = loaded;
 	if (!err) {
 		size_t first_len = 0;
 		const char *first = sessioninfo_first_message(info, &first_len);
@@ -394,7 +452,7 @@ static ps_err overview_md_derive(struct psfs *fs, const char *project, const cha
 			info->size == (uint64_t)st->st_size &&
 			info->mtime_ns == (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec;
 	}
-	sessioninfo_free(info);
+	sessioninfo_free(loaded);
 	if (err) {
 		*keep = 0;
 		return err == PS_ERR_NOMEM ? err : PS_OK; /* gone meanwhile: no value */
@@ -420,7 +478,7 @@ static int overview_md_newest_first(const void *a, const void *b)
 static ps_err overview_build_md(struct psfs *fs, const char *project, struct buf *out)
 {
 	struct overview_md md = { fs, project != NULL, NULL, 0, 0 };
-	ps_err err = overview_each(fs, project, 'm', overview_md_derive, overview_md_use, &md);
+	ps_err err = overview_each(fs, project, 'm', 1, overview_md_derive, overview_md_use, &md);
 	if (!err) {
 		if (md.n > 1) /* (rows is NULL when there are none) */
 			qsort(md.rows, md.n, sizeof *md.rows, overview_md_newest_first);

@@ -526,6 +526,11 @@ static ps_err session_note_usage(struct ps_session *s, struct kind_memo *memo, s
 	return PS_OK;
 }
 
+static ps_err session_observe(struct ps_session *s, const char *line, size_t len, const struct scan_result *r)
+{
+	return s->observer ? s->observer->line(s->observer->ctx, line, len, r) : PS_OK;
+}
+
 /* Indexes one complete line.  Malformed lines are skipped, as pi skips them,
  * and remembered as problems; only allocation failures are errors. */
 static ps_err session_index_line(struct ps_session *s, struct kind_memo *kinds, const char *line, size_t len,
@@ -540,10 +545,16 @@ static ps_err session_index_line(struct ps_session *s, struct kind_memo *kinds, 
 	uint32_t lineno = ++s->lines;
 
 	if (scan_is_blank(line, len))
-		return PS_OK;
-	if (len >= UINT32_MAX)
+		return session_observe(s, line, len, NULL);
+	if (len >= UINT32_MAX) {
+		if (s->observer)
+			s->observer->unusable = 1;
 		return session_problem(s, lineno, "line longer than 4 GiB, skipped");
-	if (scan_line(line, len, &r) != PS_OK) {
+	}
+	int scanned = scan_line(line, len, &r) == PS_OK;
+	if ((err = session_observe(s, line, len, scanned ? &r : NULL)))
+		return err;
+	if (!scanned) {
 		/* The scanner is strict JSON; jansson decides the rare cases it
 		 * cannot (a line whose only fault is invalid UTF-8 is a valid
 		 * line for pi). */
@@ -785,6 +796,8 @@ static ps_err session_scan_from(struct ps_session *s, uint64_t size)
 		}
 		if (got == 0)
 			break; /* truncated meanwhile; the next refresh sees it */
+		if (s->observer && memchr(buf + have, '\r', (size_t)got))
+			s->observer->unusable = 1; /* pi's reader splits there, the index does not */
 		size_t start = 0;
 		size_t end = have + (size_t)got;
 		struct skim_needle needles[3] = {
@@ -837,7 +850,7 @@ static int session_same_bytes(const struct ps_session *s)
 
 /* skim: session_open_skim's index.  Serials are one sequence for both
  * kinds: the entry cache tells sessions apart by them. */
-static ps_err session_open_as(const char *path, int skim, struct ps_session **out)
+static ps_err session_open_as(const char *path, int skim, struct session_observer *obs, struct ps_session **out)
 {
 	struct ps_session *s = calloc(1, sizeof *s);
 	if (!s)
@@ -851,7 +864,11 @@ static ps_err session_open_as(const char *path, int skim, struct ps_session **ou
 		free(s);
 		return PS_ERR_NOMEM;
 	}
+	s->observer = obs;
 	ps_err err = session_refresh(s, NULL);
+	s->observer = NULL;
+	if (!err && obs && s->scanned != s->size)
+		obs->unusable = 1; /* a last line without its \n: pi reads it, the index waits */
 	if (err) {
 		session_free(s);
 		return err;
@@ -862,12 +879,17 @@ static ps_err session_open_as(const char *path, int skim, struct ps_session **ou
 
 ps_err session_open(const char *path, struct ps_session **out)
 {
-	return session_open_as(path, 0, out);
+	return session_open_as(path, 0, NULL, out);
 }
 
 ps_err session_open_skim(const char *path, struct ps_session **out)
 {
-	return session_open_as(path, 1, out);
+	return session_open_as(path, 1, NULL, out);
+}
+
+ps_err session_open_observed(const char *path, struct session_observer *obs, struct ps_session **out)
+{
+	return session_open_as(path, 0, obs, out);
 }
 
 void session_free(struct ps_session *s)

@@ -142,6 +142,8 @@ struct ps_session {
 	struct strpool pool;
 	struct strmap ids;     /* id -> latest entry index */
 	struct strmap kinds;   /* escaped kind -> its pool offset (interning) */
+
+	struct session_observer *observer; /* session_open_observed's, during that open only */
 };
 
 /* A module's cache of derived data for one session.  The module embeds
@@ -186,6 +188,25 @@ ps_err session_open(const char *path, struct ps_session **out);
  * 5,000 sessions reads in a quarter of the time.  Private: never put in
  * the store's cache.  *out is new: release with session_free. */
 ps_err session_open_skim(const char *path, struct ps_session **out);
+/* Reading a file's lines once for two readers: the index, and a reader
+ * of the same lines (sessioninfo.h's listing) that would split and scan
+ * the file again.  line is called with each complete line in file order
+ * as the index reads it, with the scanner's reading of it (r NULL for a
+ * blank line or one that is no JSON object); it returns PS_ERR_NOMEM to
+ * stop the open.  The index splits lines at \n only and leaves an
+ * unterminated last line for later: where a reader splitting as pi does
+ * would see other lines (a \r in the file, a last line without \n, a line
+ * the index cannot hold), unusable is set and the lines given are not the
+ * file's: read it another way. */
+struct scan_result;
+struct session_observer {
+	ps_err (*line)(void *ctx, const char *line, size_t len, const struct scan_result *r);
+	void *ctx;
+	int unusable;
+};
+
+/* session_open, telling obs (borrowed for the call) each line. */
+ps_err session_open_observed(const char *path, struct session_observer *obs, struct ps_session **out);
 /* The problem line for bytes after the last newline (a line cut short, or
  * one being written), "line N: ...\n" like the others, into buf (n bytes);
  * 0 when the file ends in a newline, else the length (cut to fit). */

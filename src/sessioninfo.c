@@ -332,14 +332,14 @@ static int info_fast_message(struct sessioninfo *info, const struct scan_result 
 	return 0;
 }
 
-static ps_err info_line(struct sessioninfo *info, const char *line, size_t len)
+/* One line, which the scanner read as *rp (NULL: no JSON object). */
+static ps_err info_line_scanned(struct sessioninfo *info, const char *line, size_t len, const struct scan_result *rp)
 {
 	struct sessioninfo_state *st = &info->cur;
-	struct scan_result r;
 	ps_err err = PS_OK;
 	if (st->header < 0 || st->dropped)
 		return PS_OK; /* pi has given up on the file */
-	if (scan_line(line, len, &r) != PS_OK) {
+	if (!rp) {
 		/* Before the header a JSON value that is not an object still
 		 * counts as the first entry (and is no header). */
 		if (st->header == 0 && !scan_is_blank(line, len)) {
@@ -350,6 +350,7 @@ static ps_err info_line(struct sessioninfo *info, const char *line, size_t len)
 		}
 		return err == PS_ERR_NOMEM ? err : PS_OK; /* not JSON: skipped */
 	}
+	const struct scan_result r = *rp;
 	int exact = !r.key_escaped && !r.type.escaped;
 	if (st->header == 1 && exact && !field_is(&r.type, "message") && !field_is(&r.type, "session_info"))
 		return PS_OK;
@@ -393,6 +394,14 @@ static ps_err info_line(struct sessioninfo *info, const char *line, size_t len)
 	}
 	json_decref(e);
 	return err;
+}
+
+static ps_err info_line(struct sessioninfo *info, const char *line, size_t len)
+{
+	struct scan_result r;
+	if (info->cur.header < 0 || info->cur.dropped)
+		return PS_OK; /* no need to scan it */
+	return info_line_scanned(info, line, len, scan_line(line, len, &r) == PS_OK ? &r : NULL);
 }
 
 /* Finds the end of the line starting at p: *next is where the next line
@@ -706,6 +715,46 @@ ps_err sessioninfo_load(const char *path, struct sessioninfo **out)
 ps_err sessioninfo_load_listing(const char *path, struct sessioninfo **out)
 {
 	return info_load(path, 0, 1, NULL, out);
+}
+
+ps_err sessioninfo_listing_new(struct sessioninfo **out)
+{
+	struct sessioninfo *info = calloc(1, sizeof *info);
+	if (!info || !(info->id = strdup("")) || !(info->cwd = strdup(""))) {
+		sessioninfo_free(info);
+		return PS_ERR_NOMEM;
+	}
+	info_clear(info);
+	info->size = UINT64_MAX; /* nothing read yet: a refresh reads it whole */
+	info->listing_only = 1;
+	*out = info;
+	return PS_OK;
+}
+
+ps_err sessioninfo_listing_line(struct sessioninfo *info, const char *line, size_t len, const struct scan_result *r)
+{
+	return info_line_scanned(info, line, len, r);
+}
+
+ps_err sessioninfo_listing_end(struct sessioninfo *info, const char *path, dev_t dev, ino_t ino, uint64_t size,
+			       int64_t mtime_ns)
+{
+	free(info->path);
+	if (!(info->path = strdup(path)) || buf_finish(&info->text) < 0)
+		return PS_ERR_NOMEM;
+	info->dev = dev;
+	info->ino = ino;
+	info->size = size;
+	info->mtime_ns = mtime_ns;
+	/* The lines ended with the file, each with its \n: a refresh of an
+	 * append resumes after them. */
+	if (state_copy(&info->committed, &info->cur) < 0)
+		return PS_ERR_NOMEM;
+	info->committed_off = size;
+	info->tail_len = 0;
+	info_trim(&info->text);
+	info_publish(info);
+	return PS_OK;
 }
 
 ps_err sessioninfo_load_skim(const char *path, const struct sessioninfo_needle *needles, size_t n,

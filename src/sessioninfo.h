@@ -107,6 +107,21 @@ ps_err sessioninfo_load(const char *path, struct sessioninfo **out);
  * load it again. */
 ps_err sessioninfo_load_listing(const char *path, struct sessioninfo **out);
 
+/* sessioninfo_load_listing's info built from lines another reader splits
+ * and scans (session.h's session_observer: the index reads the file once
+ * for both), exactly as that load reads the same lines: a new info with
+ * sessioninfo_listing_new, each line in file order, as pi's reader splits
+ * the file, to sessioninfo_listing_line with the scanner's reading (NULL:
+ * the line is no JSON object, or blank), then sessioninfo_listing_end
+ * with what the file was when read.  Each fails only when memory runs out
+ * (PS_ERR_NOMEM); release the info with sessioninfo_free either way. */
+struct scan_result;
+ps_err sessioninfo_listing_new(struct sessioninfo **out);
+ps_err sessioninfo_listing_line(struct sessioninfo *info, const char *line, size_t len, const struct scan_result *r);
+/* path (copied) and the stamp: the file the lines were read from. */
+ps_err sessioninfo_listing_end(struct sessioninfo *info, const char *path, dev_t dev, ino_t ino, uint64_t size,
+			       int64_t mtime_ns);
+
 /* The info of the file as if it held only the lines that sessioninfo_load
  * reads before it knows the header, and the lines holding one of the
  * needles (needles[0..n), borrowed for the call; at most NEEDLESET_MAX,

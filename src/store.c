@@ -91,6 +91,16 @@ ps_err store_open_skim(struct ps_store *store, const char *project, const char *
 	return session_open_skim(path, out);
 }
 
+ps_err store_open_observed(struct ps_store *store, const char *project, const char *session,
+			   struct session_observer *obs, struct ps_session **out)
+{
+	char rel[PATH_MAX], path[PATH_MAX * 2];
+	if (!store_session_rel(project, session, rel, sizeof rel))
+		return PS_ERR_NOENT;
+	snprintf(path, sizeof path, "%s/%s", store->root, rel);
+	return session_open_observed(path, obs, out);
+}
+
 ps_err store_open(const char *root, size_t max_sessions, struct ps_store **out)
 {
 	struct ps_store *st = calloc(1, sizeof *st);

@@ -95,6 +95,12 @@ void store_release(struct ps_store *store, struct store_ref *ref);
  * session never: *out is new and the caller's, released with
  * session_free.  PS_ERR_NOENT for a name the store does not show. */
 ps_err store_open_skim(struct ps_store *store, const char *project, const char *session, struct ps_session **out);
+/* The session's file indexed anew, telling obs each line as it is read
+ * (session_open_observed), the store's own session never: *out is new and
+ * the caller's.  PS_ERR_NOENT for a name the store does not show. */
+struct session_observer;
+ps_err store_open_observed(struct ps_store *store, const char *project, const char *session,
+			   struct session_observer *obs, struct ps_session **out);
 
 /* Keeps the acquired session as it is shown after its file was moved
  * away (to the trash, by `rm -r` of its directory), so that the rest of

@@ -7,7 +7,9 @@
  * lowercase byte for byte, times bit for bit).  Also read incrementally:
  * the fast info of a prefix, refreshed after the rest is appended, must
  * equal the reference of the whole.  sessioninfo_load_listing() (what
- * sessions.md reads, without the search text) must list the same.  A
+ * sessions.md reads, without the search text) must list the same, and so
+ * must the listing read from the index's own lines (session_open_observed),
+ * wherever the index says they are pi's.  A
  * skim (sessioninfo_load_skim) with a query's needles that rules the
  * session out (search_query_rules_out) must be right: the whole file's
  * info does not match the query.  Prints at exit how many messages the
@@ -25,6 +27,7 @@
 #include <jansson.h>
 #include "fuzz_common.h"
 #include "search.h"
+#include "session.h"
 #include "sessioninfo.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
@@ -32,12 +35,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static char path[256];
 static int fd = -1;
-static unsigned long runs, fast_messages, ruled_out, made_whole;
+static unsigned long runs, fast_messages, ruled_out, made_whole, observed;
 
 static void report(void)
 {
-	fprintf(stderr, "fuzz_sessioninfo: %lu inputs, %lu messages read by the fast path, %lu skims ruled out, %lu made whole\n",
-		runs, fast_messages, ruled_out, made_whole);
+	fprintf(stderr, "fuzz_sessioninfo: %lu inputs, %lu messages read by the fast path, %lu skims ruled out, %lu made whole, "
+		"%lu listings read from the index's lines\n", runs, fast_messages, ruled_out, made_whole, observed);
 	if (fd >= 0)
 		unlink(path);
 }
@@ -167,6 +170,35 @@ static struct sessioninfo *load(int how)
 	return info;
 }
 
+static ps_err observed_line(void *ctx, const char *line, size_t len, const struct scan_result *r)
+{
+	return sessioninfo_listing_line(ctx, line, len, r);
+}
+
+/* The listing read from the index's lines (session_open_observed, what
+ * sessions.md reads) against the file read on its own. */
+static void check_observed(const struct sessioninfo *ref, const char *file, size_t len)
+{
+	struct sessioninfo *got = NULL;
+	struct ps_session *s = NULL;
+	if (sessioninfo_listing_new(&got) != PS_OK)
+		fz_fail("sessioninfo_listing_new failed");
+	struct session_observer obs = { observed_line, got, 0 };
+	if (session_open_observed(path, &obs, &s) != PS_OK)
+		fz_fail("session_open_observed failed");
+	int pis_lines = !memchr(file, '\r', len) && (!len || file[len - 1] == '\n');
+	if (obs.unusable == pis_lines)
+		fz_fail("observed: unusable %d where the file's lines are %spi's", obs.unusable, pis_lines ? "" : "not ");
+	if (!obs.unusable) {
+		if (sessioninfo_listing_end(got, s->path, s->dev, s->ino, s->size, s->mtime_ns) != PS_OK)
+			fz_fail("sessioninfo_listing_end failed");
+		compare_listing("observed", got, ref);
+		observed++;
+	}
+	session_free(s);
+	sessioninfo_free(got);
+}
+
 static const char HEADER[] = "{\"type\":\"session\",\"version\":3,\"id\":\"fz\",\"timestamp\":"
 			     "\"2026-01-01T00:00:00.000Z\",\"cwd\":\"/fz\"}\n";
 
@@ -194,6 +226,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	if (listing && ref)
 		compare_listing("listing", listing, ref);
+	if (ref)
+		check_observed(ref, file, len);
 	sessioninfo_free(listing);
 	sessioninfo_free(fast);
 	fast = NULL;

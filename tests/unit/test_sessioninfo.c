@@ -5,6 +5,7 @@
 #include "helpers.h"
 #include "infohelpers.h"
 #include "sessioninfo.h"
+#include "session.h"
 #include "suites.h"
 
 #define HEADER "{\"type\":\"session\",\"version\":3,\"id\":\"S1\",\"timestamp\":\"2026-01-01T00:00:00.000Z\",\"cwd\":\"/w\"}\n"
@@ -267,6 +268,99 @@ START_TEST(test_fast_path_huge_line)
 }
 END_TEST
 
+/* --- the listing read from the index's lines (session_open_observed) ---------- */
+
+static ps_err observed_line(void *ctx, const char *line, size_t len, const struct scan_result *r)
+{
+	return sessioninfo_listing_line(ctx, line, len, r);
+}
+
+/* The listing built from the lines the index read equals
+ * sessioninfo_load_listing's, unless the index says its lines are not
+ * pi's (a \r, a last line without \n), which must be so then.  Returns
+ * whether it was compared. */
+static int assert_observed_same(const char *path, const char *what)
+{
+	struct sessioninfo *want, *got;
+	struct ps_session *s;
+	ck_assert_int_eq(sessioninfo_load_listing(path, &want), PS_OK);
+	ck_assert_int_eq(sessioninfo_listing_new(&got), PS_OK);
+	struct session_observer obs = { observed_line, got, 0 };
+	ck_assert_int_eq(session_open_observed(path, &obs, &s), PS_OK);
+	FILE *f = fopen(path, "rb");
+	ck_assert_ptr_nonnull(f);
+	int c, last = '\n', has_cr = 0;
+	while ((c = getc(f)) != EOF) {
+		has_cr |= c == '\r';
+		last = c;
+	}
+	fclose(f);
+	ck_assert_msg(obs.unusable == (has_cr || last != '\n'), "%s: unusable %d, \\r %d, last line ends %d", what,
+		      obs.unusable, has_cr, last == '\n');
+	if (!obs.unusable) {
+		ck_assert_int_eq(sessioninfo_listing_end(got, s->path, s->dev, s->ino, s->size, s->mtime_ns), PS_OK);
+		helper_assert_same_listing(got, want);
+		ck_assert_int_eq(got->size, want->size);
+		ck_assert_int_eq(got->mtime_ns, want->mtime_ns);
+	}
+	session_free(s);
+	sessioninfo_free(got);
+	sessioninfo_free(want);
+	return !obs.unusable;
+}
+
+static int assert_observed_text(const char *text, const char *what)
+{
+	char *path = helper_write(text);
+	int compared = assert_observed_same(path, what);
+	unlink(path);
+	free(path);
+	return compared;
+}
+
+START_TEST(test_listing_observed)
+{
+	static const char *const files[] = {
+		"tests/data/fixtures/pi-1.6.0-v3-branched.jsonl",
+		"tests/data/fixtures/pi-v1-before-compaction.jsonl",
+		"tests/data/fixtures/pi-v1-large-session.jsonl",
+	};
+	for (size_t i = 0; i < sizeof files / sizeof files[0]; i++)
+		ck_assert(assert_observed_same(files[i], files[i]));
+	static const char *const texts[] = {
+		"",
+		"{\"type\":\"message\"}\n" HEADER,
+		"42\n" HEADER,
+		"\n  \n{bad\nnull\n0\n\"\"\n" HEADER USER("a", "first", 3),
+		HEADER "{\"type\":\"message\",\"id\":\"x\"}\n" USER("a", "x", 1),
+		HEADER "{\"type\":\"session_info\",\"name\":5}\n",
+		HEADER USER("a", "x", 1) "{\"type\":\"message\",\"message\":{\"role\":\"user\",\"content\":null}}\n",
+		HEADER "{\"type\":\"session_info\",\"name\":\"first\"}\n{\"type\":\"session_info\",\"name\":\"  \"}\n",
+		HEADER "{\"type\":\"session_info\",\"n\\u0061me\":\" esc \"}\n" USER("a", "hi", 2) "{\"ty\\u0070e\":\"message\","
+		"\"message\":{\"role\":\"assistant\",\"content\":\"later\",\"timestamp\":9}}\n",
+		/* pi's reader splits where the index does not: the listing is read apart */
+		HEADER USER("a", "x", 1) "\r\n",
+		HEADER USER("a", "x", 1) "{\"type\":\"message\",\"message\":{\"role\":\"user\",\"content\":\"cut\"}}",
+	};
+	int compared = 0;
+	for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++)
+		compared += assert_observed_text(texts[i], texts[i]);
+	ck_assert_int_eq(compared, (int)(sizeof texts / sizeof texts[0]) - 2);
+	/* Every line of the fast path's cases, alone and all in one file. */
+	struct buf all = BUF_INIT;
+	ck_assert_int_eq(buf_puts(&all, HEADER), 0);
+	for (size_t i = 0; i < sizeof fast_cases / sizeof *fast_cases; i++) {
+		struct buf b = BUF_INIT;
+		ck_assert_int_eq(buf_printf(&b, HEADER "%s\n", fast_cases[i].line), 0);
+		ck_assert(assert_observed_text(b.data, fast_cases[i].line));
+		buf_free(&b);
+		ck_assert_int_eq(buf_printf(&all, "%s\n", fast_cases[i].line), 0);
+	}
+	ck_assert(assert_observed_text(all.data, "all cases"));
+	buf_free(&all);
+}
+END_TEST
+
 START_TEST(test_sort_stable)
 {
 	struct sessioninfo a = { .modified_ms = 5 }, b = { .modified_ms = 9 }, c = { .modified_ms = 5 }, d = { .modified_ms = 7 };
@@ -291,6 +385,7 @@ Suite *sessioninfo_suite(void)
 	tcase_add_test(tc, test_sort_stable);
 	tcase_add_test(tc, test_fast_path);
 	tcase_add_test(tc, test_fast_path_huge_line);
+	tcase_add_test(tc, test_listing_observed);
 	suite_add_tcase(s, tc);
 	return s;
 }
