@@ -2,6 +2,7 @@
 #include <stdatomic.h>
 #include <unistd.h>
 #include "fanout.h"
+#include "giveback.h"
 
 struct fanout {
 	size_t n;
@@ -35,6 +36,10 @@ static void *fanout_worker(void *arg)
 	return NULL;
 }
 
+/* A fan-out over this many items gives back what its threads freed
+ * (giveback.h). */
+#define FANOUT_GIVE_BACK_AFTER 64
+
 int fanout_run(size_t n, unsigned threads, fanout_item_fn item, fanout_stop_fn stop, void *ctx)
 {
 	struct fanout f = { .n = n, .item = item, .ctx = ctx };
@@ -61,5 +66,7 @@ int fanout_run(size_t n, unsigned threads, fanout_item_fn item, fanout_stop_fn s
 	}
 	for (unsigned t = 0; t < started; t++)
 		pthread_join(helper[t], NULL);
+	if (n >= FANOUT_GIVE_BACK_AFTER)
+		giveback_free_memory();
 	return atomic_load(&f.stopped);
 }

@@ -6,6 +6,7 @@
 #include <time.h>
 #include "fanout.h"
 #include "infocache.h"
+#include "giveback.h"
 #include "infokeeper.h"
 #include "strpool.h"
 
@@ -92,7 +93,10 @@ static void *keeper_main(void *arg)
 			infocache_flush(k->cache);
 		pthread_mutex_lock(&k->lock);
 		k->kept += wrote > 0;
+		int drained = k->head == k->n;
 		pthread_mutex_unlock(&k->lock);
+		if (drained)
+			giveback_free_memory();
 	}
 	return NULL;
 }
