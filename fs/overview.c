@@ -106,22 +106,25 @@ static ps_err overview_listing_line(void *ctx, const char *line, size_t len, con
 	return sessioninfo_listing_line(ctx, line, len, r);
 }
 
-/* The session indexed anew with its listing info read from the same lines
- * (session_open_observed): one read of the file where the store's index
- * and sessioninfo_load_listing would read it twice, nearly all of a
- * store's first sessions.md.  *listing stays NULL where those lines are
- * not pi's (session.h): derive loads it then.  PS_ERR_NOENT: gone. */
-static ps_err overview_open_with_listing(struct overview_each *c, const struct overview_item *it,
-					 struct ps_session **s, struct sessioninfo **listing)
+/* The session indexed anew, not through the store's cache: a store-wide
+ * file would churn all of it (cache_sessions indexes held at once, tens of
+ * megabytes) for sessions read once.  Where derive wants the listing info,
+ * it is read from the same lines (session_open_observed): one read of the
+ * file where the store's index and sessioninfo_load_listing would read it
+ * twice, nearly all of a store's first sessions.md.  *listing stays NULL
+ * where those lines are not pi's (session.h): derive loads it then.
+ * PS_ERR_NOENT: gone. */
+static ps_err overview_open_own(struct overview_each *c, const struct overview_item *it, struct ps_session **s,
+				 struct sessioninfo **listing)
 {
 	struct sessioninfo *info = NULL;
-	ps_err err = sessioninfo_listing_new(&info);
+	ps_err err = c->with_listing ? sessioninfo_listing_new(&info) : PS_OK;
 	struct session_observer obs = { overview_listing_line, info, 0 };
 	*s = NULL;
 	*listing = NULL;
 	if (!err)
-		err = store_open_observed(c->fs->store, it->project, it->name, &obs, s);
-	if (!err && !obs.unusable) {
+		err = store_open_observed(c->fs->store, it->project, it->name, info ? &obs : NULL, s);
+	if (!err && info && !obs.unusable) {
 		err = sessioninfo_listing_end(info, (*s)->path, (*s)->dev, (*s)->ino, (*s)->size, (*s)->mtime_ns);
 		if (!err) {
 			*listing = info;
@@ -137,10 +140,9 @@ static ps_err overview_open_with_listing(struct overview_each *c, const struct o
 }
 
 /* Derives the value of it from the session file, keeping it in the memo
- * where derive says it may be (nothing when the file is gone).  A derive
- * that wants the listing too reads a session the store has not indexed
- * yet on its own (overview_open_with_listing): one read, and the store's
- * cache is not churned through by a store-wide file. */
+ * where derive says it may be (nothing when the file is gone): from the
+ * store's index where it holds one, else read on its own
+ * (overview_open_own). */
 static ps_err overview_derive(struct overview_each *c, struct overview_item *it)
 {
 	struct store_ref ref = { 0 };
@@ -149,14 +151,9 @@ static ps_err overview_derive(struct overview_each *c, struct overview_item *it)
 	int keep = 0;
 	ps_err err;
 	it->value.len = 0;
-	if (!c->with_listing || store_acquire_cached(c->fs->store, it->project, it->name, &ref) != PS_OK) {
-		if (c->with_listing)
-			err = overview_open_with_listing(c, it, &own, &listing);
-		else
-			err = store_acquire(c->fs->store, it->project, it->name, &ref);
-		if (err)
-			return err == PS_ERR_NOMEM ? err : PS_OK; /* gone meanwhile */
-	}
+	if (store_acquire_cached(c->fs->store, it->project, it->name, &ref) != PS_OK &&
+	    (err = overview_open_own(c, it, &own, &listing)))
+		return err == PS_ERR_NOMEM ? err : PS_OK; /* gone meanwhile */
 	err = c->derive(c->fs, it->project, it->name, &it->st, own ? own : ref.session, listing, &it->value, &keep);
 	if (own)
 		session_free(own);
