@@ -159,6 +159,7 @@ struct search_copy {
 	struct buf kept;         /* the info's bytes kept on disk, when read from there:
 				  * info.text and info.lower point into them */
 	int ruled_out;           /* a skim showed it cannot match: nothing else is filled */
+	int proven;              /* a skim showed it matches (skim_proven): info has no text */
 };
 
 static void search_copy_free(struct search_copy *c)
@@ -222,7 +223,7 @@ static int search_ruled_out(const char *file, const struct search_query *q, cons
 	    sessioninfo_load_skim(file, needles, n_needles, search_query_skim_enough, &seen, &skim) != PS_OK)
 		return 0;
 	int out = search_query_rules_out(q, skim);
-	if (!out && skim->skim_whole)
+	if (!out && (skim->skim_whole || skim->skim_proven))
 		*whole = skim;
 	else
 		sessioninfo_free(skim);
@@ -254,8 +255,14 @@ static ps_err search_copy_of(struct psfs *fs, const struct search_candidate *can
 		c->ruled_out = 1;
 		return PS_OK;
 	}
-	infocache_lock(fs->infos);
-	ps_err err = whole ? infocache_adopt(fs->infos, whole, &info) : infocache_get(fs->infos, file, &info);
+	/* A proven match's info is a listing (no text): the search reads it
+	 * for what it lists, the cache never (the keeper reads it whole). */
+	int proven = whole && whole->skim_proven;
+	if (proven)
+		info = whole;
+	else
+		infocache_lock(fs->infos);
+	ps_err err = proven ? PS_OK : whole ? infocache_adopt(fs->infos, whole, &info) : infocache_get(fs->infos, file, &info);
 	free(file);
 	if (!err && !info->is_session)
 		err = PS_ERR_NOTSESSION;
@@ -269,14 +276,18 @@ static ps_err search_copy_of(struct psfs *fs, const struct search_candidate *can
 		c->name = info->name ? strdup(info->name) : NULL;
 		c->info.name = c->name;
 		c->title = title_line(info->name, first, first_len, SEARCH_TITLE_MAX);
+		c->proven = proven;
 		if (!c->info.id || !c->info.cwd || (info->name && !c->name) || !c->title ||
-		    buf_put(&c->info.text, info->text.data ? info->text.data : "", info->text.len) ||
-		    buf_finish(&c->info.text) < 0 ||
-		    buf_put(&c->info.lower, info->lower.data ? info->lower.data : "", info->lower.len) ||
-		    buf_finish(&c->info.lower) < 0)
+		    (!proven && (buf_put(&c->info.text, info->text.data ? info->text.data : "", info->text.len) ||
+				 buf_finish(&c->info.text) < 0 ||
+				 buf_put(&c->info.lower, info->lower.data ? info->lower.data : "", info->lower.len) ||
+				 buf_finish(&c->info.lower) < 0)))
 			err = PS_ERR_NOMEM;
 	}
-	infocache_unlock(fs->infos);
+	if (proven)
+		sessioninfo_free(whole);
+	else
+		infocache_unlock(fs->infos);
 	if (err)
 		search_copy_free(c);
 	return err;
@@ -302,7 +313,7 @@ struct search_slot {
 	ps_err err;       /* what stopped the query at this candidate */
 	int decided;      /* a verdict was reached: match or not (else gone, or stopped) */
 	int match;
-	int skimmed;      /* ruled out by a skim: no info of it was made */
+	int skimmed;      /* ruled out or proven by a skim: the info cache has not read it */
 	char *id, *title;
 	double modified_ms;
 };
@@ -392,7 +403,12 @@ static void search_one(void *ctx, size_t i)
 		}
 		return; /* else gone meanwhile, or not a session pi lists */
 	}
-	err = search_query_matches_in(f->q, &copy.info, &f->budget, &slot->match);
+	if (copy.proven) {
+		slot->match = 1; /* search_query_skim_enough's proof, and pi lists it */
+		slot->skimmed = 1; /* unread by the info cache too */
+	} else {
+		err = search_query_matches_in(f->q, &copy.info, &f->budget, &slot->match);
+	}
 	slot->decided = !err;
 	if (!err && slot->match) {
 		slot->id = strdup(copy.info.id);

@@ -155,7 +155,41 @@ int msgtext_string(struct buf *out, const char *raw, size_t len)
 	return 0;
 }
 
-/* extractTextContent of a content array (the '[' at p, valid JSON). */
+/* Whether msgtext_string would take the string (0) or decline it (1),
+ * without decoding it: an escape decodes to a whole, valid sequence that
+ * no raw byte can continue, so the decoded text is valid UTF-8 exactly
+ * when each raw run between escapes is. */
+int msgtext_string_check(const char *raw, size_t len)
+{
+	const char *p = raw, *end = raw + len;
+	while (p < end) {
+		const char *q = memchr(p, '\\', (size_t)(end - p));
+		if (!jstext_utf8_valid(p, (size_t)((q ? q : end) - p)))
+			return 1;
+		if (!q)
+			break;
+		p = q + 2;
+		if (p > end)
+			return 1;
+		switch (q[1]) {
+		case 'b': case 'f': case 'n': case 'r': case 't': case '"': case '\\': case '/':
+			break;
+		case 'u': {
+			unsigned cp;
+			if (end - p < 4 || !fast_hex4(p, &cp))
+				return 1;
+			p += 4;
+			break;
+		}
+		default:
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* extractTextContent of a content array (the '[' at p, valid JSON);
+ * out NULL: only whether it would be taken. */
 int msgtext_blocks(struct buf *out, const char *p, const char *end)
 {
 	int any = 0;
@@ -217,13 +251,13 @@ int msgtext_blocks(struct buf *out, const char *p, const char *end)
 			return 1; /* might decode to "text" */
 		if (type_len != 6 || memcmp(type, "\"text\"", 6))
 			continue;
-		if (any++ && buf_putc(out, ' ') < 0)
+		if (any++ && out && buf_putc(out, ' ') < 0)
 			return -1;
 		if (!text || (text_len == 4 && !memcmp(text, "null", 4)))
 			continue; /* joined as "" */
 		if (text[0] != '"' || text_len < 2)
 			return 1; /* JavaScript's string of a number, array...: info_put_js_string */
-		int r = msgtext_string(out, text + 1, text_len - 2);
+		int r = out ? msgtext_string(out, text + 1, text_len - 2) : msgtext_string_check(text + 1, text_len - 2);
 		if (r)
 			return r;
 	}

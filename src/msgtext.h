@@ -17,8 +17,13 @@
 int msgtext_string(struct buf *out, const char *raw, size_t len);
 
 /* Appends pi's extractTextContent of a content array (the '[' at p):
- * the text blocks' texts joined with " ". */
+ * the text blocks' texts joined with " ".  out NULL: appends nothing, and
+ * says only whether it would take the array (0) or decline it (1). */
 int msgtext_blocks(struct buf *out, const char *p, const char *end);
+
+/* Whether msgtext_string would take the string (0) or decline it (1),
+ * without decoding it. */
+int msgtext_string_check(const char *raw, size_t len);
 
 /* A number or an unescaped ASCII string of up to 63 bytes, NUL-terminated
  * into tmp: 1, or 0 when it is neither. */

@@ -584,7 +584,16 @@ int search_query_skim_enough(void *ctx, const char *lower, size_t len)
 		all |= bit;
 		bit <<= 1;
 	}
-	return bit && all && seen->found == all; /* (more tokens than bits: never) */
+	if (!bit || !all || seen->found != all) /* (more tokens than bits: never) */
+		return 0;
+	/* Every token plain and seen in the text: the text matches whatever
+	 * the rest of the file holds (search_query_matches_in tests each
+	 * token for a substring of it), and only whether pi lists the file,
+	 * and how, is still open. */
+	for (size_t i = 0; i < q->n_tokens; i++)
+		if (!q->tokens[i].skimmable)
+			return 1;
+	return q->re || q->empty ? 1 : 2;
 }
 
 int search_query_rules_out(const struct search_query *q, const struct sessioninfo *skim)
@@ -592,7 +601,7 @@ int search_query_rules_out(const struct search_query *q, const struct sessioninf
 	struct fields f;
 	if (!skim->is_session)
 		return 1;
-	if (q->re || q->empty || fields_get(skim, &f))
+	if (skim->skim_proven || q->re || q->empty || fields_get(skim, &f))
 		return 0;
 	int out = 0;
 	for (size_t i = 0; i < q->n_tokens && !out; i++)

@@ -92,14 +92,18 @@ struct search_skim_seen {
  * 1 once every plain token a skim can rule out has been seen in the text
  * read, when the skim can no longer rule the session out (nothing past
  * that would change it but what only the whole file tells) and the file
- * is better read whole at once (the skim becomes a whole read). */
+ * is better read whole at once (the skim becomes a whole read); 2 when
+ * moreover the query is nothing but such tokens: the session matches if
+ * pi lists it at all, which a listing read of the file tells (the skim
+ * becomes one, skim_proven). */
 int search_query_skim_enough(void *ctx, const char *lower, size_t len);
 
 /* 1 when skim, read with those needles, proves the session cannot match:
  * it is no session pi lists, or one of the query's plain ASCII tokens
  * matches none of its fields.  0 when only the whole file can tell (and
  * when memory ran out).  A skim that became a whole read (skim_whole) is
- * judged as the whole file. */
+ * judged as the whole file; one that became a listing read (skim_proven)
+ * rules the session out only when pi does not list it. */
 int search_query_rules_out(const struct search_query *query, const struct sessioninfo *skim);
 
 /* 1 when the query is empty (pi lists every session, unfiltered). */

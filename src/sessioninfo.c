@@ -290,15 +290,18 @@ static int info_fast_message(struct sessioninfo *info, const struct scan_result 
 	}
 	struct buf *text = &info->text;
 	size_t base = text->len;
+	/* A listing keeps the first user message's text only: of the others
+	 * it needs to know only that pi reads them (not their text). */
+	int want_text = !info->listing_only || (user && !st->first_len);
 	int sep = st->n_messages > 0;
-	if (sep && buf_putc(text, ' ') < 0)
+	if (sep && want_text && buf_putc(text, ' ') < 0)
 		return -1;
 	size_t off = text->len;
 	int rc;
 	if (c->kind == SCAN_STRING)
-		rc = msgtext_string(text, c->ptr, c->len);
+		rc = want_text ? msgtext_string(text, c->ptr, c->len) : msgtext_string_check(c->ptr, c->len);
 	else if (c->kind == SCAN_OTHER && c->ptr[0] == '[')
-		rc = msgtext_blocks(text, c->ptr, c->ptr + c->len);
+		rc = msgtext_blocks(want_text ? text : NULL, c->ptr, c->ptr + c->len);
 	else
 		rc = 1; /* content.filter is not a function: pi throws */
 	if (rc) {
@@ -308,6 +311,10 @@ static int info_fast_message(struct sessioninfo *info, const struct scan_result 
 	if (!isnan(t)) {
 		double last = isnan(st->last_activity) ? 0 : st->last_activity;
 		st->last_activity = t > last ? t : last;
+	}
+	if (!want_text) {
+		st->n_messages++;
+		return 0;
 	}
 	size_t n = text->len - off;
 	if (!n) {
@@ -485,14 +492,21 @@ static const char *info_line_start(const char *p, const char *h, int has_cr)
 /* A skim whose enough() said so becomes a whole read: what it read is
  * forgotten, and the file is read from its start as sessioninfo_load
  * reads it. */
-static void info_skim_to_whole(struct sessioninfo *info)
+/* A skim's enough() said 1 (proven 0: read the file whole) or 2 (proven
+ * 1: what it needed is proven, read the file as a listing). */
+static void info_skim_to_whole(struct sessioninfo *info, int proven)
 {
 	state_reset(&info->cur);
 	info->text.len = info->lower.len = 0;
 	info->header_ms = info->created_ms = NAN;
 	info->skim = NULL;
 	info->skim_enough = NULL;
-	info->skim_whole = 1;
+	if (proven) {
+		info->listing_only = 1;
+		info->skim_proven = 1;
+	} else {
+		info->skim_whole = 1;
+	}
 }
 
 /* Reads fd from off to its end into info->cur (which holds the state at
@@ -541,11 +555,13 @@ static ps_err info_read(struct sessioninfo *info, int fd, uint64_t off)
 			if (!info_line_end(p, end, eof, has_cr, &eol, &next))
 				break;
 			size_t lower_was = info->lower.len;
+			int enough;
 			err = info_line(info, p, (size_t)(eol - p));
 			p = next;
 			if (info->skim_enough && info->cur.header == 1 && info->lower.len > lower_was &&
-			    info->skim_enough(info->skim_ctx, info->lower.data + lower_was, info->lower.len - lower_was)) {
-				info_skim_to_whole(info);
+			    (enough = info->skim_enough(info->skim_ctx, info->lower.data + lower_was,
+							info->lower.len - lower_was))) {
+				info_skim_to_whole(info, enough == 2);
 				if (base != 0) {
 					restart = 1; /* the file's start is no longer here */
 					break;

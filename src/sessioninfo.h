@@ -91,6 +91,8 @@ struct sessioninfo {
 	int (*skim_enough)(void *ctx, const char *lower, size_t len);
 	void *skim_ctx;
 	int skim_whole;                     /* its enough() made it a whole read: sessioninfo_load's */
+	int skim_proven;                    /* its enough() said 2: a listing read of the whole
+					     * file followed, sessioninfo_load_listing's */
 };
 
 /* Reads the session file at path (copied) into a new info (release with
@@ -133,7 +135,10 @@ ps_err sessioninfo_listing_end(struct sessioninfo *info, const char *path, dev_t
  * when it says 1 (the caller will want the file read whole anyway), the
  * skim turns into sessioninfo_load's whole read, from the bytes it holds
  * where the file's start is still among them, and says so in skim_whole:
- * *out is then the whole file's info. */
+ * *out is then the whole file's info.  When it says 2 (what the caller
+ * wanted of the text is proven, only the rest of the listing is not), the
+ * skim turns into sessioninfo_load_listing's read the same way, and says
+ * so in skim_proven: *out is then the whole file's listing info. */
 ps_err sessioninfo_load_skim(const char *path, const struct sessioninfo_needle *needles, size_t n,
 			     int (*enough)(void *ctx, const char *lower, size_t len), void *ctx,
 			     struct sessioninfo **out);

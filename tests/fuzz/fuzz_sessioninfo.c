@@ -12,7 +12,9 @@
  * wherever the index says they are pi's.  A
  * skim (sessioninfo_load_skim) with a query's needles that rules the
  * session out (search_query_rules_out) must be right: the whole file's
- * info does not match the query.  Prints at exit how many messages the
+ * info does not match the query; one that proves the match (skim_proven)
+ * must list what the whole file lists, and the whole file must match if
+ * pi lists it.  Prints at exit how many messages the
  * fast path took, so a change that makes it decline everything shows.
  *
  * Input: 2 control bytes + a session file.  Byte 0 bit 0 prepends a valid
@@ -35,12 +37,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static char path[256];
 static int fd = -1;
-static unsigned long runs, fast_messages, ruled_out, made_whole, observed;
+static unsigned long runs, fast_messages, ruled_out, made_whole, proven, observed;
 
 static void report(void)
 {
 	fprintf(stderr, "fuzz_sessioninfo: %lu inputs, %lu messages read by the fast path, %lu skims ruled out, %lu made whole, "
-		"%lu listings read from the index's lines\n", runs, fast_messages, ruled_out, made_whole, observed);
+		"%lu proven, %lu listings read from the index's lines\n", runs, fast_messages, ruled_out, made_whole, proven,
+		observed);
 	if (fd >= 0)
 		unlink(path);
 }
@@ -116,7 +119,8 @@ static void compare(const char *what, const struct sessioninfo *f, const struct 
 /* Queries whose tokens a skim can rule out, with letters that escapes,
  * U+212A and U+0130 may spell, a slash (JSON's \/), and a word of the
  * header's cwd (matched fuzzily too). */
-static const char *const SKIM_QUERIES[] = { "k", "i", "ok", "a b", "fz", "x/y", "text", "hi there", "zq 1" };
+static const char *const SKIM_QUERIES[] = { "k", "i", "ok", "a b", "fz", "x/y", "text", "hi there", "zq 1",
+					    "k \"a b\"", "i \xc3\xa9" /* with a token no skim tests: read whole */ };
 
 /* A skim that rules the session out must be right about the file. */
 static void check_skims(const struct sessioninfo *whole)
@@ -145,6 +149,15 @@ static void check_skims(const struct sessioninfo *whole)
 			if (skim->skim_whole) {
 				made_whole++;
 				compare("skim made whole", skim, whole);
+			}
+			if (skim->skim_proven) {
+				/* A listing read of the whole file, and the whole
+				 * file matches if pi lists it. */
+				proven++;
+				compare_listing("skim proven", skim, whole);
+				FZ_CHECK(search_query_matches(q, whole, &match) == PS_OK && match == whole->is_session,
+					 "a skim proved %s of a session that %s", SKIM_QUERIES[i],
+					 whole->is_session ? "does not match" : "pi does not list");
 			}
 			if (search_query_rules_out(q, skim))
 				FZ_CHECK(search_query_matches(q, whole, &match) == PS_OK && !match,

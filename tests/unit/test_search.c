@@ -7,6 +7,7 @@
 #include "helpers.h"
 #include "jscase.h"
 #include "needleset.h"
+#include "infohelpers.h"
 #include "search.h"
 #include "searchmemo.h"
 #include "sessioninfo.h"
@@ -400,6 +401,15 @@ static int skim_says(const char *text, const char *query, int *whole)
 		int whole_says = search_query_rules_out(q, skim);
 		ck_assert_msg(!(whole_says && *whole), "a skim made whole for %s ruled out a match:\n%s", query, text);
 		ck_assert_int_ge(whole_says, says);
+		if (skim->skim_proven) {
+			/* Then it is sessioninfo_load_listing's info, and the
+			 * whole file matches if pi lists it. */
+			int match = 0;
+			ck_assert_int_eq(search_query_matches(q, info, &match), PS_OK);
+			ck_assert_msg(match == info->is_session, "a skim proved %s wrongly:\n%s", query, text);
+			ck_assert_int_eq(whole_says, !info->is_session);
+			helper_assert_same_listing(skim, info);
+		}
 		if (skim->skim_whole) { /* then it is sessioninfo_load's info */
 			size_t a, b;
 			const char *fa = sessioninfo_first_message(skim, &a), *fb = sessioninfo_first_message(info, &b);
@@ -415,7 +425,7 @@ static int skim_says(const char *text, const char *query, int *whole)
 			ck_assert(skim->lower.len == info->lower.len &&
 				  !memcmp(skim->lower.data, info->lower.data, info->lower.len));
 		}
-		skim_stops += skim->skim_whole;
+		skim_stops += skim->skim_whole || skim->skim_proven;
 	}
 	sessioninfo_free(skim);
 	sessioninfo_free(info);
@@ -502,6 +512,29 @@ START_TEST(test_skim_rules_out)
 	ck_assert_int_eq(skim_says(SKIM_HEADER "\n" SKIM_USER("x") "\n", "\"two words\"", &whole), -1);
 	ck_assert_int_eq(skim_says(SKIM_HEADER "\n" SKIM_USER("x") "\n", "caf\xc3\xa9", &whole), -1);
 	ck_assert_int_eq(skim_says(SKIM_HEADER "\n" SKIM_USER("x") "\n", "caf\xc3\xa9 zzz", &whole), 1);
+	/* Plain tokens alone, all seen: proven, read on as a listing; with a
+	 * token a skim cannot test, read whole. */
+	const char *queries[] = { "kubernetes", "kubernetes caf\xc3\xa9" };
+	for (int i = 0; i < 2; i++) {
+		struct search_query *q;
+		struct sessioninfo_needle *needles;
+		struct sessioninfo *skim;
+		char *why, *path = helper_write(SKIM_HEADER "\n" SKIM_USER("kubernetes caf\xc3\xa9") "\n" SKIM_TOOL("x") "\n");
+		size_t n;
+		ck_assert_int_eq(search_query_parse(queries[i], &q, &why), PS_OK);
+		ck_assert_int_eq(search_query_skim_needles(q, &needles, &n), 0);
+		struct search_skim_seen seen = { q, 0 };
+		ck_assert_int_eq(sessioninfo_load_skim(path, needles, n, search_query_skim_enough, &seen, &skim), PS_OK);
+		ck_assert_int_eq(skim->skim_proven, i == 0);
+		ck_assert_int_eq(skim->skim_whole, i == 1);
+		ck_assert_uint_eq(skim->message_count, 2);
+		ck_assert_uint_eq(skim->lower.len, i == 0 ? 0 : strlen("kubernetes caf\xc3\xa9"));
+		sessioninfo_free(skim);
+		free(needles);
+		search_query_free(q);
+		unlink(path);
+		free(path);
+	}
 }
 END_TEST
 
