@@ -99,6 +99,37 @@ static size_t fast_utf8(uint32_t cp, char *o)
 	return 4;
 }
 
+/* The escape at q (a backslash, before end): its length, 0 for one JSON
+ * does not allow, and in *cp what it stands for: a surrogate pair one code
+ * point, a lone surrogate its stand-in (jstext.h). */
+static size_t msgtext_escape(const char *q, const char *end, unsigned *cp)
+{
+	unsigned lo;
+	if (end - q < 2)
+		return 0;
+	switch (q[1]) {
+	case 'b': *cp = '\b'; return 2;
+	case 'f': *cp = '\f'; return 2;
+	case 'n': *cp = '\n'; return 2;
+	case 'r': *cp = '\r'; return 2;
+	case 't': *cp = '\t'; return 2;
+	case '"': case '\\': case '/': *cp = (unsigned char)q[1]; return 2;
+	case 'u':
+		if (end - q < 6 || !fast_hex4(q + 2, cp))
+			return 0;
+		if (*cp >= 0xD800 && *cp <= 0xDBFF && end - q >= 12 && q[6] == '\\' && q[7] == 'u' &&
+		    fast_hex4(q + 8, &lo) && lo >= 0xDC00 && lo <= 0xDFFF) {
+			*cp = 0x10000 + ((*cp - 0xD800) << 10) + (lo - 0xDC00);
+			return 12;
+		}
+		if (*cp >= 0xD800 && *cp <= 0xDFFF)
+			*cp = JSTEXT_SURROGATE_BASE + (*cp - 0xD800);
+		return 6;
+	default:
+		return 0;
+	}
+}
+
 /* Appends the string raw[0..len) (between its quotes) decoded: escapes as
  * JSON.parse reads them, a lone surrogate as its stand-in (jstext.h), as
  * jsonline_load() gives them.  Invalid UTF-8 is declined (jsonline_load
@@ -117,34 +148,12 @@ int msgtext_string(struct buf *out, const char *raw, size_t len)
 		o += run;
 		if (!q)
 			break;
-		p = q + 2;
-		if (p > end)
+		unsigned cp;
+		size_t n = msgtext_escape(q, end, &cp);
+		if (!n)
 			return 1;
-		switch (q[1]) {
-		case 'b': *o++ = '\b'; break;
-		case 'f': *o++ = '\f'; break;
-		case 'n': *o++ = '\n'; break;
-		case 'r': *o++ = '\r'; break;
-		case 't': *o++ = '\t'; break;
-		case '"': case '\\': case '/': *o++ = q[1]; break;
-		case 'u': {
-			unsigned cp, lo;
-			if (end - p < 4 || !fast_hex4(p, &cp))
-				return 1;
-			p += 4;
-			if (cp >= 0xD800 && cp <= 0xDBFF && end - p >= 6 && p[0] == '\\' && p[1] == 'u' &&
-			    fast_hex4(p + 2, &lo) && lo >= 0xDC00 && lo <= 0xDFFF) {
-				cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
-				p += 6;
-			} else if (cp >= 0xD800 && cp <= 0xDFFF) {
-				cp = JSTEXT_SURROGATE_BASE + (cp - 0xD800);
-			}
-			o += fast_utf8(cp, o);
-			break;
-		}
-		default:
-			return 1;
-		}
+		o += fast_utf8(cp, o);
+		p = q + n;
 	}
 	/* Escapes decode to whole, valid sequences that no raw byte can
 	 * continue, so checking the result checks the raw runs. */
@@ -162,30 +171,18 @@ int msgtext_string(struct buf *out, const char *raw, size_t len)
 int msgtext_string_check(const char *raw, size_t len)
 {
 	const char *p = raw, *end = raw + len;
-	while (p < end) {
+	for (;;) {
 		const char *q = memchr(p, '\\', (size_t)(end - p));
+		unsigned cp;
+		size_t n;
 		if (!jstext_utf8_valid(p, (size_t)((q ? q : end) - p)))
 			return 1;
 		if (!q)
-			break;
-		p = q + 2;
-		if (p > end)
+			return 0;
+		if (!(n = msgtext_escape(q, end, &cp)))
 			return 1;
-		switch (q[1]) {
-		case 'b': case 'f': case 'n': case 'r': case 't': case '"': case '\\': case '/':
-			break;
-		case 'u': {
-			unsigned cp;
-			if (end - p < 4 || !fast_hex4(p, &cp))
-				return 1;
-			p += 4;
-			break;
-		}
-		default:
-			return 1;
-		}
+		p = q + n;
 	}
-	return 0;
 }
 
 /* extractTextContent of a content array (the '[' at p, valid JSON);

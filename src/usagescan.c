@@ -168,7 +168,9 @@ static int usagescan_literal(struct usagescan_reader *r, const char *word)
 	return 1;
 }
 
-/* Steps over one value of any kind, checking it is JSON. */
+/* Steps over one value of any kind, checking it is JSON.  Not scan.c's
+ * skipping: numbers are declined here as jparse declined them, so a line
+ * goes to the line parser exactly where it went before. */
 static int usagescan_skip(struct usagescan_reader *r)
 {
 	char closers[USAGESCAN_MAX_DEPTH];
