@@ -164,29 +164,9 @@ int msgtext_string(struct buf *out, const char *raw, size_t len)
 	return 0;
 }
 
-/* Whether msgtext_string would take the string (0) or decline it (1),
- * without decoding it: an escape decodes to a whole, valid sequence that
- * no raw byte can continue, so the decoded text is valid UTF-8 exactly
- * when each raw run between escapes is. */
-int msgtext_string_check(const char *raw, size_t len)
-{
-	const char *p = raw, *end = raw + len;
-	for (;;) {
-		const char *q = memchr(p, '\\', (size_t)(end - p));
-		unsigned cp;
-		size_t n;
-		if (!jstext_utf8_valid(p, (size_t)((q ? q : end) - p)))
-			return 1;
-		if (!q)
-			return 0;
-		if (!(n = msgtext_escape(q, end, &cp)))
-			return 1;
-		p = q + n;
-	}
-}
-
 /* extractTextContent of a content array (the '[' at p, valid JSON);
- * out NULL: only whether it would be taken. */
+ * out NULL: only whether its shape is one pi reads (the texts' bytes are
+ * not looked at). */
 int msgtext_blocks(struct buf *out, const char *p, const char *end)
 {
 	int any = 0;
@@ -254,7 +234,7 @@ int msgtext_blocks(struct buf *out, const char *p, const char *end)
 			continue; /* joined as "" */
 		if (text[0] != '"' || text_len < 2)
 			return 1; /* JavaScript's string of a number, array...: info_put_js_string */
-		int r = out ? msgtext_string(out, text + 1, text_len - 2) : msgtext_string_check(text + 1, text_len - 2);
+		int r = out ? msgtext_string(out, text + 1, text_len - 2) : 0;
 		if (r)
 			return r;
 	}

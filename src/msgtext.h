@@ -18,12 +18,11 @@ int msgtext_string(struct buf *out, const char *raw, size_t len);
 
 /* Appends pi's extractTextContent of a content array (the '[' at p):
  * the text blocks' texts joined with " ".  out NULL: appends nothing, and
- * says only whether it would take the array (0) or decline it (1). */
+ * says only whether the array has a shape pi reads without throwing and
+ * this reads (0) or not (1), without looking at the texts' bytes: for a
+ * reader that keeps none of them (a listing), whether they are valid
+ * UTF-8 changes nothing (the parser would replace what is not). */
 int msgtext_blocks(struct buf *out, const char *p, const char *end);
-
-/* Whether msgtext_string would take the string (0) or decline it (1),
- * without decoding it. */
-int msgtext_string_check(const char *raw, size_t len);
 
 /* A number or an unescaped ASCII string of up to 63 bytes, NUL-terminated
  * into tmp: 1, or 0 when it is neither. */

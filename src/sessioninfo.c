@@ -291,7 +291,8 @@ static int info_fast_message(struct sessioninfo *info, const struct scan_result 
 	struct buf *text = &info->text;
 	size_t base = text->len;
 	/* A listing keeps the first user message's text only: of the others
-	 * it needs to know only that pi reads them (not their text). */
+	 * it needs to know only that pi reads them, not their text (which the
+	 * parser would read the same, invalid UTF-8 replaced). */
 	int want_text = !info->listing_only || (user && !st->first_len);
 	int sep = st->n_messages > 0;
 	if (sep && want_text && buf_putc(text, ' ') < 0)
@@ -299,7 +300,7 @@ static int info_fast_message(struct sessioninfo *info, const struct scan_result 
 	size_t off = text->len;
 	int rc;
 	if (c->kind == SCAN_STRING)
-		rc = want_text ? msgtext_string(text, c->ptr, c->len) : msgtext_string_check(c->ptr, c->len);
+		rc = want_text ? msgtext_string(text, c->ptr, c->len) : 0; /* a text not kept: its bytes change nothing */
 	else if (c->kind == SCAN_OTHER && c->ptr[0] == '[')
 		rc = msgtext_blocks(want_text ? text : NULL, c->ptr, c->ptr + c->len);
 	else

@@ -361,6 +361,31 @@ START_TEST(test_listing_observed)
 }
 END_TEST
 
+/* A listing reads the messages it keeps no text of by their shape alone:
+ * their bytes (invalid UTF-8 above all) change nothing pi lists. */
+START_TEST(test_listing_ignores_text_bytes)
+{
+	static const char *const texts[] = {
+		HEADER USER("a", "first", 1) USER("b", "bad \xff byte", 9),
+		HEADER USER("a", "first", 1) "{\"type\":\"message\",\"message\":{\"role\":\"assistant\",\"content\":"
+		"[{\"type\":\"text\",\"text\":\"x\xc3\"},{\"type\":\"text\",\"text\":\"\\ud800\"}],\"timestamp\":12}}\n",
+		HEADER USER("a", "\xfe first", 1) USER("b", "second", 5),
+		HEADER USER("a", "first", 1) "{\"type\":\"message\",\"message\":{\"role\":\"user\",\"content\":[null],\"timestamp\":3}}\n",
+	};
+	for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++) {
+		char *path = helper_write(texts[i]);
+		struct sessioninfo *listing, *ref;
+		ck_assert_int_eq(sessioninfo_load_listing(path, &listing), PS_OK);
+		ck_assert_int_eq(sessioninfo_load_jansson(path, &ref), PS_OK);
+		helper_assert_same_listing(listing, ref);
+		sessioninfo_free(listing);
+		sessioninfo_free(ref);
+		unlink(path);
+		free(path);
+	}
+}
+END_TEST
+
 START_TEST(test_sort_stable)
 {
 	struct sessioninfo a = { .modified_ms = 5 }, b = { .modified_ms = 9 }, c = { .modified_ms = 5 }, d = { .modified_ms = 7 };
@@ -386,6 +411,7 @@ Suite *sessioninfo_suite(void)
 	tcase_add_test(tc, test_fast_path);
 	tcase_add_test(tc, test_fast_path_huge_line);
 	tcase_add_test(tc, test_listing_observed);
+	tcase_add_test(tc, test_listing_ignores_text_bytes);
 	suite_add_tcase(s, tc);
 	return s;
 }
