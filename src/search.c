@@ -538,18 +538,22 @@ int search_query_skim_needles(const struct search_query *q, struct sessioninfo_n
 	static const struct sessioninfo_needle always[] = {
 		{ NEEDLE_EXACT, "session_info", 12 },
 		{ NEEDLE_ESCAPE, "", 0 },
-		{ NEEDLE_EXACT, "\xc4\xb0", 2 },     /* U+0130, lowercased i and U+0307 */
-		{ NEEDLE_EXACT, "\xe2\x84\xaa", 3 }, /* U+212A, lowercased "k" */
 	};
+	/* Needed only where a token holds the letter they lowercase to
+	 * (every needle more slows the skim's pass over the bytes). */
+	static const struct sessioninfo_needle dotted_i = { NEEDLE_EXACT, "\xc4\xb0", 2 }; /* U+0130: i and U+0307 */
+	static const struct sessioninfo_needle kelvin = { NEEDLE_EXACT, "\xe2\x84\xaa", 3 }; /* U+212A: "k" */
 	static const struct sessioninfo_needle slash = { NEEDLE_EXACT, "\\/", 2 }; /* JSON may write / as \/ */
 	size_t k = 0, tokens = 0;
-	int any_slash = 0;
+	int any_slash = 0, any_i = 0, any_k = 0;
 	*needles = NULL;
 	*n = 0;
 	for (size_t i = 0; !q->re && !q->empty && i < q->n_tokens; i++)
 		if (q->tokens[i].skimmable) {
 			tokens++;
 			any_slash |= memchr(q->tokens[i].lower, '/', q->tokens[i].lower_len) != NULL;
+			any_i |= memchr(q->tokens[i].lower, 'i', q->tokens[i].lower_len) != NULL;
+			any_k |= memchr(q->tokens[i].lower, 'k', q->tokens[i].lower_len) != NULL;
 		}
 	if (!tokens)
 		return 0;
@@ -561,6 +565,10 @@ int search_query_skim_needles(const struct search_query *q, struct sessioninfo_n
 			nd[k++] = (struct sessioninfo_needle){ NEEDLE_CASELESS, q->tokens[i].lower, q->tokens[i].lower_len };
 	for (size_t i = 0; i < sizeof always / sizeof *always; i++)
 		nd[k++] = always[i];
+	if (any_i)
+		nd[k++] = dotted_i;
+	if (any_k)
+		nd[k++] = kelvin;
 	if (any_slash)
 		nd[k++] = slash;
 	*needles = nd;
