@@ -164,9 +164,7 @@ int msgtext_string(struct buf *out, const char *raw, size_t len)
 	return 0;
 }
 
-/* extractTextContent of a content array (the '[' at p, valid JSON);
- * out NULL: only whether its shape is one pi reads (the texts' bytes are
- * not looked at). */
+/* extractTextContent of a content array (the '[' at p, valid JSON). */
 int msgtext_blocks(struct buf *out, const char *p, const char *end)
 {
 	int any = 0;
@@ -228,13 +226,13 @@ int msgtext_blocks(struct buf *out, const char *p, const char *end)
 			return 1; /* might decode to "text" */
 		if (type_len != 6 || memcmp(type, "\"text\"", 6))
 			continue;
-		if (any++ && out && buf_putc(out, ' ') < 0)
+		if (any++ && buf_putc(out, ' ') < 0)
 			return -1;
 		if (!text || (text_len == 4 && !memcmp(text, "null", 4)))
 			continue; /* joined as "" */
 		if (text[0] != '"' || text_len < 2)
 			return 1; /* JavaScript's string of a number, array...: info_put_js_string */
-		int r = out ? msgtext_string(out, text + 1, text_len - 2) : 0;
+		int r = msgtext_string(out, text + 1, text_len - 2);
 		if (r)
 			return r;
 	}

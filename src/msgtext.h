@@ -17,11 +17,7 @@
 int msgtext_string(struct buf *out, const char *raw, size_t len);
 
 /* Appends pi's extractTextContent of a content array (the '[' at p):
- * the text blocks' texts joined with " ".  out NULL: appends nothing, and
- * says only whether the array has a shape pi reads without throwing and
- * this reads (0) or not (1), without looking at the texts' bytes: for a
- * reader that keeps none of them (a listing), whether they are valid
- * UTF-8 changes nothing (the parser would replace what is not). */
+ * the text blocks' texts joined with " ". */
 int msgtext_blocks(struct buf *out, const char *p, const char *end);
 
 /* A number or an unescaped ASCII string of up to 63 bytes, NUL-terminated

@@ -9,6 +9,7 @@ struct scanner {
 	int maybe_image; /* saw "type":"image" in a nested object */
 	int maybe_unreadable; /* scan_result's */
 	int maybe_surrogate;  /* scan_result's */
+	int null_element;     /* scan_value saw null among its array's own elements */
 };
 
 static int scan_ws(unsigned char c)
@@ -242,6 +243,8 @@ static int scan_value(struct scanner *s, int base)
 				goto object_key;
 			continue;
 		}
+		if (depth == 1 && stack[0] == ']' && *s->p == 'n')
+			s->null_element = 1;
 		if (base + depth >= SCAN_MAX_DEPTH || !scan_scalar(s, NULL))
 			return 0;
 after_value:
@@ -314,12 +317,14 @@ static int scan_member_value(struct scanner *s, int depth, struct scan_field *wa
 		return depth + 1 < SCAN_MAX_DEPTH && scan_scalar(s, want);
 	if (want) {
 		const char *start = s->p;
+		s->null_element = 0;
 		if (!scan_value(s, depth + 1))
 			return 0;
 		want->kind = SCAN_OTHER;
 		want->escaped = 0;
 		want->ptr = start;
 		want->len = (size_t)(s->p - start);
+		want->null_element = s->null_element;
 		return 1;
 	}
 	return scan_value(s, depth + 1);
@@ -458,7 +463,7 @@ int scan_is_blank(const char *line, size_t len)
 
 ps_err scan_line(const char *line, size_t len, struct scan_result *out)
 {
-	struct scanner s = { line, line + len, 0, 0, 0 };
+	struct scanner s = { line, line + len, 0, 0, 0, 0 };
 	struct scan_ctx ctx = { out };
 
 	memset(out, 0, sizeof *out);

@@ -22,6 +22,8 @@ struct scan_field {
 	int escaped;
 	const char *ptr;
 	size_t len;
+	int null_element;  /* an array with null among its own elements (pi's
+			    * extractTextContent throws on one) */
 };
 
 struct scan_result {

@@ -302,7 +302,10 @@ static int info_fast_message(struct sessioninfo *info, const struct scan_result 
 	if (c->kind == SCAN_STRING)
 		rc = want_text ? msgtext_string(text, c->ptr, c->len) : 0; /* a text not kept: its bytes change nothing */
 	else if (c->kind == SCAN_OTHER && c->ptr[0] == '[')
-		rc = msgtext_blocks(want_text ? text : NULL, c->ptr, c->ptr + c->len);
+		/* Of an array whose text is not kept, all that matters is
+		 * whether pi throws on it: on a null element (the scanner
+		 * noted them); the parser then decides. */
+		rc = want_text ? msgtext_blocks(text, c->ptr, c->ptr + c->len) : c->null_element;
 	else
 		rc = 1; /* content.filter is not a function: pi throws */
 	if (rc) {

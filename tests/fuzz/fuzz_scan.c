@@ -273,6 +273,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				FZ_CHECK(span && json_equal(span, json_object_get(msg, "content")),
 					 "message.content's span is not its value: %.*s", (int)(size > 300 ? 300 : size), line);
 				json_decref(span);
+				/* null among an array's own elements, as noted */
+				const json_t *content = json_object_get(msg, "content");
+				int has_null = 0;
+				for (size_t i = 0; json_is_array(content) && i < json_array_size(content); i++)
+					has_null |= json_is_null(json_array_get(content, i));
+				FZ_CHECK(r.content.null_element == has_null, "message.content's null_element is %d, not %d: %.*s",
+					 r.content.null_element, has_null, (int)(size > 300 ? 300 : size), line);
 			}
 		}
 	}

@@ -1,3 +1,4 @@
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "suites.h"
@@ -26,6 +27,29 @@ START_TEST(test_scan_fields)
 	/* "role" inside content must not be taken for the message's role. */
 	ck_assert(field_is(&r.role, "toolResult"));
 	ck_assert(field_is(&r.tool_name, "bash"));
+}
+END_TEST
+
+/* A null among the content array's own elements (pi throws on it), not
+ * deeper, not in another array, and the last "content" counts. */
+START_TEST(test_scan_content_null_element)
+{
+	static const struct { const char *content; int null_element; } cases[] = {
+		{ "[{\"type\":\"text\",\"text\":\"a\"}, null]", 1 },
+		{ "[ null ]", 1 },
+		{ "[1,\"null\",[null],{\"a\":null}]", 0 },
+		{ "{\"a\":[null]}", 0 },
+		{ "[null],\"content\":[]", 0 },
+		{ "[],\"content\":[true,null]", 1 },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		struct scan_result r;
+		char line[256];
+		snprintf(line, sizeof line, "{\"type\":\"message\",\"x\":[null],\"message\":{\"role\":\"user\",\"content\":%s}}",
+			 cases[i].content);
+		ck_assert_int_eq(scan_str(line, &r), PS_OK);
+		ck_assert_msg(r.content.null_element == cases[i].null_element, "%s", line);
+	}
 }
 END_TEST
 
@@ -179,6 +203,7 @@ Suite *scan_suite(void)
 	TCase *tc = tcase_create("scan");
 	tcase_add_test(tc, test_scan_fields);
 	tcase_add_test(tc, test_scan_last_duplicate_key_wins);
+	tcase_add_test(tc, test_scan_content_null_element);
 	tcase_add_test(tc, test_scan_escapes_flagged);
 	tcase_add_test(tc, test_scan_rejects_invalid);
 	tcase_add_test(tc, test_scan_accepts_valid);
