@@ -6,36 +6,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "bytefind.h"
-#include "entrycache.h"
 #include "fileio.h"
 #include "jsonline.h"
 #include "jstext.h"
-#include "escape.h"
 #include "scan.h"
 #include "session.h"
+#include "sessionline.h"
 #include "loadout.h"
-#include "usagescan.h"
 
 #define SESSION_READ_CHUNK (1u << 20)
-
-static ps_err session_grow(void **arr, uint32_t *cap, uint32_t need, size_t elem)
-{
-	if (need <= *cap)
-		return PS_OK;
-	if (need == PS_NIL)
-		return PS_ERR_TOOBIG;
-	uint64_t c = *cap ? *cap : 16;
-	while (c < need)
-		c *= 2;
-	if (c >= PS_NIL)
-		c = PS_NIL - 1;
-	void *p = realloc(*arr, (size_t)c * elem);
-	if (!p)
-		return PS_ERR_NOMEM;
-	*arr = p;
-	*cap = (uint32_t)c;
-	return PS_OK;
-}
 
 size_t session_tail_problem(const struct ps_session *s, char *buf, size_t n)
 {
@@ -54,7 +33,7 @@ size_t session_tail_problem(const struct ps_session *s, char *buf, size_t n)
 
 static ps_err session_problem(struct ps_session *s, uint32_t line, const char *why)
 {
-	ps_err err = session_grow((void **)&s->problems, &s->cap_problems, s->n_problems + 1,
+	ps_err err = sessiondata_grow((void **)&s->problems, &s->cap_problems, s->n_problems + 1,
 				  sizeof *s->problems);
 	if (err)
 		return err;
@@ -64,253 +43,9 @@ static ps_err session_problem(struct ps_session *s, uint32_t line, const char *w
 	return PS_OK;
 }
 
-/* Decodes a scanned string field; escaped ones go through jansson. */
-static ps_err session_field_string(const struct scan_field *f, char **out, size_t *len)
-{
-	*out = NULL;
-	if (f->kind != SCAN_STRING)
-		return PS_ERR_INVALID;
-	if (!f->escaped) {
-		/* Read as pi reads it: invalid UTF-8 becomes U+FFFD, so a
-		 * parentId spelled the way pi decodes the id still matches. */
-		if (jstext_utf8_valid(f->ptr, f->len)) {
-			*out = strndup(f->ptr, f->len);
-			*len = f->len;
-		} else {
-			*out = jstext_utf8_replace(f->ptr, f->len, len);
-		}
-		return *out ? PS_OK : PS_ERR_NOMEM;
-	}
-	/* Re-wrap the raw bytes in quotes so jansson decodes the escapes. */
-	char *quoted = malloc(f->len + 2);
-	if (!quoted)
-		return PS_ERR_NOMEM;
-	quoted[0] = '"';
-	memcpy(quoted + 1, f->ptr, f->len);
-	quoted[f->len + 1] = '"';
-	ps_err ignored;
-	json_t *v = jsonline_load(quoted, f->len + 2, JSON_DECODE_ANY, &ignored);
-	free(quoted);
-	if (!v)
-		return PS_ERR_INVALID;
-	*len = json_string_length(v);
-	*out = malloc(*len + 1);
-	if (*out) {
-		memcpy(*out, json_string_value(v), *len + 1);
-	}
-	json_decref(v);
-	return *out ? PS_OK : PS_ERR_NOMEM;
-}
-
-/* A scanned string field's decoded text: in place when it needs no
- * decoding (no escape, valid UTF-8; then no NUL either, which JSON only
- * spells escaped), else decoded into *owned, which the caller frees. */
-static ps_err session_field_view(const struct scan_field *f, const char **text, size_t *len, char **owned)
-{
-	*owned = NULL;
-	if (f->kind == SCAN_STRING && !f->escaped && jstext_utf8_valid(f->ptr, f->len)) {
-		*text = f->ptr;
-		*len = f->len;
-		return PS_OK;
-	}
-	ps_err err = session_field_string(f, owned, len);
-	*text = *owned;
-	return err;
-}
-
-static ps_err session_intern_kind(struct ps_session *s, const char *raw, size_t n, uint32_t *off)
-{
-	char *esc = escape_name_max(raw, n, SESSION_MAX_KIND);
-	if (!esc)
-		return PS_ERR_NOMEM;
-	size_t elen = strlen(esc);
-	ps_err err = PS_OK;
-	*off = strmap_get(&s->kinds, &s->pool, esc, elen);
-	if (*off == PS_NIL) {
-		err = strpool_add(&s->pool, esc, elen, off);
-		if (!err)
-			err = strmap_put(&s->kinds, &s->pool, *off, *off);
-	}
-	free(esc);
-	return err;
-}
-
-/* The kinds of the lines indexed last, by the raw bytes of their type,
- * role and toolName as the scanner found them: a session has a handful of
- * kinds, so nearly every line finds its own here without decoding,
- * escaping and interning it again (three allocations and a hash lookup
- * per entry, a tenth of indexing a store). */
-#define KIND_MEMO_SLOTS 8
-#define KIND_MEMO_BYTES 64
-
-struct kind_memo_slot {
-	int used;
-	uint32_t kind;                 /* pool offset, as session_kind gives it */
-	unsigned char len[3];          /* type, role, toolName; 0xff: not a string */
-	char bytes[KIND_MEMO_BYTES];   /* the three strings' raw bytes, one after another */
-};
-
-#define NAME_MEMO_SLOTS 4
-
-struct kind_memo {
-	struct kind_memo_slot slot[KIND_MEMO_SLOTS];
-	unsigned next;                 /* the slot to fill next, round robin */
-	uint32_t names[NAME_MEMO_SLOTS]; /* the last provider and model names interned (PS_NIL: none) */
-	unsigned next_name;
-};
-
-/* Fills key with the three fields' lengths and bytes; 0 when they do not
- * fit a slot (or one is escaped: the parser decides those). */
-static int kind_memo_key(const struct scan_result *r, struct kind_memo_slot *key)
-{
-	const struct scan_field *f[3] = { &r->type, &r->role, &r->tool_name };
-	size_t at = 0;
-	for (int i = 0; i < 3; i++) {
-		if (f[i]->kind != SCAN_STRING) {
-			key->len[i] = 0xff;
-			continue;
-		}
-		if (f[i]->escaped || f[i]->len >= 0xff || f[i]->len > KIND_MEMO_BYTES - at)
-			return 0;
-		key->len[i] = (unsigned char)f[i]->len;
-		memcpy(key->bytes + at, f[i]->ptr, f[i]->len);
-		at += f[i]->len;
-	}
-	return 1;
-}
-
-static size_t kind_memo_bytes(const struct kind_memo_slot *k)
-{
-	size_t n = 0;
-	for (int i = 0; i < 3; i++)
-		n += k->len[i] == 0xff ? 0 : k->len[i];
-	return n;
-}
-
-static const struct kind_memo_slot *kind_memo_find(const struct kind_memo *m, const struct kind_memo_slot *key)
-{
-	for (unsigned i = 0; i < KIND_MEMO_SLOTS; i++) {
-		const struct kind_memo_slot *s = &m->slot[i];
-		if (s->used && memcmp(s->len, key->len, sizeof s->len) == 0 &&
-		    memcmp(s->bytes, key->bytes, kind_memo_bytes(key)) == 0)
-			return s;
-	}
-	return NULL;
-}
-
-/* The kind shown in the file name: the role for messages (toolResult with
- * its tool), else the entry type. */
-static ps_err session_kind_decode(struct ps_session *s, const struct scan_result *r, const json_t *parsed,
-				  uint32_t *off);
-
-static ps_err session_kind(struct ps_session *s, struct kind_memo *memo, const struct scan_result *r,
-			   const json_t *parsed, uint32_t *off)
-{
-	struct kind_memo_slot key;
-	if (parsed || !memo || !kind_memo_key(r, &key))
-		return session_kind_decode(s, r, parsed, off);
-	const struct kind_memo_slot *hit = kind_memo_find(memo, &key);
-	if (hit) {
-		*off = hit->kind;
-		return PS_OK;
-	}
-	ps_err err = session_kind_decode(s, r, parsed, off);
-	if (!err) {
-		key.used = 1;
-		key.kind = *off;
-		memo->slot[memo->next++ % KIND_MEMO_SLOTS] = key;
-	}
-	return err;
-}
-
-static ps_err session_kind_decode(struct ps_session *s, const struct scan_result *r, const json_t *parsed,
-				  uint32_t *off)
-{
-	char *type = NULL, *role = NULL, *tool = NULL;
-	size_t type_len = 0, role_len = 0, tool_len = 0;
-	ps_err err = PS_OK;
-	char *kind = NULL;
-
-	if (parsed) {
-		const char *t = json_string_value(json_object_get(parsed, "type"));
-		json_t *msg = json_object_get(parsed, "message");
-		const char *ro = json_string_value(json_object_get(msg, "role"));
-		const char *tn = json_string_value(json_object_get(msg, "toolName"));
-		type = t ? strdup(t) : NULL;
-		role = ro ? strdup(ro) : NULL;
-		tool = tn ? strdup(tn) : NULL;
-		if ((t && !type) || (ro && !role) || (tn && !tool)) {
-			err = PS_ERR_NOMEM;
-			goto out;
-		}
-		type_len = type ? strlen(type) : 0;
-		role_len = role ? strlen(role) : 0;
-		tool_len = tool ? strlen(tool) : 0;
-	} else if (session_field_string(&r->type, &type, &type_len) == PS_ERR_NOMEM ||
-		   session_field_string(&r->role, &role, &role_len) == PS_ERR_NOMEM ||
-		   session_field_string(&r->tool_name, &tool, &tool_len) == PS_ERR_NOMEM) {
-		/* Out of memory is an error; a field that is not a string
-		 * (PS_ERR_INVALID) is only absent. */
-		err = PS_ERR_NOMEM;
-		goto out;
-	}
-	if (!type) {
-		err = session_intern_kind(s, "entry", 5, off);
-		goto out;
-	}
-	if (strcmp(type, "message") != 0 || !role) {
-		err = session_intern_kind(s, type, type_len, off);
-		goto out;
-	}
-	if (s->version < 3 && strcmp(role, "hookMessage") == 0) {
-		err = session_intern_kind(s, "custom", 6, off);
-		goto out;
-	}
-	if (strcmp(role, "toolResult") == 0 && tool) {
-		kind = malloc(role_len + 1 + tool_len + 1);
-		if (!kind) {
-			err = PS_ERR_NOMEM;
-			goto out;
-		}
-		/* Escape the tool name alone so '-' stays the separator. */
-		memcpy(kind, role, role_len);
-		kind[role_len] = '-';
-		memcpy(kind + role_len + 1, tool, tool_len);
-		err = session_intern_kind(s, kind, role_len + 1 + tool_len, off);
-		goto out;
-	}
-	err = session_intern_kind(s, role, role_len, off);
-out:
-	free(kind);
-	free(type);
-	free(role);
-	free(tool);
-	return err;
-}
-
-/* An entry's own time makes its file's mtime: it never changes, so an
- * editor never sees the file "changed since reading" as the session grows. */
-static int64_t session_time(const struct scan_result *r, const json_t *parsed)
-{
-	char iso[64];
-	const char *ts = NULL;
-	int ok = 0;
-	if (parsed) {
-		ts = json_string_value(json_object_get(parsed, "timestamp"));
-	} else if (r->timestamp.kind == SCAN_STRING && !r->timestamp.escaped && r->timestamp.len < sizeof iso) {
-		memcpy(iso, r->timestamp.ptr, r->timestamp.len);
-		iso[r->timestamp.len] = '\0';
-		ts = iso;
-	}
-	if (!ts)
-		return 0;
-	double ms = jstext_iso_to_ms(ts, &ok);
-	return ok ? (int64_t)ms : 0;
-}
-
 static ps_err session_new_branch(struct ps_session *s, uint32_t first, uint32_t parent, uint32_t *out)
 {
-	ps_err err = session_grow((void **)&s->branches, &s->cap_branches, s->n_branches + 1,
+	ps_err err = sessiondata_grow((void **)&s->branches, &s->cap_branches, s->n_branches + 1,
 				  sizeof *s->branches);
 	if (err)
 		return err;
@@ -398,7 +133,7 @@ static ps_err session_apply_label(struct ps_session *s, const json_t *entry)
 	if (err)
 		return err;
 	if (s->entries[t].label == PS_NIL) {
-		err = session_grow((void **)&s->labeled, &s->cap_labeled, s->n_labeled + 1, sizeof *s->labeled);
+		err = sessiondata_grow((void **)&s->labeled, &s->cap_labeled, s->n_labeled + 1, sizeof *s->labeled);
 		if (err)
 			return err;
 		/* Keep a target once: a label that comes back reuses its slot. */
@@ -462,70 +197,6 @@ out:
 	return err;
 }
 
-/* The pool offset of a name (len bytes, no NUL), interned among the
- * last names seen: a session names a few models over thousands of
- * messages. */
-static ps_err session_intern_name(struct ps_session *s, struct kind_memo *memo, const char *name, size_t len,
-				  uint32_t *off)
-{
-	for (unsigned i = 0; memo && i < NAME_MEMO_SLOTS; i++) {
-		uint32_t o = memo->names[i];
-		if (o != PS_NIL && strncmp(session_str(s, o), name, len) == 0 && session_str(s, o)[len] == '\0') {
-			*off = o;
-			return PS_OK;
-		}
-	}
-	ps_err err = strpool_add(&s->pool, name, len, off);
-	if (!err && memo)
-		memo->names[memo->next_name++ % NAME_MEMO_SLOTS] = *off;
-	return err;
-}
-
-/* Notes what usage.c needs of a line the scanner read plainly: its class
- * (PS_ENTRY_USAGE) and its usage, read from its usage members (when
- * usagescan declines them, the class stays unknown: the line is parsed). */
-static ps_err session_note_usage(struct ps_session *s, struct kind_memo *memo, struct ps_entry *e,
-				 const struct scan_result *r)
-{
-#define FIELD_IS(f, lit) ((f).kind == SCAN_STRING && (f).len == sizeof(lit) - 1 && memcmp((f).ptr, lit, sizeof(lit) - 1) == 0)
-	enum ps_entry_usage u = PS_USAGE_NONE;
-	const struct scan_field *span = &r->top_usage;
-	if (FIELD_IS(r->type, "message")) {
-		u = FIELD_IS(r->role, "assistant") ? PS_USAGE_ASSISTANT
-		  : FIELD_IS(r->role, "toolResult") ? PS_USAGE_TOOL_RESULT : PS_USAGE_MESSAGE;
-		span = &r->msg_usage;
-	} else if (FIELD_IS(r->type, "compaction") || FIELD_IS(r->type, "branch_summary")) {
-		u = PS_USAGE_SUMMARY;
-	} else if (FIELD_IS(r->type, "usage")) {
-		u = PS_USAGE_ENTRY;
-	}
-#undef FIELD_IS
-	ps_err err = PS_OK;
-	struct usagescan m;
-	if (u != PS_USAGE_NONE && u != PS_USAGE_MESSAGE && span->kind != SCAN_ABSENT) {
-		if (!usagescan_members(span->ptr, span->len, &m)) {
-			u = PS_USAGE_UNKNOWN;
-		} else if (m.has_usage) {
-			struct ps_usage rec = { m.sum, PS_NIL, PS_NIL };
-			const char *model = u == PS_USAGE_ASSISTANT && m.response_model ? m.response_model : m.model;
-			size_t model_len = model == m.response_model ? m.response_model_len : m.model_len;
-			int named = u == PS_USAGE_ASSISTANT || u == PS_USAGE_ENTRY;
-			if (named && m.provider)
-				err = session_intern_name(s, memo, m.provider, m.provider_len, &rec.provider);
-			if (!err && named && model)
-				err = session_intern_name(s, memo, model, model_len, &rec.model);
-			if (!err)
-				err = session_grow((void **)&s->usages, &s->cap_usages, s->n_usages + 1, sizeof *s->usages);
-			if (err)
-				return err;
-			e->usage = s->n_usages;
-			s->usages[s->n_usages++] = rec;
-		}
-	}
-	e->flags |= (uint32_t)u << PS_ENTRY_USAGE_SHIFT;
-	return PS_OK;
-}
-
 static ps_err session_observe(struct ps_session *s, const char *line, size_t len, const struct scan_result *r)
 {
 	return s->observer ? s->observer->line(s->observer->ctx, line, len, r) : PS_OK;
@@ -533,7 +204,7 @@ static ps_err session_observe(struct ps_session *s, const char *line, size_t len
 
 /* Indexes one complete line.  Malformed lines are skipped, as pi skips them,
  * and remembered as problems; only allocation failures are errors. */
-static ps_err session_index_line(struct ps_session *s, struct kind_memo *kinds, const char *line, size_t len,
+static ps_err session_index_line(struct ps_session *s, struct sessionline_memo *kinds, const char *line, size_t len,
 				 uint64_t off)
 {
 	struct scan_result r;
@@ -590,7 +261,7 @@ static ps_err session_index_line(struct ps_session *s, struct kind_memo *kinds, 
 		goto out;
 	}
 
-	err = session_grow((void **)&s->entries, &s->cap_entries, s->n_entries + 1, sizeof *s->entries);
+	err = sessiondata_grow((void **)&s->entries, &s->cap_entries, s->n_entries + 1, sizeof *s->entries);
 	if (err)
 		goto out;
 	uint32_t idx = s->n_entries;
@@ -619,9 +290,9 @@ static ps_err session_index_line(struct ps_session *s, struct kind_memo *kinds, 
 				parent_id = json_string_value(jp);
 			}
 		} else if ((r.id.kind == SCAN_STRING &&
-			    session_field_view(&r.id, &id, &id_len, &id_owned) == PS_ERR_NOMEM) ||
+			    sessionline_field_view(&r.id, &id, &id_len, &id_owned) == PS_ERR_NOMEM) ||
 			   (r.parent_id.kind == SCAN_STRING &&
-			    session_field_view(&r.parent_id, &parent_id, &parent_len, &parent_owned) == PS_ERR_NOMEM)) {
+			    sessionline_field_view(&r.parent_id, &parent_id, &parent_len, &parent_owned) == PS_ERR_NOMEM)) {
 			err = PS_ERR_NOMEM;
 			goto out;
 		}
@@ -643,12 +314,12 @@ static ps_err session_index_line(struct ps_session *s, struct kind_memo *kinds, 
 		if (err)
 			goto out;
 	}
-	e.time_ms = session_time(&r, parsed);
+	e.time_ms = sessionline_time(&r, parsed);
 	if (r.maybe_image)
 		e.flags |= PS_ENTRY_MAY_HAVE_IMAGES;
-	if (!parsed && !r.maybe_unreadable && !r.maybe_surrogate && (err = session_note_usage(s, kinds, &e, &r)))
+	if (!parsed && !r.maybe_unreadable && !r.maybe_surrogate && (err = sessionline_note_usage(s, kinds, &e, &r)))
 		goto out;
-	err = session_kind(s, kinds, &r, parsed, &e.kind);
+	err = sessionline_kind(s, kinds, &r, parsed, &e.kind);
 	if (err)
 		goto out;
 	s->entries[idx] = e;
@@ -769,9 +440,7 @@ static ps_err session_scan_from(struct ps_session *s, uint64_t size)
 	size_t cap = 0, have = 0;
 	uint64_t pos = s->scanned;
 	ps_err err = PS_OK;
-	struct kind_memo *kinds = calloc(1, sizeof *kinds); /* NULL: every kind decoded */
-	if (kinds)
-		memset(kinds->names, 0xff, sizeof kinds->names); /* PS_NIL */
+	struct sessionline_memo *kinds = sessionline_memo_new(); /* NULL: every line decodes */
 
 	while (pos + have < size) {
 		if (have == cap) {
@@ -817,7 +486,7 @@ static ps_err session_scan_from(struct ps_session *s, uint64_t size)
 		s->scanned = pos;
 	}
 out:
-	free(kinds);
+	sessionline_memo_free(kinds);
 	free(buf);
 	return err;
 }
