@@ -41,9 +41,12 @@ uint64_t strpool_hash(const char *s, size_t n)
 	return h;
 }
 
-static int strmap_key_eq(const struct strpool *pool, uint32_t off, const char *key, size_t n)
+static int strmap_key_eq(const struct strpool *pool, const struct strmap_slot *slot, uint32_t hash, const char *key,
+			 size_t n)
 {
-	const char *k = strpool_get(pool, off);
+	if (slot->hash != hash)
+		return 0;
+	const char *k = strpool_get(pool, slot->key);
 	return strncmp(k, key, n) == 0 && k[n] == '\0';
 }
 
@@ -52,39 +55,33 @@ uint32_t strmap_get(const struct strmap *map, const struct strpool *pool, const 
 	if (!map->cap)
 		return PS_NIL;
 	size_t mask = map->cap - 1;
-	for (size_t i = strpool_hash(key, n) & mask;; i = (i + 1) & mask) {
-		if (map->keys[i] == PS_NIL)
+	uint32_t hash = (uint32_t)strpool_hash(key, n);
+	for (size_t i = hash & mask;; i = (i + 1) & mask) {
+		if (map->slots[i].key == PS_NIL)
 			return PS_NIL;
-		if (strmap_key_eq(pool, map->keys[i], key, n))
-			return map->vals[i];
+		if (strmap_key_eq(pool, &map->slots[i], hash, key, n))
+			return map->slots[i].val;
 	}
 }
 
-static ps_err strmap_grow(struct strmap *map, const struct strpool *pool)
+static ps_err strmap_grow(struct strmap *map)
 {
 	size_t cap = map->cap ? map->cap * 2 : 64;
-	uint32_t *keys = malloc(cap * sizeof *keys);
-	uint32_t *vals = malloc(cap * sizeof *vals);
-	if (!keys || !vals) {
-		free(keys);
-		free(vals);
+	struct strmap_slot *slots = malloc(cap * sizeof *slots);
+	if (!slots)
 		return PS_ERR_NOMEM;
-	}
-	memset(keys, 0xff, cap * sizeof *keys);
+	for (size_t i = 0; i < cap; i++)
+		slots[i].key = PS_NIL;
 	for (size_t j = 0; j < map->cap; j++) {
-		if (map->keys[j] == PS_NIL)
+		if (map->slots[j].key == PS_NIL)
 			continue;
-		const char *k = strpool_get(pool, map->keys[j]);
-		size_t i = strpool_hash(k, strlen(k)) & (cap - 1);
-		while (keys[i] != PS_NIL)
+		size_t i = map->slots[j].hash & (cap - 1);
+		while (slots[i].key != PS_NIL)
 			i = (i + 1) & (cap - 1);
-		keys[i] = map->keys[j];
-		vals[i] = map->vals[j];
+		slots[i] = map->slots[j];
 	}
-	free(map->keys);
-	free(map->vals);
-	map->keys = keys;
-	map->vals = vals;
+	free(map->slots);
+	map->slots = slots;
 	map->cap = cap;
 	return PS_OK;
 }
@@ -92,29 +89,28 @@ static ps_err strmap_grow(struct strmap *map, const struct strpool *pool)
 ps_err strmap_put(struct strmap *map, const struct strpool *pool, uint32_t key, uint32_t val)
 {
 	if ((map->count + 1) * 4 > map->cap * 3) {
-		ps_err err = strmap_grow(map, pool);
+		ps_err err = strmap_grow(map);
 		if (err)
 			return err;
 	}
 	const char *k = strpool_get(pool, key);
 	size_t n = strlen(k);
 	size_t mask = map->cap - 1;
-	size_t i = strpool_hash(k, n) & mask;
-	for (; map->keys[i] != PS_NIL; i = (i + 1) & mask) {
-		if (strmap_key_eq(pool, map->keys[i], k, n)) {
-			map->vals[i] = val;
+	uint32_t hash = (uint32_t)strpool_hash(k, n);
+	size_t i = hash & mask;
+	for (; map->slots[i].key != PS_NIL; i = (i + 1) & mask) {
+		if (strmap_key_eq(pool, &map->slots[i], hash, k, n)) {
+			map->slots[i].val = val;
 			return PS_OK;
 		}
 	}
-	map->keys[i] = key;
-	map->vals[i] = val;
+	map->slots[i] = (struct strmap_slot){ key, val, hash };
 	map->count++;
 	return PS_OK;
 }
 
 void strmap_free(struct strmap *map)
 {
-	free(map->keys);
-	free(map->vals);
+	free(map->slots);
 	memset(map, 0, sizeof *map);
 }

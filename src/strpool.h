@@ -25,10 +25,16 @@ static inline const char *strpool_get(const struct strpool *pool, uint32_t off)
 void strpool_free(struct strpool *pool);
 
 /* Maps the pool string at a key offset to a value.  Keys are compared as
- * NUL-terminated strings, so keys never contain NUL (callers escape). */
+ * NUL-terminated strings, so keys never contain NUL (callers escape).
+ * Each slot keeps its key's hash, so that a probe compares strings only
+ * where the hashes agree: a session's index looks every id up twice. */
+struct strmap_slot {
+	uint32_t key;     /* pool offset, PS_NIL when empty */
+	uint32_t val;
+	uint32_t hash;    /* strpool_hash's low bits: the home slot, and a filter */
+};
 struct strmap {
-	uint32_t *keys;   /* pool offsets, PS_NIL when empty */
-	uint32_t *vals;
+	struct strmap_slot *slots;
 	size_t cap, count;
 };
 
