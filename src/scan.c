@@ -291,11 +291,9 @@ object_key: {
 	}
 }
 
-static int scan_key_is(const struct scan_field *key, const char *name)
-{
-	size_t n = strlen(name);
-	return key->len == n && memcmp(key->ptr, name, n) == 0;
-}
+/* Whether the key is the string literal lit: lengths first, then bytes, no
+ * strlen (every member of every line is asked this several times). */
+#define SCAN_KEY_IS(key, lit) ((key)->len == sizeof(lit) - 1 && memcmp((key)->ptr, lit, sizeof(lit) - 1) == 0)
 
 /* Scans the object at p (depth `depth`), calling back for each key so the
  * caller can capture the values it wants.  capture() returns the field to
@@ -334,38 +332,28 @@ struct scan_ctx {
 	struct scan_result *out;
 };
 
-static int scan_key_is(const struct scan_field *key, const char *name);
-
-/* Whether the key is one of names (a NULL-terminated list). */
-static int scan_key_in(const struct scan_field *key, const char *const *names)
-{
-	for (; *names; names++)
-		if (scan_key_is(key, *names))
-			return 1;
-	return 0;
-}
-
 static struct scan_field *scan_capture_message(void *ctx, const struct scan_field *key, int *descend,
 					       struct scan_field **span)
 {
-	static const char *const usage_members[] = { "usage", "provider", "model", "responseModel", NULL };
 	struct scan_result *out = ((struct scan_ctx *)ctx)->out;
 	*descend = 0;
-	*span = scan_key_in(key, usage_members) ? &out->msg_usage : NULL;
+	*span = SCAN_KEY_IS(key, "usage") || SCAN_KEY_IS(key, "provider") || SCAN_KEY_IS(key, "model") ||
+			SCAN_KEY_IS(key, "responseModel")
+		? &out->msg_usage : NULL;
 	/* A later duplicate key wins, as in JSON.parse: reset the field. */
-	if (scan_key_is(key, "role")) {
+	if (SCAN_KEY_IS(key, "role")) {
 		memset(&out->role, 0, sizeof out->role);
 		return &out->role;
 	}
-	if (scan_key_is(key, "toolName")) {
+	if (SCAN_KEY_IS(key, "toolName")) {
 		memset(&out->tool_name, 0, sizeof out->tool_name);
 		return &out->tool_name;
 	}
-	if (scan_key_is(key, "content")) {
+	if (SCAN_KEY_IS(key, "content")) {
 		memset(&out->content, 0, sizeof out->content);
 		return &out->content;
 	}
-	if (scan_key_is(key, "timestamp")) {
+	if (SCAN_KEY_IS(key, "timestamp")) {
 		memset(&out->msg_time, 0, sizeof out->msg_time);
 		return &out->msg_time;
 	}
@@ -375,19 +363,19 @@ static struct scan_field *scan_capture_message(void *ctx, const struct scan_fiel
 static struct scan_field *scan_capture_top(void *ctx, const struct scan_field *key, int *descend,
 					   struct scan_field **span)
 {
-	static const char *const usage_members[] = { "usage", "provider", "model", NULL };
 	struct scan_result *out = ((struct scan_ctx *)ctx)->out;
 	*descend = 0;
-	*span = scan_key_in(key, usage_members) ? &out->top_usage : NULL;
-	if (scan_key_is(key, "type"))
+	*span = SCAN_KEY_IS(key, "usage") || SCAN_KEY_IS(key, "provider") || SCAN_KEY_IS(key, "model")
+		? &out->top_usage : NULL;
+	if (SCAN_KEY_IS(key, "type"))
 		return memset(&out->type, 0, sizeof out->type), &out->type;
-	if (scan_key_is(key, "id"))
+	if (SCAN_KEY_IS(key, "id"))
 		return memset(&out->id, 0, sizeof out->id), &out->id;
-	if (scan_key_is(key, "parentId"))
+	if (SCAN_KEY_IS(key, "parentId"))
 		return memset(&out->parent_id, 0, sizeof out->parent_id), &out->parent_id;
-	if (scan_key_is(key, "timestamp"))
+	if (SCAN_KEY_IS(key, "timestamp"))
 		return memset(&out->timestamp, 0, sizeof out->timestamp), &out->timestamp;
-	if (scan_key_is(key, "message")) {
+	if (SCAN_KEY_IS(key, "message")) {
 		memset(&out->role, 0, sizeof out->role);
 		memset(&out->tool_name, 0, sizeof out->tool_name);
 		memset(&out->content, 0, sizeof out->content);
