@@ -335,16 +335,18 @@ static ps_err usage_collect(struct ps_session *s, const struct usage_acc **out)
 		if (s->entries[i].time_ms)
 			a->last_ms = s->entries[i].time_ms;
 		a->day = a->last_ms ? usage_day_of(a->last_ms) : USAGE_UNDATED;
-		switch (usage_classify(session_str(s, s->entries[i].kind))) {
-		case USAGE_SKIP:
-			continue;
-		case USAGE_MESSAGE:
-			a->messages++;
-			continue;
-		case USAGE_PARSE:
-			break;
-		}
+		/* The index's class first: classing by kind is only for the lines
+		 * it could not read plainly, and a kind is a role or a type. */
 		if (!usage_entry_fast(s, i, a, &err)) {
+			switch (usage_classify(session_str(s, s->entries[i].kind))) {
+			case USAGE_SKIP:
+				continue;
+			case USAGE_MESSAGE:
+				a->messages++;
+				continue;
+			case USAGE_PARSE:
+				break;
+			}
 			err = session_load_entry_keep(s, i, &usage_keep, &e);
 			if (err == PS_ERR_INVALID)
 				continue; /* undecodable line (lone surrogate): nothing to read */

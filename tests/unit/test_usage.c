@@ -317,6 +317,27 @@ START_TEST(test_usage_empty_session)
 }
 END_TEST
 
+/* An entry whose type is a message role's name is no message: the index
+ * classes it by its type, as the parser would (kind alone, "user" either
+ * way, cannot tell). */
+START_TEST(test_usage_type_named_like_a_role)
+{
+	char *path = helper_write(HDR
+		"{\"type\":\"message\",\"id\":\"a\",\"parentId\":null,\"timestamp\":\"2026-01-01T00:00:01.000Z\","
+		"\"message\":{\"role\":\"user\",\"content\":\"hi\"}}\n"
+		"{\"type\":\"user\",\"id\":\"b\",\"parentId\":\"a\",\"timestamp\":\"2026-01-01T00:00:02.000Z\"}\n"
+		"{\"type\":\"system\",\"id\":\"c\",\"parentId\":\"b\",\"timestamp\":\"2026-01-01T00:00:03.000Z\"}\n");
+	struct ps_session *s = helper_open(path);
+	double cost;
+	uint64_t messages;
+	ck_assert_int_eq(usage_totals(s, &cost, &messages), PS_OK);
+	ck_assert_uint_eq(messages, 1);
+	session_free(s);
+	unlink(path);
+	free(path);
+}
+END_TEST
+
 START_TEST(test_usage_not_session)
 {
 	char *path = helper_write("not json\n");
@@ -527,6 +548,7 @@ Suite *usage_suite(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_usage_every_kind);
 	tcase_add_test(tc, test_usage_fast_path_as_parsed);
+	tcase_add_test(tc, test_usage_type_named_like_a_role);
 	tcase_add_test(tc, test_usage_continues_after_append);
 	tcase_add_test(tc, test_usage_csv);
 	tcase_add_test(tc, test_usage_cost_cents);
