@@ -67,6 +67,7 @@ struct overview_each {
 	overview_derive_fn derive;
 	struct overview_item *items;
 	size_t n, cap;
+	size_t *order;    /* the items by size, largest first: the order they are derived in */
 	int failed;
 	struct psfs_caller who; /* rows only of the sessions it may read */
 };
@@ -178,7 +179,7 @@ static ps_err overview_derive(struct overview_each *c, struct overview_item *it)
 static void overview_each_item(void *ctx, size_t i)
 {
 	struct overview_each *c = ctx;
-	struct overview_item *it = &c->items[i];
+	struct overview_item *it = &c->items[c->order ? c->order[i] : i];
 	char key[2 * NAME_MAX + 4];
 	size_t key_len;
 	struct filestamp stamp;
@@ -192,6 +193,27 @@ static void overview_each_item(void *ctx, size_t i)
 		}
 	}
 	it->err = overview_derive(c, it);
+}
+
+static int overview_larger_first(const void *a, const void *b, void *items)
+{
+	const struct overview_item *it = items;
+	off_t x = it[*(const size_t *)a].st.st_size, y = it[*(const size_t *)b].st.st_size;
+	return x > y ? -1 : x < y;
+}
+
+/* The order the threads take the items in: largest first, so that no
+ * thread is left reading a 50 MB session alone at the end while the
+ * others idle.  NULL (listing order) when out of memory. */
+static size_t *overview_order(struct overview_item *items, size_t n)
+{
+	size_t *order = malloc((n ? n : 1) * sizeof *order);
+	if (!order)
+		return NULL;
+	for (size_t i = 0; i < n; i++)
+		order[i] = i;
+	qsort_r(order, n, sizeof *order, overview_larger_first, items);
+	return order;
 }
 
 /* A store-wide file on a store nothing is kept of yet reads every
@@ -208,11 +230,13 @@ static int overview_each_stop(void *ctx)
 static ps_err overview_each(struct psfs *fs, const char *project, char kind, int with_listing,
 			    overview_derive_fn derive, overview_use_fn use, void *ctx)
 {
-	struct overview_each c = { fs, kind, with_listing, derive, NULL, 0, 0, 0, { 0 } };
+	struct overview_each c = { fs, kind, with_listing, derive, NULL, 0, 0, NULL, 0, { 0 } };
 	psfs_caller_get(&c.who);
 	ps_err err = store_each_session(fs->store, project, overview_each_list, &c);
 	if (!err && c.failed)
 		err = PS_ERR_NOMEM;
+	if (!err)
+		c.order = overview_order(c.items, c.n);
 	if (!err && fanout_run(c.n, fs->cfg.read_threads, overview_each_item, overview_each_stop, &c))
 		err = PS_ERR_INTR;
 	filememo_flush(overview_rows(fs));
@@ -230,6 +254,7 @@ static ps_err overview_each(struct psfs *fs, const char *project, char kind, int
 		buf_free(&it->value);
 	}
 	free(c.items);
+	free(c.order);
 	return err;
 }
 
@@ -525,6 +550,7 @@ struct overview_slot {
 	char *project;
 	struct buf listing; /* what the length was built from */
 	size_t len;
+	char *text;         /* the file as stat built it, for the open that follows (at most one slot's) */
 	uint64_t last_use;  /* the least recently used slot goes first */
 };
 
@@ -623,14 +649,19 @@ static int overview_lookup(struct overview_memo *memo, int file, const char *pro
 
 static void overview_slot_free(struct overview_slot *m)
 {
+	free(m->text);
 	free(m->project);
 	buf_free(&m->listing);
 	memset(m, 0, sizeof *m);
 }
 
-/* Keeps len for the listing (taken: *listing is emptied). */
+/* Keeps len for the listing (taken: *listing is emptied), and the text it
+ * is the length of (taken, may be NULL): `cat` stats the file, then opens
+ * it, and building it twice was a tenth of a store's first sessions.md.
+ * Only the newest text is kept, so a stat of every overview file (ls -l)
+ * holds one file's text, not six. */
 static void overview_remember(struct overview_memo *memo, int file, const char *project, struct buf *listing,
-			      size_t len)
+			      size_t len, char **text)
 {
 	char *key = project ? strdup(project) : NULL;
 	if (project && !key)
@@ -650,15 +681,42 @@ static void overview_remember(struct overview_memo *memo, int file, const char *
 				m = &memo->slot[i];
 	}
 	overview_slot_free(m);
+	for (size_t i = 0; i < OVERVIEW_SLOTS; i++) {
+		free(memo->slot[i].text);
+		memo->slot[i].text = NULL;
+	}
 	m->used = 1;
 	m->file = file;
 	m->whole_store = !project;
 	m->project = key;
 	m->listing = *listing;
 	m->len = len;
+	m->text = *text;
 	m->last_use = ++memo->clock;
 	pthread_mutex_unlock(&memo->lock);
 	*listing = (struct buf)BUF_INIT;
+	*text = NULL;
+}
+
+/* The text overview_remember kept for file as of listing, taken (new), or
+ * NULL: built since by another stat, taken by another open, or the
+ * sessions changed. */
+static char *overview_take_text(struct overview_memo *memo, int file, const char *project,
+				const struct buf *listing, size_t *len)
+{
+	char *text = NULL;
+	pthread_mutex_lock(&memo->lock);
+	for (size_t i = 0; i < OVERVIEW_SLOTS && !text; i++) {
+		struct overview_slot *m = &memo->slot[i];
+		if (m->text && overview_same_key(m, file, project) && m->listing.len == listing->len &&
+		    (!listing->len || memcmp(m->listing.data, listing->data, listing->len) == 0)) {
+			text = m->text;
+			*len = m->len;
+			m->text = NULL;
+		}
+	}
+	pthread_mutex_unlock(&memo->lock);
+	return text;
 }
 
 static int overview_file_of(const char *name)
@@ -683,7 +741,7 @@ int overview_size(struct psfs *fs, const char *name, const char *project, size_t
 	 * is that of the sessions as listed. */
 	if (!res && listed && overview_listing(fs, project, &after) == 0 && after.len == before.len &&
 	    (!before.len || memcmp(after.data, before.data, before.len) == 0))
-		overview_remember(fs->overview, file, project, &before, *len);
+		overview_remember(fs->overview, file, project, &before, *len, &text);
 out:
 	free(text);
 	buf_free(&before);
@@ -789,7 +847,12 @@ void overview_readdir(const struct psfs_path *dir, void *buf, fuse_fill_dir_t fi
 
 int overview_open(struct psfs *fs, const struct psfs_path *p, int flags, char **data, size_t *len)
 {
+	const char *name = overview_name(p), *project = p->depth == 2 ? p->project : NULL;
+	struct buf listing = BUF_INIT;
 	if ((flags & O_ACCMODE) != O_RDONLY)
 		return -EACCES;
-	return overview_build(fs, overview_name(p), p->depth == 2 ? p->project : NULL, data, len);
+	*data = overview_listing(fs, project, &listing) == 0
+		? overview_take_text(fs->overview, overview_file_of(name), project, &listing, len) : NULL;
+	buf_free(&listing);
+	return *data ? 0 : overview_build(fs, name, project, data, len);
 }

@@ -265,4 +265,16 @@ mount_fs "$PT" "$MNT"
 fsx stat "$S/session.jsonl" >/dev/null
 user_msg dflt raw "default-timeout-append" >>"$F"
 assert_poll "default timeout: session.jsonl's st_size follows, unread" $LIMIT bash -c 'same_size "$1" "$2"' _ "$S/session.jsonl" "$F"
+
+# --- an overview file changed between the stat that built it and the open ----------
+# A stat keeps the text it built for the open that follows (cat); with
+# attributes cached for a minute and no watch to drop them, the open is the
+# first to hear of an append: it must build anew, not read the kept text.
+umount_fs "$MNT"
+mount_fs "$PT" "$MNT" -o timeout=60
+fsx stat "$MNT/$P/usage.csv" >/dev/null
+user_msg kept raw "between-stat-and-open" >>"$F"
+row=$(fsx cat "$MNT/$P/usage.csv" | grep "^$P,s,")
+assert_eq "usage.csv counts an append between stat and open" \
+	"$(grep -c '"type":"message"' "$F")" "$(cut -d, -f8 <<<"$row")"
 finish

@@ -55,6 +55,13 @@ assert_eq "st_size equals the bytes read" "$(fsx cat "$MNT/sessions.md" | wc -c)
 asst_msg a9 u1 "an answer about the pipe" >>"$STORE/--w-odd--/2027-01-01T00-00-00-000Z_odd one.jsonl"
 assert_poll "an append shows in the row" 3 bash -c 'grep -q "^| a \\\\| pipe.* | 2 | 1 | \$0.00 |" "$1"' _ "$MNT/sessions.md"
 assert_eq "st_size follows" "$(fsx cat "$MNT/sessions.md" | wc -c)" "$(fsx stat -c %s "$MNT/sessions.md")"
+# A stat builds the text that the open right after reads (cat does both),
+# unless a session changed between the two: then the open builds anew.
+fsx stat -c %s "$MNT/sessions.md" >/dev/null
+asst_msg a10 a9 "a second answer" >>"$STORE/--w-odd--/2027-01-01T00-00-00-000Z_odd one.jsonl"
+assert_poll "an append between a stat and an open shows" 3 \
+	bash -c 'grep -q "^| a \\\\| pipe.* | 3 | 1 | \$0.00 |" "$1"' _ "$MNT/sessions.md"
+assert_eq "st_size follows it" "$(fsx cat "$MNT/sessions.md" | wc -c)" "$(fsx stat -c %s "$MNT/sessions.md")"
 assert_errno "Permission denied" bash -c "echo x > '$MNT/sessions.md'"
 
 finish
