@@ -37,10 +37,19 @@ static int usagescan_hex(char c)
 	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
 }
 
-/* At an opening quote: leaves p after the closing one.  plain: decline an
- * escape or invalid UTF-8 (the bytes are then the text); else escapes are
- * checked and stepped over.  Raw control characters are never JSON. */
-static int usagescan_string(struct usagescan_reader *r, int plain, const char **text, size_t *len)
+/* How usagescan_string reads a string. */
+enum usagescan_text {
+	USAGESCAN_SKIP,  /* escapes are checked and stepped over */
+	USAGESCAN_PLAIN, /* decline an escape or invalid UTF-8: the bytes are then the text */
+	/* A member's name: decline an escape (it could spell any name), but
+	 * not invalid UTF-8, which pi reads as U+FFFD: no name read here, all
+	 * ASCII, is spelled so, and a name not read is skipped either way. */
+	USAGESCAN_KEY,
+};
+
+/* At an opening quote: leaves p after the closing one, reading the string
+ * as how says.  Raw control characters are never JSON. */
+static int usagescan_string(struct usagescan_reader *r, enum usagescan_text how, const char **text, size_t *len)
 {
 	const char *start = ++r->p;
 	for (;;) {
@@ -52,7 +61,7 @@ static int usagescan_string(struct usagescan_reader *r, int plain, const char **
 			break;
 		}
 		/* A backslash. */
-		if (plain || r->end - q < 2)
+		if (how != USAGESCAN_SKIP || r->end - q < 2)
 			return 0;
 		if (q[1] == 'u') {
 			if (r->end - q < 6 || !usagescan_hex(q[2]) || !usagescan_hex(q[3]) || !usagescan_hex(q[4]) ||
@@ -65,7 +74,7 @@ static int usagescan_string(struct usagescan_reader *r, int plain, const char **
 			return 0;
 		}
 	}
-	if (plain && !jstext_utf8_valid(start, (size_t)(r->p - 1 - start)))
+	if (how == USAGESCAN_PLAIN && !jstext_utf8_valid(start, (size_t)(r->p - 1 - start)))
 		return 0;
 	if (text) {
 		*text = start;
@@ -197,7 +206,7 @@ static int usagescan_skip(struct usagescan_reader *r)
 				goto key;
 			continue;
 		case '"':
-			if (!usagescan_string(r, 0, NULL, NULL))
+			if (!usagescan_string(r, USAGESCAN_SKIP, NULL, NULL))
 				return 0;
 			break;
 		case 't':
@@ -234,7 +243,7 @@ after_value:
 			continue;
 key:
 		usagescan_ws(r);
-		if (r->p >= r->end || *r->p != '"' || !usagescan_string(r, 0, NULL, NULL) || !usagescan_take(r, ':'))
+		if (r->p >= r->end || *r->p != '"' || !usagescan_string(r, USAGESCAN_SKIP, NULL, NULL) || !usagescan_take(r, ':'))
 			return 0;
 	}
 }
@@ -244,7 +253,7 @@ key:
 static int usagescan_key(struct usagescan_reader *r, const char **key, size_t *len)
 {
 	usagescan_ws(r);
-	return r->p < r->end && *r->p == '"' && usagescan_string(r, 1, key, len) && usagescan_take(r, ':');
+	return r->p < r->end && *r->p == '"' && usagescan_string(r, USAGESCAN_KEY, key, len) && usagescan_take(r, ':');
 }
 
 #define USAGESCAN_KEY_IS(key, len, lit) ((len) == sizeof(lit) - 1 && memcmp((key), lit, sizeof(lit) - 1) == 0)
@@ -318,7 +327,7 @@ static int usagescan_name(struct usagescan_reader *r, const char **text, size_t 
 	*text = NULL;
 	*len = 0;
 	if (r->p < r->end && *r->p == '"')
-		return usagescan_string(r, 1, text, len);
+		return usagescan_string(r, USAGESCAN_PLAIN, text, len);
 	return usagescan_skip(r);
 }
 

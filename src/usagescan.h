@@ -7,7 +7,7 @@
  * usage.c read these spans through jparse into jansson objects: a dozen
  * allocations per assistant message, most of a store's first usage.csv.
  * This reads the common case in place and declines the rest (an escape in
- * a key or in a name it returns, invalid UTF-8 there, a number jparse
+ * a key or in a name it returns, invalid UTF-8 in such a name, a number jparse
  * would decline, anything that is not the JSON it expects), so that the
  * caller parses the line as before, which then decides.  The values are
  * those jparse_object + usage.c's reading would give: the last member of a
