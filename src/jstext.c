@@ -375,6 +375,34 @@ static int jstext_millis(struct jstext_num n)
 	return n.value;
 }
 
+/* The one form pi writes (Date.prototype.toISOString for years 0 to 9999,
+ * "2026-11-29T19:11:30.970Z"), read at fixed places into *ms as the parser
+ * below reads it: one per entry of every session indexed, where the
+ * general parser was 2% of indexing a store.  0: not that form, or a value
+ * the general parser decides (hour 24, a day past 31): parse it so. */
+static int jstext_iso_canonical(const char *s, double *ms)
+{
+	static const char shape[] = "dddd-dd-ddTdd:dd:dd.dddZ";
+	for (size_t i = 0; i < sizeof shape - 1; i++)
+		if (shape[i] == 'd' ? s[i] < '0' || s[i] > '9' : s[i] != shape[i])
+			return 0;
+	if (s[sizeof shape - 1] != '\0')
+		return 0;
+#define JSTEXT_D2(i) ((s[i] - '0') * 10 + (s[(i) + 1] - '0'))
+	int64_t year = JSTEXT_D2(0) * 100 + JSTEXT_D2(2), month = JSTEXT_D2(5), day = JSTEXT_D2(8);
+	int hour = JSTEXT_D2(11), minute = JSTEXT_D2(14), second = JSTEXT_D2(17);
+	int milli = (s[20] - '0') * 100 + JSTEXT_D2(21);
+#undef JSTEXT_D2
+	if (month < 1 || month > 12 || day < 1 || day > 31 || hour > 23 || minute > 59 || second > 59)
+		return 0;
+	double v = (double)jstext_days_from_civil(year, month, 1) + (double)(day - 1);
+	v = v * JSTEXT_MS_PER_DAY + hour * 3600000.0 + minute * 60000.0 + second * 1000.0 + milli;
+	if (!jstext_within(v, JSTEXT_MAX_TIME_MS))
+		return 0;
+	*ms = v + 0.0;
+	return 1;
+}
+
 /* The ES5 date-time string format as V8's ParseES5DateTime accepts it:
  *   (YYYY | +YYYYYY | -YYYYYY) [-MM [-DD]] [T HH:mm [:ss [.f+]] [Z | +-hh:mm | +-hhmm]]
  * with HH 24 allowed only for 24:00[:00[.0]].  Strings V8 would hand to its
@@ -393,6 +421,10 @@ double jstext_iso_to_ms(const char *iso, int *ok)
 	*ok = 0;
 	if (!iso)
 		return 0;
+	if (jstext_iso_canonical(iso, &ms)) {
+		*ok = 1;
+		return ms;
+	}
 	if (*p == '+' || *p == '-') {
 		int sign = *p == '-' ? -1 : 1;
 

@@ -334,6 +334,30 @@ static double iso(const char *s, int want_ok)
 	return ms;
 }
 
+/* The form pi writes is read at fixed places (jstext_iso_canonical); the
+ * same instant spelled "+00:00" takes the general parser: both agree, bit
+ * for bit, over every field's range, valid or not. */
+START_TEST(test_iso_canonical_as_general)
+{
+	unsigned seed = 20261203;
+	for (int i = 0; i < 20000; i++) {
+		char a[64], b[64];
+		int f[7];
+		static const int limit[7] = { 10000, 14, 33, 25, 61, 61, 1000 };
+		for (int k = 0; k < 7; k++) {
+			seed = seed * 1103515245u + 12345u;
+			f[k] = (int)((seed >> 8) % (unsigned)limit[k]);
+		}
+		snprintf(a, sizeof a, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", f[0], f[1], f[2], f[3], f[4], f[5], f[6]);
+		snprintf(b, sizeof b, "%04d-%02d-%02dT%02d:%02d:%02d.%03d+00:00", f[0], f[1], f[2], f[3], f[4], f[5], f[6]);
+		int ok_a = -1, ok_b = -1;
+		double ms_a = jstext_iso_to_ms(a, &ok_a), ms_b = jstext_iso_to_ms(b, &ok_b);
+		ck_assert_msg(ok_a == ok_b, "%s: ok %d, as %s: %d", a, ok_a, b, ok_b);
+		ck_assert_msg(!ok_a || memcmp(&ms_a, &ms_b, sizeof ms_a) == 0, "%s: %.17g, as %s: %.17g", a, ms_a, b, ms_b);
+	}
+}
+END_TEST
+
 START_TEST(test_iso_utc_forms)
 {
 	ck_assert(iso("2024-12-03T14:00:00.000Z", 1) == 1733234400000.0);
@@ -484,6 +508,7 @@ Suite *context_suite(void)
 
 	tcase_add_checked_fixture(dates, tz_setup, tz_teardown);
 	tcase_add_test(dates, test_iso_utc_forms);
+	tcase_add_test(dates, test_iso_canonical_as_general);
 	tcase_add_test(dates, test_iso_offsets);
 	tcase_add_test(dates, test_iso_date_only);
 	tcase_add_test(dates, test_iso_invalid);
