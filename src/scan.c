@@ -10,6 +10,7 @@ struct scanner {
 	int maybe_unreadable; /* scan_result's */
 	int maybe_surrogate;  /* scan_result's */
 	int null_element;     /* scan_value saw null among its array's own elements */
+	int carriage_return;  /* scan_result's */
 };
 
 static int scan_ws(unsigned char c)
@@ -21,8 +22,10 @@ static int scan_ws(unsigned char c)
  * nearly always ends it (inlined: the call cost more than the work). */
 static inline __attribute__((always_inline)) void scan_skip_ws(struct scanner *s)
 {
-	while (s->p < s->end && (unsigned char)*s->p <= ' ' && scan_ws((unsigned char)*s->p))
+	while (s->p < s->end && (unsigned char)*s->p <= ' ' && scan_ws((unsigned char)*s->p)) {
+		s->carriage_return |= *s->p == '\r';
 		s->p++;
+	}
 }
 
 static int scan_hex(unsigned char c)
@@ -451,7 +454,7 @@ int scan_is_blank(const char *line, size_t len)
 
 ps_err scan_line(const char *line, size_t len, struct scan_result *out)
 {
-	struct scanner s = { line, line + len, 0, 0, 0, 0 };
+	struct scanner s = { line, line + len, 0, 0, 0, 0, 0 };
 	struct scan_ctx ctx = { out };
 
 	memset(out, 0, sizeof *out);
@@ -464,6 +467,7 @@ ps_err scan_line(const char *line, size_t len, struct scan_result *out)
 	out->maybe_unreadable = s.maybe_unreadable;
 	out->maybe_surrogate = s.maybe_surrogate;
 	scan_skip_ws(&s);
+	out->carriage_return = s.carriage_return;
 	if (s.p != s.end)
 		return PS_ERR_INVALID;
 	return PS_OK;

@@ -49,6 +49,8 @@ struct scan_result {
 	int maybe_unreadable;        /* the line may hold what JSON.parse reads and jansson
 				      * refuses: a number that may be beyond the double range,
 				      * an escape that may be \u0000 in a key */
+	int carriage_return;         /* a \r in the line: white space to JSON, a line break
+				      * to pi's reader (a valid line can hold none elsewhere) */
 };
 
 /* Scans line[0..len) (no newline).  Returns PS_OK and fills *out for a valid

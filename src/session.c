@@ -197,6 +197,17 @@ out:
 	return err;
 }
 
+/* pi's reader splits lines at \r too, the index does not: an observer is
+ * told its lines are not pi's where a line holds one.  The scanner notes a
+ * \r in a line it read (only white space can be one); other lines are
+ * searched. */
+static void session_note_carriage_return(struct ps_session *s, const char *line, size_t len,
+					 const struct scan_result *r)
+{
+	if (s->observer && (r ? r->carriage_return : memchr(line, '\r', len) != NULL))
+		s->observer->unusable = 1;
+}
+
 static ps_err session_observe(struct ps_session *s, const char *line, size_t len, const struct scan_result *r)
 {
 	return s->observer ? s->observer->line(s->observer->ctx, line, len, r) : PS_OK;
@@ -215,14 +226,17 @@ static ps_err session_index_line(struct ps_session *s, struct sessionline_memo *
 	ps_err err = PS_OK;
 	uint32_t lineno = ++s->lines;
 
-	if (scan_is_blank(line, len))
+	if (scan_is_blank(line, len)) {
+		session_note_carriage_return(s, line, len, NULL);
 		return session_observe(s, line, len, NULL);
+	}
 	if (len >= UINT32_MAX) {
 		if (s->observer)
 			s->observer->unusable = 1;
 		return session_problem(s, lineno, "line longer than 4 GiB, skipped");
 	}
 	int scanned = scan_line(line, len, &r) == PS_OK;
+	session_note_carriage_return(s, line, len, scanned ? &r : NULL);
 	if ((err = session_observe(s, line, len, scanned ? &r : NULL)))
 		return err;
 	if (!scanned) {
@@ -465,8 +479,6 @@ static ps_err session_scan_from(struct ps_session *s, uint64_t size)
 		}
 		if (got == 0)
 			break; /* truncated meanwhile; the next refresh sees it */
-		if (s->observer && memchr(buf + have, '\r', (size_t)got))
-			s->observer->unusable = 1; /* pi's reader splits there, the index does not */
 		size_t start = 0;
 		size_t end = have + (size_t)got;
 		struct skim_needle needles[3] = {

@@ -238,6 +238,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		goto out;
 	}
 	FZ_CHECK(json_is_object(parsed), "session_parse_line returned a non-object");
+	/* A line the scanner takes holds a \r only as white space, which it
+	 * notes (session.c tells a listing it is not pi's line then). */
+	FZ_CHECK(r.carriage_return == (memchr(line, '\r', size) != NULL), "carriage_return is %d: %.*s",
+		 r.carriage_return, (int)(size > 300 ? 300 : size), line);
 
 	/* maybe_image may say yes for nothing, never no for an image block:
 	 * only flagged lines are searched for images. */
