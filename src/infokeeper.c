@@ -3,6 +3,7 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include "fanout.h"
 #include "infocache.h"
@@ -10,8 +11,15 @@
 #include "infokeeper.h"
 #include "strpool.h"
 
+/* Keeping a session holds its info and that info frozen, about half the
+ * file's size: two threads each keeping a 100 MB session were most of a
+ * huge store's peak memory.  Files this large are kept one at a time, and
+ * the memory is given back after each. */
+#define KEEPER_LARGE_FILE ((off_t)8 << 20)
+
 struct infokeeper {
 	struct infocache *cache; /* borrowed */
+	pthread_mutex_t large;   /* held while a large file is kept */
 	pthread_mutex_t lock;
 	pthread_cond_t work;
 	/* Every path ever queued, once: its pool offset and whether it is
@@ -85,7 +93,15 @@ static void *keeper_main(void *arg)
 			if (stopping && pthread_setschedparam(pthread_self(), SCHED_OTHER, &idle) == 0)
 				at_idle = 0;
 		}
+		struct stat st;
+		int large = stat(path, &st) == 0 && st.st_size >= KEEPER_LARGE_FILE;
+		if (large)
+			pthread_mutex_lock(&k->large);
 		int wrote = infocache_keep(k->cache, path);
+		if (large) {
+			giveback_free_memory();
+			pthread_mutex_unlock(&k->large);
+		}
 		free(path);
 		/* Committed at once: while a batch is open, a search's reads of
 		 * the disk wait for the writer's connection. */
@@ -109,6 +125,7 @@ static void keeper_free(struct infokeeper *k)
 	strmap_free(&k->index);
 	pthread_cond_destroy(&k->work);
 	pthread_mutex_destroy(&k->lock);
+	pthread_mutex_destroy(&k->large);
 	free(k);
 }
 
@@ -121,6 +138,7 @@ ps_err infokeeper_start(struct infocache *cache, unsigned threads, struct infoke
 	if (!k)
 		return PS_ERR_NOMEM;
 	k->cache = cache;
+	pthread_mutex_init(&k->large, NULL);
 	pthread_mutex_init(&k->lock, NULL);
 	pthread_cond_init(&k->work, NULL);
 	if (threads < 1)
