@@ -17,9 +17,11 @@ struct usagescan_reader {
 	const char *p, *end;
 };
 
+/* Before every token; pi writes none, so one test nearly always ends it. */
 static void usagescan_ws(struct usagescan_reader *r)
 {
-	while (r->p < r->end && (*r->p == ' ' || *r->p == '\t' || *r->p == '\n' || *r->p == '\r'))
+	while (r->p < r->end && (unsigned char)*r->p <= ' ' &&
+	       (*r->p == ' ' || *r->p == '\t' || *r->p == '\n' || *r->p == '\r'))
 		r->p++;
 }
 
@@ -95,7 +97,9 @@ static int usagescan_digits(struct usagescan_reader *r)
  * a real as strtod reads it).  Exact decimals of at most fifteen digits
  * times a power of ten up to 10^22 are converted without strtod: both
  * operands are exact doubles, so the one division or multiplication is
- * correctly rounded, as strtod is (Clinger's fast path). */
+ * correctly rounded, as strtod is (Clinger's fast path).  out NULL: only
+ * whether jansson reads it, for a number skipped (a cost's parts other
+ * than its total, whose many digits sent each through strtod). */
 static int usagescan_number(struct usagescan_reader *r, double *out)
 {
 	static const double pow10[] = { 1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
@@ -132,6 +136,12 @@ static int usagescan_number(struct usagescan_reader *r, double *out)
 	size_t len = (size_t)(r->p - start);
 	if (len >= USAGESCAN_MAX_NUMBER || (!is_real && len - (size_t)negative > 18))
 		return 0;
+	double unused;
+	if (!out) {
+		if (!has_exp)
+			return 1; /* fewer digits than USAGESCAN_MAX_NUMBER: finite */
+		out = &unused;
+	}
 	if (!is_real) {
 		int64_t v = 0;
 		for (const char *d = int_start; d < int_end; d++)
@@ -184,7 +194,6 @@ static int usagescan_skip(struct usagescan_reader *r)
 {
 	char closers[USAGESCAN_MAX_DEPTH];
 	int depth = 0;
-	double ignored;
 	for (;;) {
 		usagescan_ws(r);
 		if (r->p >= r->end)
@@ -222,7 +231,7 @@ static int usagescan_skip(struct usagescan_reader *r)
 				return 0;
 			break;
 		default:
-			if (!usagescan_number(r, &ignored))
+			if (!usagescan_number(r, NULL))
 				return 0;
 			break;
 		}
