@@ -34,7 +34,7 @@ size_t session_tail_problem(const struct ps_session *s, char *buf, size_t n)
 static ps_err session_problem(struct ps_session *s, uint32_t line, const char *why)
 {
 	ps_err err = sessiondata_grow((void **)&s->problems, &s->cap_problems, s->n_problems + 1,
-				  sizeof *s->problems);
+				      sizeof *s->problems);
 	if (err)
 		return err;
 	s->problems[s->n_problems].line = line;
@@ -46,7 +46,7 @@ static ps_err session_problem(struct ps_session *s, uint32_t line, const char *w
 static ps_err session_new_branch(struct ps_session *s, uint32_t first, uint32_t parent, uint32_t *out)
 {
 	ps_err err = sessiondata_grow((void **)&s->branches, &s->cap_branches, s->n_branches + 1,
-				  sizeof *s->branches);
+				      sizeof *s->branches);
 	if (err)
 		return err;
 	uint32_t b = s->n_branches++;

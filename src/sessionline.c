@@ -144,10 +144,10 @@ static const struct kind_memo_slot *kind_memo_find(const struct sessionline_memo
 /* The kind shown in the file name: the role for messages (toolResult with
  * its tool), else the entry type. */
 static ps_err sessionline_kind_decode(struct ps_session *s, const struct scan_result *r, const json_t *parsed,
-				  uint32_t *off);
+				      uint32_t *off);
 
 ps_err sessionline_kind(struct ps_session *s, struct sessionline_memo *memo, const struct scan_result *r,
-			   const json_t *parsed, uint32_t *off)
+			const json_t *parsed, uint32_t *off)
 {
 	struct kind_memo_slot key;
 	if (parsed || !memo || !kind_memo_key(r, &key))
@@ -167,7 +167,7 @@ ps_err sessionline_kind(struct ps_session *s, struct sessionline_memo *memo, con
 }
 
 static ps_err sessionline_kind_decode(struct ps_session *s, const struct scan_result *r, const json_t *parsed,
-				  uint32_t *off)
+				      uint32_t *off)
 {
 	char *type = NULL, *role = NULL, *tool = NULL;
 	size_t type_len = 0, role_len = 0, tool_len = 0;
@@ -254,8 +254,8 @@ int64_t sessionline_time(const struct scan_result *r, const json_t *parsed)
 /* The pool offset of a name (len bytes, no NUL), interned among the
  * last names seen: a session names a few models over thousands of
  * messages. */
-static ps_err sessionline_intern_name(struct ps_session *s, struct sessionline_memo *memo, const char *name, size_t len,
-				  uint32_t *off)
+static ps_err sessionline_intern_name(struct ps_session *s, struct sessionline_memo *memo, const char *name,
+				      size_t len, uint32_t *off)
 {
 	for (unsigned i = 0; memo && i < NAME_MEMO_SLOTS; i++) {
 		uint32_t o = memo->names[i];
@@ -274,7 +274,7 @@ static ps_err sessionline_intern_name(struct ps_session *s, struct sessionline_m
  * (PS_ENTRY_USAGE) and its usage, read from its usage members (when
  * usagescan declines them, the class stays unknown: the line is parsed). */
 ps_err sessionline_note_usage(struct ps_session *s, struct sessionline_memo *memo, struct ps_entry *e,
-				 const struct scan_result *r)
+			      const struct scan_result *r)
 {
 #define FIELD_IS(f, lit) ((f).kind == SCAN_STRING && (f).len == sizeof(lit) - 1 && memcmp((f).ptr, lit, sizeof(lit) - 1) == 0)
 	enum ps_entry_usage u = PS_USAGE_NONE;
@@ -304,7 +304,8 @@ ps_err sessionline_note_usage(struct ps_session *s, struct sessionline_memo *mem
 			if (!err && named && model)
 				err = sessionline_intern_name(s, memo, model, model_len, &rec.model);
 			if (!err)
-				err = sessiondata_grow((void **)&s->usages, &s->cap_usages, s->n_usages + 1, sizeof *s->usages);
+				err = sessiondata_grow((void **)&s->usages, &s->cap_usages, s->n_usages + 1,
+						       sizeof *s->usages);
 			if (err)
 				return err;
 			e->usage = s->n_usages;
