@@ -629,6 +629,14 @@ static int overview_same_key(const struct overview_slot *m, int file, const char
 	       (project ? !m->whole_store && strcmp(m->project, project) == 0 : m->whole_store);
 }
 
+/* Whether slot m was kept for file of project as of exactly listing. */
+static int overview_slot_matches(const struct overview_slot *m, int file, const char *project,
+				 const struct buf *listing)
+{
+	return overview_same_key(m, file, project) && m->listing.len == listing->len &&
+	       (!listing->len || memcmp(m->listing.data, listing->data, listing->len) == 0);
+}
+
 static int overview_lookup(struct overview_memo *memo, int file, const char *project, const struct buf *listing,
 			   size_t *len)
 {
@@ -636,8 +644,7 @@ static int overview_lookup(struct overview_memo *memo, int file, const char *pro
 	pthread_mutex_lock(&memo->lock);
 	for (size_t i = 0; i < OVERVIEW_SLOTS && !found; i++) {
 		struct overview_slot *m = &memo->slot[i];
-		if (overview_same_key(m, file, project) && m->listing.len == listing->len &&
-		    (!listing->len || memcmp(m->listing.data, listing->data, listing->len) == 0)) {
+		if (overview_slot_matches(m, file, project, listing)) {
 			*len = m->len;
 			m->last_use = ++memo->clock;
 			found = 1;
@@ -708,8 +715,7 @@ static char *overview_take_text(struct overview_memo *memo, int file, const char
 	pthread_mutex_lock(&memo->lock);
 	for (size_t i = 0; i < OVERVIEW_SLOTS && !text; i++) {
 		struct overview_slot *m = &memo->slot[i];
-		if (m->text && overview_same_key(m, file, project) && m->listing.len == listing->len &&
-		    (!listing->len || memcmp(m->listing.data, listing->data, listing->len) == 0)) {
+		if (m->text && overview_slot_matches(m, file, project, listing)) {
 			text = m->text;
 			*len = m->len;
 			m->text = NULL;
