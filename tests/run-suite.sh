@@ -195,7 +195,14 @@ for t in "${tests[@]}"; do
 		if [[ -n ${VERBOSE:-} ]]; then
 			sed 's/^/    /' "$out"
 		else
-			grep -v '^ok ' "$out" | cut -c1-1500 | sed 's/^/    /'
+			# What says why comes first (a daemon's stderr, its exit),
+			# so a long list of checks that failed after it does not
+			# push it out of a shortened log.
+			grep -v '^ok ' "$out" | awk '
+				/^not ok: / { cause = $0 ~ /^not ok: (daemon stderr|the daemon )/ }
+				{ if (cause) first[nf++] = $0; else rest[nr++] = $0 }
+				END { for (i = 0; i < nf; i++) print first[i]; for (i = 0; i < nr; i++) print rest[i] }' |
+				cut -c1-1500 | sed 's/^/    /'
 		fi
 	fi
 done

@@ -9,7 +9,8 @@
 # leaves a mount behind (the real daemon, mounted and never unmounted),
 # runs past its time limit (with a daemon-like process, whose thread stacks
 # the runner must print before it kills both), or does not exist.  Each
-# must be reported as FAIL with its reason, the one good test as ok, the
+# must be reported as FAIL with its reason (a daemon's stderr before the
+# checks that failed: a shortened log keeps it), the one good test as ok, the
 # closing line must be exactly "1 passed, 7 failed" with exit status 1,
 # the leftover mount must be gone, and a suite of good tests alone must
 # end "2 passed, 0 failed" with status 0 (passing --arg and --default
@@ -53,7 +54,8 @@ fake t_good 'echo "checks: 3"'
 fake t_nochecks 'echo "all fine, honest"; exit 0'
 fake t_zero 'echo "checks: 0"'
 fake t_skip 'echo "checks: 1"; echo "SKIPPED: no reason" >&2; exit 77'
-fake t_status 'echo "checks: 2"; echo "not ok: something" >&2; exit 1'
+fake t_status 'echo "checks: 2"; echo "not ok: something" >&2
+echo "not ok: daemon stderr (d.log) has: ERROR: AddressSanitizer: boom" >&2; echo "#0 in frame" >&2; exit 1'
 # The real daemon, daemonized (no -f) under the test's TMPDIR, left mounted.
 fake t_leftmount 'mkdir -p "$TMPDIR/store" "$TMPDIR/mnt"
 "$1" --store "$TMPDIR/store" "$TMPDIR/mnt" || exit 3
@@ -96,6 +98,10 @@ check "a test past its time limit: its daemon was killed with it" \
 		exit 1' _ "$work/fake-daemon.pid"
 check "a missing test fails" has '^FAIL t_missing \(exit status 1'
 check "a failed test's output is shown" has '^    not ok: something$'
+check "a failed test's daemon stderr is shown before its other checks" \
+	bash -c 'sed -n "/^FAIL t_status/,/^(ok|FAIL) /p" "$1" | awk "
+		/^    not ok: daemon stderr .*boom\$/ { d = NR } /^    #0 in frame\$/ { f = NR } /^    not ok: something\$/ { s = NR }
+		END { exit !(d && f == d + 1 && s > f) }"' _ "$out"
 check "the closing line is exactly '1 passed, 7 failed'" [ "$(tail -n 1 "$out")" = "1 passed, 7 failed" ]
 check "the exit status is 1" [ "$rc" = 1 ]
 check "run-tests.sh's pattern reads the closing line" \
