@@ -8,13 +8,25 @@
 #ifndef PS_GIVEBACK_H
 #define PS_GIVEBACK_H
 
-#ifdef __GLIBC__
+/* Under a sanitizer the heap is the sanitizer's, not glibc's: glibc's
+ * malloc_trim then initialises its own unused arenas from whichever thread
+ * calls first, and a thread's exit later failed glibc's arena assertion
+ * (a->attached_threads > 0) and aborted the sanitized daemon. */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define GIVEBACK_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define GIVEBACK_SANITIZED 1
+#endif
+#endif
+
+#if defined(__GLIBC__) && !defined(GIVEBACK_SANITIZED)
 #include <malloc.h>
 #endif
 
 static inline void giveback_free_memory(void)
 {
-#ifdef __GLIBC__
+#if defined(__GLIBC__) && !defined(GIVEBACK_SANITIZED)
 	malloc_trim(0);
 #endif
 }
