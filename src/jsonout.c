@@ -7,6 +7,26 @@
 #include "jsonout.h"
 #include "jstext.h"
 
+void jsonout_shortest_e(double d, char *out)
+{
+	/* Whether a precision reads back as d only grows with the precision,
+	 * and 17 digits always do: the least is found by halving, four or
+	 * five printf and strtod calls where counting up took up to 17. */
+	char attempt[40];
+	int lo = 0, hi = 16;
+	snprintf(out, 40, "%.16e", d);
+	while (lo < hi) {
+		int mid = (lo + hi) / 2;
+		snprintf(attempt, sizeof attempt, "%.*e", mid, d);
+		if (strtod(attempt, NULL) == d) {
+			hi = mid;
+			memcpy(out, attempt, sizeof attempt);
+		} else {
+			lo = mid + 1;
+		}
+	}
+}
+
 void jsonout_number(double d, char *out)
 {
 	char digits[32], tmp[40];
@@ -20,13 +40,15 @@ void jsonout_number(double d, char *out)
 		strcpy(out, "0"); /* also -0 */
 		return;
 	}
+	/* An integer below 2^53 is its digits (Number::toString has no
+	 * exponent below 1e21): token counts, mostly. */
+	if (d == floor(d) && fabs(d) < 9007199254740992.0) {
+		snprintf(out, 32, "%lld", (long long)d);
+		return;
+	}
 	/* Shortest precision that round-trips, then JS's Number#toString
 	 * layout (ECMA-262 Number::toString). */
-	for (int prec = 1; prec <= 17; prec++) {
-		snprintf(tmp, sizeof tmp, "%.*e", prec - 1, d);
-		if (strtod(tmp, NULL) == d)
-			break;
-	}
+	jsonout_shortest_e(d, tmp);
 	char *p = tmp;
 	char *o = out;
 	if (*p == '-') {

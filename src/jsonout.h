@@ -22,4 +22,8 @@ ps_err jsonout_compact(const json_t *value, char **buf, size_t *len);
 /* Writes the JavaScript string form of a double into out (>= 32 bytes). */
 void jsonout_number(double d, char *out);
 
+/* Writes d (finite) as "%.*e" with the fewest digits that read back as d,
+ * the digits JavaScript writes, into out (>= 40 bytes). */
+void jsonout_shortest_e(double d, char *out);
+
 #endif

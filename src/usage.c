@@ -493,7 +493,6 @@ void usage_cost_text(double d, char out[USAGE_COST_TEXT])
 {
 	char sci[40], cents[40];
 	double a = fabs(d);
-	int prec;
 	if (!isfinite(d) || a >= 1e21) {
 		/* Beyond any bill: printf's own rounding will do. */
 		snprintf(out, USAGE_COST_TEXT, "%.2f", isfinite(d) ? d : 0.0);
@@ -505,11 +504,7 @@ void usage_cost_text(double d, char out[USAGE_COST_TEXT])
 	 * double (1.005 is "1.005" and becomes 1.01, though the double is a
 	 * little less).  %.*e with the least precision that round-trips gives
 	 * those digits. */
-	for (prec = 0; prec < 17; prec++) {
-		snprintf(sci, sizeof sci, "%.*e", prec, a);
-		if (strtod(sci, NULL) == a)
-			break;
-	}
+	jsonout_shortest_e(a, sci);
 	char digits[24];
 	size_t n = 0;
 	const char *p = sci;

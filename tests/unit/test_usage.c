@@ -293,6 +293,47 @@ START_TEST(test_usage_cost_cents)
 }
 END_TEST
 
+/* The fewest digits that read back, found by halving the precision, are
+ * the fewest found by counting up from one digit (as before); integers,
+ * written without printf's search, are their plain digits. */
+START_TEST(test_usage_numbers_shortest)
+{
+	uint64_t x = 0x9E3779B97F4A7C15ULL;
+	for (int i = 0; i < 100000; i++) {
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		double d;
+		switch (i % 4) {
+		case 0: memcpy(&d, &x, sizeof d); break;          /* any bits */
+		case 1: d = (double)(x % 100000000) / 1e6; break; /* a price */
+		case 2: d = (double)(x % 10000000); break;        /* a token count */
+		default: d = (double)(int64_t)x / 3.0; break;
+		}
+		if (!isfinite(d))
+			continue;
+		char got[40], want[40];
+		int prec;
+		for (prec = 0; prec < 16; prec++) {
+			snprintf(want, sizeof want, "%.*e", prec, d);
+			if (strtod(want, NULL) == d)
+				break;
+		}
+		snprintf(want, sizeof want, "%.*e", prec, d);
+		jsonout_shortest_e(d, got);
+		ck_assert_msg(strcmp(got, want) == 0, "%.17g: got %s, want %s", d, got, want);
+	}
+	static const struct { double d; const char *text; } ints[] = {
+		{ 1, "1" }, { -1, "-1" }, { 6495, "6495" }, { 1e15, "1000000000000000" },
+		{ 9007199254740991.0, "9007199254740991" }, { 9007199254740992.0, "9007199254740992" },
+		{ -9007199254740993.0, "-9007199254740992" }, { 1e21, "1e+21" }, { 1.5, "1.5" }, { 0.1, "0.1" },
+	};
+	for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++) {
+		char text[32];
+		jsonout_number(ints[i].d, text);
+		ck_assert_msg(strcmp(text, ints[i].text) == 0, "%.17g: got %s, want %s", ints[i].d, text, ints[i].text);
+	}
+}
+END_TEST
+
 /* A session with nothing in it: zeros, an empty byModel, empty name and
  * last activity. */
 START_TEST(test_usage_empty_session)
@@ -552,6 +593,7 @@ Suite *usage_suite(void)
 	tcase_add_test(tc, test_usage_continues_after_append);
 	tcase_add_test(tc, test_usage_csv);
 	tcase_add_test(tc, test_usage_cost_cents);
+	tcase_add_test(tc, test_usage_numbers_shortest);
 	tcase_add_test(tc, test_usage_empty_session);
 	tcase_add_test(tc, test_usage_not_session);
 	tcase_add_test(tc, test_usage_overflow_is_null);
