@@ -60,35 +60,63 @@ struct overview_item {
 	ps_err err;
 };
 
+/* The sessions an overview file covers that the caller may read, each
+ * file once, listed in one walk of the store: the key its text is kept
+ * under (each session's place and stamp), and, where it is to be built,
+ * the items it is built from. */
+struct overview_list {
+	struct buf key;
+	int with_items;
+	struct overview_item *items;
+	size_t n, cap;
+	int failed;
+	struct psfs_caller who;
+};
+
+/* What a session contributes to the key: its place and what tells that
+ * it changed (session_refresh looks at the same). */
+struct overview_stamp {
+	uint64_t dev, ino, size;
+	int64_t mtime_ns, ctime_ns;
+};
+
 struct overview_each {
 	struct psfs *fs;
 	char kind;        /* the rows memo's key prefix: 'c', 'm' or 'd' */
 	int with_listing; /* derive wants the session's listing info (sessioninfo_load_listing's) */
 	overview_derive_fn derive;
-	struct overview_item *items;
-	size_t n, cap;
+	struct overview_list *list;
 	size_t *order;    /* the items by size, largest first: the order they are derived in */
-	int failed;
-	struct psfs_caller who; /* rows only of the sessions it may read */
 };
 
 static struct filememo *overview_rows(struct psfs *fs);
 static int overview_row_key(char kind, const char *project, const char *name, char *key, size_t size, size_t *len);
 
-static int overview_each_list(void *ctx, const char *project, const char *name, const struct stat *st)
+static int overview_list_session(void *ctx, const char *project, const char *name, const struct stat *st)
 {
-	struct overview_each *c = ctx;
-	if (!psfs_caller_may_read(&c->who, st->st_uid, st->st_gid, st->st_mode))
+	struct overview_list *l = ctx;
+	if (!psfs_caller_may_read(&l->who, st->st_uid, st->st_gid, st->st_mode))
 		return 0;
-	if (c->n == c->cap) {
-		size_t cap = c->cap ? c->cap * 2 : 64;
-		struct overview_item *items = realloc(c->items, cap * sizeof *items);
+	struct overview_stamp stamp = {
+		(uint64_t)st->st_dev, (uint64_t)st->st_ino, (uint64_t)st->st_size,
+		(int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec,
+		(int64_t)st->st_ctim.tv_sec * 1000000000 + st->st_ctim.tv_nsec,
+	};
+	/* Names end in NUL, so no two listings run together alike. */
+	if (buf_put(&l->key, project, strlen(project) + 1) || buf_put(&l->key, name, strlen(name) + 1) ||
+	    buf_put(&l->key, &stamp, sizeof stamp))
+		return l->failed = 1;
+	if (!l->with_items)
+		return 0;
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? l->cap * 2 : 64;
+		struct overview_item *items = realloc(l->items, cap * sizeof *items);
 		if (!items)
-			return c->failed = 1;
-		c->items = items;
-		c->cap = cap;
+			return l->failed = 1;
+		l->items = items;
+		l->cap = cap;
 	}
-	struct overview_item *it = &c->items[c->n];
+	struct overview_item *it = &l->items[l->n];
 	memset(it, 0, sizeof *it);
 	it->project = strdup(project);
 	it->name = strdup(name);
@@ -96,10 +124,40 @@ static int overview_each_list(void *ctx, const char *project, const char *name, 
 	if (!it->project || !it->name) {
 		free(it->project);
 		free(it->name);
-		return c->failed = 1;
+		return l->failed = 1;
 	}
-	c->n++;
+	l->n++;
 	return 0;
+}
+
+static void overview_list_free(struct overview_list *l)
+{
+	for (size_t i = 0; i < l->n; i++) {
+		free(l->items[i].project);
+		free(l->items[i].name);
+		buf_free(&l->items[i].value);
+	}
+	free(l->items);
+	buf_free(&l->key);
+	memset(l, 0, sizeof *l);
+}
+
+/* Lists the sessions of project (NULL: the whole store, its root's own
+ * sessions last) into *l (with its items when with_items), as the
+ * caller may read them.  On an error (the project gone, out of memory)
+ * *l is left empty. */
+static ps_err overview_list(struct psfs *fs, const char *project, int with_items, struct overview_list *l)
+{
+	memset(l, 0, sizeof *l);
+	l->key = (struct buf)BUF_INIT;
+	l->with_items = with_items;
+	psfs_caller_get(&l->who);
+	ps_err err = store_each_session(fs->store, project, overview_list_session, l);
+	if (!err && l->failed)
+		err = PS_ERR_NOMEM;
+	if (err)
+		overview_list_free(l);
+	return err;
 }
 
 static ps_err overview_listing_line(void *ctx, const char *line, size_t len, const struct scan_result *r)
@@ -179,7 +237,7 @@ static ps_err overview_derive(struct overview_each *c, struct overview_item *it)
 static void overview_each_item(void *ctx, size_t i)
 {
 	struct overview_each *c = ctx;
-	struct overview_item *it = &c->items[c->order ? c->order[i] : i];
+	struct overview_item *it = &c->list->items[c->order ? c->order[i] : i];
 	char key[2 * NAME_MAX + 4];
 	size_t key_len;
 	struct filestamp stamp;
@@ -225,23 +283,19 @@ static int overview_each_stop(void *ctx)
 }
 
 /* Calls use, in the listing's order, with the value of each session of
- * project (NULL: the whole store, its root's own sessions last) that the
- * caller may read, each file once: kept in the memo, else derived. */
-static ps_err overview_each(struct psfs *fs, const char *project, char kind, int with_listing,
+ * the list (overview_list, with its items; its items are used up), kept
+ * in the memo, else derived. */
+static ps_err overview_each(struct psfs *fs, struct overview_list *list, char kind, int with_listing,
 			    overview_derive_fn derive, overview_use_fn use, void *ctx)
 {
-	struct overview_each c = { fs, kind, with_listing, derive, NULL, 0, 0, NULL, 0, { 0 } };
-	psfs_caller_get(&c.who);
-	ps_err err = store_each_session(fs->store, project, overview_each_list, &c);
-	if (!err && c.failed)
-		err = PS_ERR_NOMEM;
-	if (!err)
-		c.order = overview_order(c.items, c.n);
-	if (!err && fanout_run(c.n, fs->cfg.read_threads, overview_each_item, overview_each_stop, &c))
+	struct overview_each c = { fs, kind, with_listing, derive, list, NULL };
+	ps_err err = PS_OK;
+	c.order = overview_order(list->items, list->n);
+	if (fanout_run(list->n, fs->cfg.read_threads, overview_each_item, overview_each_stop, &c))
 		err = PS_ERR_INTR;
 	filememo_flush(overview_rows(fs));
-	for (size_t i = 0; i < c.n; i++) {
-		struct overview_item *it = &c.items[i];
+	for (size_t i = 0; i < list->n; i++) {
+		struct overview_item *it = &list->items[i];
 		if (!err)
 			err = it->err;
 		if (!err && it->value.len) {
@@ -249,11 +303,8 @@ static ps_err overview_each(struct psfs *fs, const char *project, char kind, int
 			if (err == PS_ERR_INVALID && it->kept && !(err = overview_derive(&c, it)) && it->value.len)
 				err = use(ctx, it->project, it->name, it->value.data, it->value.len);
 		}
-		free(it->project);
-		free(it->name);
 		buf_free(&it->value);
 	}
-	free(c.items);
 	free(c.order);
 	return err;
 }
@@ -300,10 +351,10 @@ static ps_err overview_csv_use(void *ctx, const char *project, const char *name,
 	return buf_put(ctx, value, len) ? PS_ERR_NOMEM : PS_OK;
 }
 
-static ps_err overview_build_csv(struct psfs *fs, const char *project, struct buf *out)
+static ps_err overview_build_csv(struct psfs *fs, struct overview_list *list, struct buf *out)
 {
 	ps_err err = usage_csv_header(out);
-	return err ? err : overview_each(fs, project, 'c', 0, overview_csv_derive, overview_csv_use, out);
+	return err ? err : overview_each(fs, list, 'c', 0, overview_csv_derive, overview_csv_use, out);
 }
 
 /* --- usage over time: usage-daily.csv, usage-monthly.csv, usage-daily-models.csv, usage.svg */
@@ -327,12 +378,13 @@ static ps_err overview_days_use(void *ctx, const char *project, const char *name
 	return err == PS_ERR_NOMEM || !err ? err : PS_ERR_INVALID; /* a bad blob: read the session */
 }
 
-static ps_err overview_build_days(struct psfs *fs, enum usagedays_file file, const char *project, struct buf *out)
+static ps_err overview_build_days(struct psfs *fs, enum usagedays_file file, const char *project,
+				  struct overview_list *list, struct buf *out)
 {
 	struct usagedays *table = NULL;
 	ps_err err = usagedays_new(&table);
 	if (!err)
-		err = overview_each(fs, project, 'd', 0, overview_days_derive, overview_days_use, table);
+		err = overview_each(fs, list, 'd', 0, overview_days_derive, overview_days_use, table);
 	if (!err)
 		err = usagedays_write(table, file, project ? project : "all projects", out);
 	usagedays_free(table);
@@ -497,10 +549,10 @@ static int overview_md_newest_first(const void *a, const void *b)
 	return x->order < y->order ? -1 : x->order > y->order;
 }
 
-static ps_err overview_build_md(struct psfs *fs, const char *project, struct buf *out)
+static ps_err overview_build_md(struct psfs *fs, const char *project, struct overview_list *list, struct buf *out)
 {
 	struct overview_md md = { fs, project != NULL, NULL, 0, 0 };
-	ps_err err = overview_each(fs, project, 'm', 1, overview_md_derive, overview_md_use, &md);
+	ps_err err = overview_each(fs, list, 'm', 1, overview_md_derive, overview_md_use, &md);
 	if (!err) {
 		if (md.n > 1) /* (rows is NULL when there are none) */
 			qsort(md.rows, md.n, sizeof *md.rows, overview_md_newest_first);
@@ -517,17 +569,20 @@ static ps_err overview_build_md(struct psfs *fs, const char *project, struct buf
 
 static int overview_file_of(const char *name);
 
-int overview_build(struct psfs *fs, const char *name, const char *project, char **buf, size_t *len)
+/* overview_build from the sessions list holds (with its items), which
+ * it uses up. */
+static int overview_build_listed(struct psfs *fs, const char *name, const char *project, struct overview_list *list,
+				 char **buf, size_t *len)
 {
 	struct buf out = BUF_INIT;
 	ps_err err;
 	switch (overview_file_of(name)) {
-	case OVERVIEW_MD: err = overview_build_md(fs, project, &out); break;
-	case OVERVIEW_DAILY: err = overview_build_days(fs, USAGEDAYS_DAILY, project, &out); break;
-	case OVERVIEW_MONTHLY: err = overview_build_days(fs, USAGEDAYS_MONTHLY, project, &out); break;
-	case OVERVIEW_DAILY_MODELS: err = overview_build_days(fs, USAGEDAYS_DAILY_MODELS, project, &out); break;
-	case OVERVIEW_SVG: err = overview_build_days(fs, USAGEDAYS_SVG, project, &out); break;
-	default: err = overview_build_csv(fs, project, &out); break;
+	case OVERVIEW_MD: err = overview_build_md(fs, project, list, &out); break;
+	case OVERVIEW_DAILY: err = overview_build_days(fs, USAGEDAYS_DAILY, project, list, &out); break;
+	case OVERVIEW_MONTHLY: err = overview_build_days(fs, USAGEDAYS_MONTHLY, project, list, &out); break;
+	case OVERVIEW_DAILY_MODELS: err = overview_build_days(fs, USAGEDAYS_DAILY_MODELS, project, list, &out); break;
+	case OVERVIEW_SVG: err = overview_build_days(fs, USAGEDAYS_SVG, project, list, &out); break;
+	default: err = overview_build_csv(fs, list, &out); break;
 	}
 	if (err || buf_finish(&out)) {
 		buf_free(&out);
@@ -536,6 +591,17 @@ int overview_build(struct psfs *fs, const char *name, const char *project, char 
 	*buf = out.data ? out.data : strdup("");
 	*len = out.len;
 	return *buf ? 0 : -ENOMEM;
+}
+
+int overview_build(struct psfs *fs, const char *name, const char *project, char **buf, size_t *len)
+{
+	struct overview_list list;
+	ps_err err = overview_list(fs, project, 1, &list);
+	if (err)
+		return -psfs_errno(err);
+	int res = overview_build_listed(fs, name, project, &list, buf, len);
+	overview_list_free(&list);
+	return res;
 }
 
 /* --- their sizes, without building them at every stat ------------------------------ */
@@ -560,68 +626,6 @@ struct overview_memo {
 	struct overview_slot slot[OVERVIEW_SLOTS];
 	uint64_t clock;
 };
-
-/* What a session contributes to the listing: its place and what tells
- * that it changed (session_refresh looks at the same). */
-struct overview_stamp {
-	uint64_t dev, ino, size;
-	int64_t mtime_ns, ctime_ns;
-};
-
-struct overview_walk {
-	struct psfs *fs;
-	const char *project;
-	struct buf *out;
-	int failed;
-	struct psfs_caller who; /* as overview_each, only the sessions it may read */
-};
-
-static int overview_put_session(void *ctx, const char *name, const struct stat *st)
-{
-	struct overview_walk *w = ctx;
-	if (!psfs_caller_may_read(&w->who, st->st_uid, st->st_gid, st->st_mode))
-		return 0;
-	struct overview_stamp stamp = {
-		(uint64_t)st->st_dev, (uint64_t)st->st_ino, (uint64_t)st->st_size,
-		(int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec,
-		(int64_t)st->st_ctim.tv_sec * 1000000000 + st->st_ctim.tv_nsec,
-	};
-	/* Names end in NUL, so no two listings run together alike. */
-	if (buf_put(w->out, w->project, strlen(w->project) + 1) || buf_put(w->out, name, strlen(name) + 1) ||
-	    buf_put(w->out, &stamp, sizeof stamp))
-		w->failed = 1;
-	return w->failed;
-}
-
-static int overview_put_project(void *ctx, const char *name, const struct stat *st)
-{
-	struct overview_walk *w = ctx;
-	(void)st;
-	w->project = name;
-	if (store_list_sessions(w->fs->store, name, overview_put_session, w) != PS_OK)
-		w->failed = 1;
-	return w->failed;
-}
-
-/* The listing of the sessions project's overview covers (the whole
- * store's when project is NULL, its root's own sessions included, as
- * overview_each covers them).  0, or -1 (gone, out of memory). */
-static int overview_listing(struct psfs *fs, const char *project, struct buf *out)
-{
-	struct overview_walk w = { fs, project, out, 0, { 0 } };
-	ps_err err;
-	psfs_caller_get(&w.who);
-	if (project) {
-		err = store_list_sessions(fs->store, project, overview_put_session, &w);
-	} else {
-		err = store_list_projects(fs->store, overview_put_project, &w);
-		if (!err && !w.failed) {
-			w.project = "";
-			err = store_list_sessions(fs->store, "", overview_put_session, &w);
-		}
-	}
-	return err || w.failed ? -1 : 0;
-}
 
 static int overview_same_key(const struct overview_slot *m, int file, const char *project)
 {
@@ -735,23 +739,26 @@ static int overview_file_of(const char *name)
 
 int overview_size(struct psfs *fs, const char *name, const char *project, size_t *len)
 {
-	struct buf before = BUF_INIT, after = BUF_INIT;
+	struct overview_list list;
 	char *text = NULL;
-	int file = overview_file_of(name);
-	int listed = overview_listing(fs, project, &before) == 0, res = 0;
+	int file = overview_file_of(name), res;
+	ps_err err = overview_list(fs, project, 1, &list);
 
-	if (listed && overview_lookup(fs->overview, file, project, &before, len))
+	if (err)
+		return -psfs_errno(err);
+	if (overview_lookup(fs->overview, file, project, &list.key, len)) {
+		res = 0;
 		goto out;
-	res = overview_build(fs, name, project, &text, len);
-	/* Kept only when nothing changed while it was built: then the length
-	 * is that of the sessions as listed. */
-	if (!res && listed && overview_listing(fs, project, &after) == 0 && after.len == before.len &&
-	    (!before.len || memcmp(after.data, before.data, before.len) == 0))
-		overview_remember(fs->overview, file, project, &before, *len, &text);
+	}
+	/* Kept under the listing it was built from: a session that changes
+	 * meanwhile changes the listing of every later stat and open, so
+	 * what was read of it is never taken for the file as listed. */
+	res = overview_build_listed(fs, name, project, &list, &text, len);
+	if (!res)
+		overview_remember(fs->overview, file, project, &list.key, *len, &text);
 out:
 	free(text);
-	buf_free(&before);
-	buf_free(&after);
+	overview_list_free(&list);
 	return res;
 }
 
@@ -854,11 +861,11 @@ void overview_readdir(const struct psfs_path *dir, void *buf, fuse_fill_dir_t fi
 int overview_open(struct psfs *fs, const struct psfs_path *p, int flags, char **data, size_t *len)
 {
 	const char *name = overview_name(p), *project = p->depth == 2 ? p->project : NULL;
-	struct buf listing = BUF_INIT;
+	struct overview_list listing;
 	if ((flags & O_ACCMODE) != O_RDONLY)
 		return -EACCES;
-	*data = overview_listing(fs, project, &listing) == 0
-		? overview_take_text(fs->overview, overview_file_of(name), project, &listing, len) : NULL;
-	buf_free(&listing);
+	*data = overview_list(fs, project, 0, &listing) == 0
+		? overview_take_text(fs->overview, overview_file_of(name), project, &listing.key, len) : NULL;
+	overview_list_free(&listing);
 	return *data ? 0 : overview_build(fs, name, project, data, len);
 }
