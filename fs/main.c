@@ -597,8 +597,9 @@ int main(int argc, char *argv[])
 		fprintf(stderr, "pisessionfs: -o search_cache=%d: give 0 to 65536 (MiB)\n", fs.cfg.search_cache_mib);
 		goto out;
 	}
-	if (infocache_new(fs.cfg.search_cache_mib >= 0 ? (size_t)fs.cfg.search_cache_mib << 20 : SEARCH_CACHE_DEFAULT,
-			  &fs.infos)) {
+	size_t search_budget =
+		fs.cfg.search_cache_mib >= 0 ? (size_t)fs.cfg.search_cache_mib << 20 : SEARCH_CACHE_DEFAULT;
+	if (infocache_new(search_budget - SEARCH_VERDICTS_SHARE(search_budget), &fs.infos)) {
 		fprintf(stderr, "pisessionfs: out of memory\n");
 		goto out;
 	}
@@ -606,7 +607,7 @@ int main(int argc, char *argv[])
 		fprintf(stderr, "pisessionfs: -o rejected_kept=%d: give 1 to 4096 (MiB)\n", fs.cfg.rejected_kept_mib);
 		goto out;
 	}
-	fs.search = search_results_new();
+	fs.search = search_results_new(SEARCH_VERDICTS_SHARE(search_budget));
 	fs.overview = overview_memo_new();
 	if (!fs.search || !fs.overview) {
 		fprintf(stderr, "pisessionfs: out of memory\n");

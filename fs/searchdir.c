@@ -41,10 +41,10 @@ static int64_t search_now_ns(void)
 }
 
 
-struct search_results *search_results_new(void)
+struct search_results *search_results_new(size_t verdict_bytes)
 {
 	struct search_results *sr = calloc(1, sizeof *sr);
-	if (sr && !(sr->verdicts = searchmemo_new(SEARCH_RESULTS))) {
+	if (sr && !(sr->verdicts = searchmemo_new(SEARCH_RESULTS, verdict_bytes))) {
 		free(sr);
 		return NULL;
 	}
@@ -126,6 +126,14 @@ static int search_result_get(struct psfs *fs, const char *scope, const char *que
 	struct psfs_caller who;
 	psfs_caller_get(&who);
 	int64_t now = search_now_ns();
+	/* One past its second is never taken again: a result of 15,000 hits
+	 * holds megabytes, and eight of them stayed until replaced. */
+	for (size_t i = 0; i < SEARCH_RESULTS; i++) {
+		if (sr->kept[i] && now - sr->kept[i]->made_ns >= SEARCH_RESULT_NS) {
+			search_result_free(sr->kept[i]);
+			sr->kept[i] = NULL;
+		}
+	}
 	if ((*out = search_result_kept(fs, scope, query, &who, now)))
 		return 0;
 	struct search_result *r = NULL;

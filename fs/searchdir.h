@@ -22,14 +22,18 @@
 #include "pisessionfs.h"
 
 #define SEARCH_NAME "search"
-/* -o search_cache's default: the infos kept (struct psfs's infos). */
+/* -o search_cache's default: what search keeps of the sessions it read,
+ * all of it within the budget: the infos (struct psfs's infos) and an
+ * eighth for the verdicts of recent queries (searchmemo.h). */
 #define SEARCH_CACHE_DEFAULT ((size_t)32 << 20)
+#define SEARCH_VERDICTS_SHARE(budget) ((budget) / 8)
 
 /* The results kept for the lookups that follow a listing (struct psfs's
- * search): this module's own, made and freed by main.c; NULL when out of
- * memory.  Thread-safe (their own lock). */
+ * search), and the verdicts of recent queries within verdict_bytes: this
+ * module's own, made and freed by main.c; NULL when out of memory.
+ * Thread-safe (their own lock). */
 struct search_results;
-struct search_results *search_results_new(void);
+struct search_results *search_results_new(size_t verdict_bytes);
 void search_results_free(struct search_results *sr);
 
 /* Whether path is a search directory or inside one: MOUNT/search... or,

@@ -22,18 +22,31 @@ struct search_verdicts {
 struct searchmemo {
 	pthread_mutex_t lock;
 	struct search_verdicts **tables; /* newest first */
+	size_t *bytes_of;                /* each table's, as kept */
 	size_t n, max;
+	size_t bytes, max_bytes;
 };
 
-struct searchmemo *searchmemo_new(size_t max)
+/* What a table holds in memory, as near as its parts' capacities say. */
+static size_t search_verdicts_bytes(const struct search_verdicts *v)
+{
+	return sizeof *v + strlen(v->scope) + strlen(v->query) + 2 + v->cap * sizeof *v->verdicts +
+	       v->strings.cap + v->index.cap * sizeof *v->index.slots;
+}
+
+struct searchmemo *searchmemo_new(size_t max, size_t max_bytes)
 {
 	struct searchmemo *m = calloc(1, sizeof *m);
-	if (!m || !(m->tables = calloc(max ? max : 1, sizeof *m->tables))) {
+	if (!m || !(m->tables = calloc(max ? max : 1, sizeof *m->tables)) ||
+	    !(m->bytes_of = calloc(max ? max : 1, sizeof *m->bytes_of))) {
+		if (m)
+			free(m->tables);
 		free(m);
 		return NULL;
 	}
 	pthread_mutex_init(&m->lock, NULL);
 	m->max = max ? max : 1;
+	m->max_bytes = max_bytes;
 	return m;
 }
 
@@ -44,6 +57,7 @@ void searchmemo_free(struct searchmemo *m)
 	for (size_t i = 0; i < m->n; i++)
 		search_verdicts_put(m->tables[i]);
 	free(m->tables);
+	free(m->bytes_of);
 	pthread_mutex_destroy(&m->lock);
 	free(m);
 }
@@ -69,20 +83,52 @@ struct search_verdicts *searchmemo_get(struct searchmemo *m, const char *scope, 
 void searchmemo_keep(struct searchmemo *m, struct search_verdicts *v)
 {
 	struct search_verdicts *gone = NULL;
+	size_t size = search_verdicts_bytes(v);
+	if (size > m->max_bytes) {
+		search_verdicts_put(v); /* the query's older table, if any, stays: its verdicts hold by stamp */
+		return;
+	}
 	pthread_mutex_lock(&m->lock);
 	size_t i = 0;
 	while (i < m->n && !verdicts_are(m->tables[i], v->scope, v->query))
 		i++;
-	if (i < m->n)
-		gone = m->tables[i]; /* the same query's older table */
-	else if (m->n == m->max)
-		gone = m->tables[--i]; /* the oldest */
-	else
-		i = m->n++;
+	if (i == m->n && m->n == m->max)
+		i--; /* the oldest goes */
+	else if (i == m->n)
+		m->n++;
+	if (i < m->n && m->tables[i]) {
+		gone = m->tables[i]; /* the same query's older table, or the oldest */
+		m->bytes -= m->bytes_of[i];
+	}
 	memmove(&m->tables[1], &m->tables[0], i * sizeof *m->tables);
+	memmove(&m->bytes_of[1], &m->bytes_of[0], i * sizeof *m->bytes_of);
 	m->tables[0] = v;
+	m->bytes_of[0] = size;
+	m->bytes += size;
 	pthread_mutex_unlock(&m->lock);
 	search_verdicts_put(gone);
+	/* Then the oldest, while the tables hold more than the budget. */
+	for (;;) {
+		struct search_verdicts *oldest = NULL;
+		pthread_mutex_lock(&m->lock);
+		if (m->bytes > m->max_bytes && m->n > 1) {
+			oldest = m->tables[--m->n];
+			m->bytes -= m->bytes_of[m->n];
+			m->tables[m->n] = NULL;
+		}
+		pthread_mutex_unlock(&m->lock);
+		if (!oldest)
+			break;
+		search_verdicts_put(oldest);
+	}
+}
+
+size_t searchmemo_bytes(struct searchmemo *m)
+{
+	pthread_mutex_lock(&m->lock);
+	size_t n = m->bytes;
+	pthread_mutex_unlock(&m->lock);
+	return n;
 }
 
 struct search_verdicts *search_verdicts_new(const char *scope, const char *query)

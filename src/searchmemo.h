@@ -7,7 +7,8 @@
  *
  * A table of verdicts is immutable once kept, and shared by reference:
  * a search reads the one it got while another search replaces it.  The
- * memo holds the tables of at most a few queries (the newest).
+ * memo holds the tables of at most a few queries (the newest), within a
+ * budget of bytes: a store of 15,000 sessions makes tables of about 3 MB.
  *
  * Ownership: strings are copied in; what find lends is valid while the
  * caller holds its reference.  Thread-safe. */
@@ -28,16 +29,20 @@ struct search_verdict {
 struct search_verdicts;
 struct searchmemo;
 
-/* A memo of the tables of at most max queries; NULL when memory ran out. */
-struct searchmemo *searchmemo_new(size_t max);
+/* A memo of the tables of at most max queries, all within max_bytes (a
+ * table larger alone is not kept); NULL when memory ran out. */
+struct searchmemo *searchmemo_new(size_t max, size_t max_bytes);
 void searchmemo_free(struct searchmemo *m);
 
 /* The table kept for query in scope: a new reference (give it back with
  * search_verdicts_put), or NULL. */
 struct search_verdicts *searchmemo_get(struct searchmemo *m, const char *scope, const char *query);
 /* Keeps v (stolen) as the table of its query, in place of any older one;
- * the least recently kept table goes when there are more than max. */
+ * the least recently kept tables go while there are more than max or
+ * they hold more than max_bytes. */
 void searchmemo_keep(struct searchmemo *m, struct search_verdicts *v);
+/* The bytes the kept tables hold. */
+size_t searchmemo_bytes(struct searchmemo *m);
 
 /* A new, empty table for query in scope (NULL when memory ran out). */
 struct search_verdicts *search_verdicts_new(const char *scope, const char *query);

@@ -642,7 +642,7 @@ END_TEST
  * a reference still reads; the oldest goes beyond the memo's size. */
 START_TEST(test_searchmemo)
 {
-	struct searchmemo *m = searchmemo_new(2);
+	struct searchmemo *m = searchmemo_new(2, SIZE_MAX);
 	struct filestamp a = { 1, 2, 3, 4, 5 }, b = a;
 	struct search_verdict v = { a, 1, "id-1", "A title", 42 }, got;
 	b.size++;
@@ -686,6 +686,60 @@ START_TEST(test_searchmemo)
 }
 END_TEST
 
+/* A table of n verdicts for query. */
+static struct search_verdicts *memo_table(const char *query, size_t n)
+{
+	struct search_verdicts *t = search_verdicts_new("", query);
+	struct search_verdict v = { { 1, 2, 3, 4, 5 }, 0, NULL, NULL, 0 };
+	ck_assert_ptr_nonnull(t);
+	for (size_t i = 0; i < n; i++) {
+		char key[32];
+		int len = snprintf(key, sizeof key, "p/s%zu", i);
+		ck_assert_int_eq(search_verdicts_add(t, key, (size_t)len, &v), PS_OK);
+	}
+	return t;
+}
+
+/* The memo's budget is a cap: the oldest tables go while the kept ones
+ * hold more, and a table larger than the whole budget is not kept. */
+START_TEST(test_searchmemo_budget)
+{
+	struct searchmemo *probe = searchmemo_new(8, SIZE_MAX);
+	searchmemo_keep(probe, memo_table("q", 1000));
+	size_t one = searchmemo_bytes(probe);
+	searchmemo_free(probe);
+	ck_assert_uint_gt(one, 1000 * 16); /* a stamp per verdict at least */
+
+	struct searchmemo *m = searchmemo_new(8, 2 * one + one / 2);
+	searchmemo_keep(m, memo_table("q", 1000));
+	searchmemo_keep(m, memo_table("r", 1000));
+	ck_assert_uint_eq(searchmemo_bytes(m), 2 * one);
+	searchmemo_keep(m, memo_table("s", 1000)); /* three do not fit: "q" goes */
+	ck_assert_uint_le(searchmemo_bytes(m), 2 * one + one / 2);
+	struct search_verdicts *held = searchmemo_get(m, "", "q");
+	ck_assert_ptr_null(held);
+	ck_assert_ptr_nonnull(held = searchmemo_get(m, "", "r"));
+	search_verdicts_put(held);
+	ck_assert_ptr_nonnull(held = searchmemo_get(m, "", "s"));
+	search_verdicts_put(held);
+
+	/* Larger than the budget alone: not kept, the others stay. */
+	searchmemo_keep(m, memo_table("big", 3000));
+	ck_assert_ptr_null(searchmemo_get(m, "", "big"));
+	ck_assert_ptr_nonnull(held = searchmemo_get(m, "", "s"));
+	search_verdicts_put(held);
+	ck_assert_uint_le(searchmemo_bytes(m), 2 * one + one / 2);
+	searchmemo_free(m);
+
+	/* A budget of nothing keeps nothing (-o search_cache=0). */
+	m = searchmemo_new(8, 0);
+	searchmemo_keep(m, memo_table("q", 1));
+	ck_assert_ptr_null(searchmemo_get(m, "", "q"));
+	ck_assert_uint_eq(searchmemo_bytes(m), 0);
+	searchmemo_free(m);
+}
+END_TEST
+
 Suite *search_suite(void)
 {
 	Suite *s = suite_create("search");
@@ -700,6 +754,7 @@ Suite *search_suite(void)
 	tcase_add_test(tc, test_skim_random);
 	tcase_add_test(tc, test_lower_into_ascii);
 	tcase_add_test(tc, test_searchmemo);
+	tcase_add_test(tc, test_searchmemo_budget);
 	tcase_add_test(tc, test_tokens_and_phrases);
 	tcase_add_test(tc, test_fuzzy);
 	tcase_add_test(tc, test_unicode);
