@@ -21,11 +21,16 @@ ps_err sessionsmd_header(struct buf *out, size_t count)
  * backslash that would escape it) escaped; the rest is left as typed. */
 static int sessionsmd_cell(struct buf *out, const char *text)
 {
-	for (const char *p = text; *p; p++)
-		if (((*p == '|' || *p == '\\') && buf_putc(out, '\\')) ||
-		    buf_putc(out, *p))
+	for (const char *p = text;;) {
+		size_t run = strcspn(p, "|\\");
+		if (buf_put(out, p, run))
 			return -1;
-	return 0;
+		p += run;
+		if (!*p)
+			return 0;
+		if (buf_putc(out, '\\') || buf_putc(out, *p++))
+			return -1;
+	}
 }
 
 static int sessionsmd_time(struct buf *out, double ms)
@@ -35,19 +40,41 @@ static int sessionsmd_time(struct buf *out, double ms)
 	time_t t = (time_t)floor(ms / 1000);
 	struct tm tm;
 	char text[32];
-	if (!gmtime_r(&t, &tm) || !strftime(text, sizeof text, "%Y-%m-%d %H:%M", &tm))
+	if (!gmtime_r(&t, &tm))
 		return buf_puts(out, "?");
-	return buf_puts(out, text);
+	int year = tm.tm_year + 1900;
+	if (year < 1000 || year > 9999) /* strftime's %Y: as many digits as it takes, unpadded */
+		return strftime(text, sizeof text, "%Y-%m-%d %H:%M", &tm) ? buf_puts(out, text) : buf_puts(out, "?");
+	/* Two per row of sessions.md: strftime's locale machinery was a
+	 * quarter of writing a row. */
+	const int fields[] = { year / 100, year % 100, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min };
+	static const char seps[] = { 0, '-', '-', ' ', ':' };
+	size_t n = 0;
+	for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) {
+		if (i >= 2)
+			text[n++] = seps[i - 1];
+		text[n++] = (char)('0' + fields[i] / 10);
+		text[n++] = (char)('0' + fields[i] % 10);
+	}
+	return buf_put(out, text, n);
 }
 
 static int sessionsmd_url(struct buf *out, const char *path)
 {
 	static const char hex[] = "0123456789ABCDEF";
-	for (const unsigned char *p = (const unsigned char *)path; *p; p++) {
-		int plain = (*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') ||
-			    *p == '-' || *p == '.' || *p == '_' || *p == '~' || *p == '/';
-		if (plain ? buf_putc(out, (char)*p) : buf_printf(out, "%%%c%c", hex[*p >> 4], hex[*p & 15]))
+	for (const unsigned char *p = (const unsigned char *)path; *p;) {
+		const unsigned char *run = p;
+		while ((*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '-' ||
+		       *p == '.' || *p == '_' || *p == '~' || *p == '/')
+			p++;
+		if (buf_put(out, run, (size_t)(p - run)))
 			return -1;
+		if (*p) {
+			char escaped[3] = { '%', hex[*p >> 4], hex[*p & 15] };
+			if (buf_put(out, escaped, sizeof escaped))
+				return -1;
+			p++;
+		}
 	}
 	return 0;
 }

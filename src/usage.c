@@ -491,6 +491,24 @@ int usage_csv_num(struct buf *out, double d, int last)
 
 void usage_cost_text(double d, char out[USAGE_COST_TEXT])
 {
+	/* Below a million, d*100 is within 1e-8 of both d's exact value and
+	 * JavaScript's digits of it, times 100: away from a tie (a half
+	 * cent) by more than 1e-6, all three round to the same cents.  Each
+	 * sessions.md and usage.csv row has a cost: this is most of them. */
+	double a = fabs(d), x = a * 100;
+	if (a < 1e6) {
+		double whole = floor(x);
+		if (fabs(x - whole - 0.5) > 1e-6) {
+			long long cents = (long long)whole + (x - whole > 0.5);
+			snprintf(out, USAGE_COST_TEXT, "%s%lld.%02lld", d < 0 ? "-" : "", cents / 100, cents % 100);
+			return;
+		}
+	}
+	usage_cost_text_exact(d, out);
+}
+
+void usage_cost_text_exact(double d, char out[USAGE_COST_TEXT])
+{
 	char sci[40], cents[40];
 	double a = fabs(d);
 	if (!isfinite(d) || a >= 1e21) {

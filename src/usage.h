@@ -81,6 +81,10 @@ ps_err usage_totals(struct ps_session *s, double *cost, uint64_t *messages);
  * (it is for programs, as ccusage's --json). */
 #define USAGE_COST_TEXT 48
 void usage_cost_text(double d, char out[USAGE_COST_TEXT]);
+/* The same from JavaScript's digits of d, for every d: what
+ * usage_cost_text does where d*100 is near a tie or d is large (and what
+ * a test holds its quicker way to). */
+void usage_cost_text_exact(double d, char out[USAGE_COST_TEXT]);
 
 /* The CSV header line matching usage_csv_row(), with its newline:
  * project,session,id,name,cwd,start,lastActivity,messages,input,output,

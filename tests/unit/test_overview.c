@@ -59,6 +59,24 @@ START_TEST(test_sessionsmd_row)
 	buf_finish(&b);
 	ck_assert_ptr_nonnull(strstr(b.data, "| ? | 2026-01-01 01:00 |"));
 	buf_free(&b);
+	/* Times as strftime's "%Y-%m-%d %H:%M" writes them, at the ends of
+	 * the four-digit years and past them; the odd bytes of a directory
+	 * escaped one by one. */
+	static const struct { double ms; const char *text; } times[] = {
+		{ 0, "| 1970-01-01 00:00 |" }, { -1, "| 1969-12-31 23:59 |" },
+		{ 253402300799000.0, "| 9999-12-31 23:59 |" }, { 253402300800000.0, "| 10000-01-01 00:00 |" },
+		{ -62167219200000.0, "| 0-01-01 00:00 |" }, { -30610224000000.0, "| 1000-01-01 00:00 |" },
+		{ 951782400000.0 + 59 * 60000.0, "| 2000-02-29 00:59 |" },
+	};
+	row.dir = "p/\xc3\xa9 %|x";
+	for (size_t i = 0; i < sizeof times / sizeof times[0]; i++) {
+		row.created_ms = times[i].ms;
+		ck_assert_int_eq(sessionsmd_row(&b, &row), PS_OK);
+		buf_finish(&b);
+		ck_assert_msg(strstr(b.data, times[i].text) != NULL, "%.0f: %s", times[i].ms, b.data);
+		ck_assert_ptr_nonnull(strstr(b.data, "[\xc3\xa9 %\\|x](p/%C3%A9%20%25%7Cx/) |"));
+		buf_free(&b);
+	}
 }
 END_TEST
 

@@ -293,6 +293,31 @@ START_TEST(test_usage_cost_cents)
 }
 END_TEST
 
+/* The cents of a cost away from a tie, read from d*100, are the cents of
+ * JavaScript's digits of it: random costs of every size, and the cases
+ * around half a cent. */
+START_TEST(test_usage_cost_quick_as_exact)
+{
+	uint64_t x = 0x243F6A8885A308D3ULL;
+	for (int i = 0; i < 200000; i++) {
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		double d;
+		switch (i % 4) {
+		case 0: d = (double)(x % 100000000000ULL) / 1e7; break;   /* up to 10,000 dollars, 7 decimals */
+		case 1: d = (double)(x % 2000000) / 1000.0 - 1000; break; /* whole and half cents, both signs */
+		case 2: d = (double)(x % 1000000) / 200.0 + 0.005; break; /* ties, as written */
+		default: memcpy(&d, &x, sizeof d); d = fmod(fabs(d), 2e6) * (x & 1 ? -1 : 1); break;
+		}
+		if (!isfinite(d))
+			continue;
+		char quick[USAGE_COST_TEXT], exact[USAGE_COST_TEXT];
+		usage_cost_text(d, quick);
+		usage_cost_text_exact(d, exact);
+		ck_assert_msg(strcmp(quick, exact) == 0, "%.17g: quick %s, exact %s", d, quick, exact);
+	}
+}
+END_TEST
+
 /* The fewest digits that read back, found by halving the precision, are
  * the fewest found by counting up from one digit (as before); integers,
  * written without printf's search, are their plain digits. */
@@ -594,6 +619,7 @@ Suite *usage_suite(void)
 	tcase_add_test(tc, test_usage_csv);
 	tcase_add_test(tc, test_usage_cost_cents);
 	tcase_add_test(tc, test_usage_numbers_shortest);
+	tcase_add_test(tc, test_usage_cost_quick_as_exact);
 	tcase_add_test(tc, test_usage_empty_session);
 	tcase_add_test(tc, test_usage_not_session);
 	tcase_add_test(tc, test_usage_overflow_is_null);
