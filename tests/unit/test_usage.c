@@ -293,23 +293,37 @@ START_TEST(test_usage_cost_cents)
 }
 END_TEST
 
+/* A double of one of seven kinds, from the xorshift state x: any bits,
+ * prices, token counts, thirds, costs of up to 10,000 dollars with 7
+ * decimals, whole and half cents of both signs, and ties as written. */
+#define TEST_DOUBLE_KINDS 7
+static double test_double(uint64_t *x, int kind)
+{
+	double d;
+	*x ^= *x << 13, *x ^= *x >> 7, *x ^= *x << 17;
+	switch (kind) {
+	case 0: memcpy(&d, x, sizeof d); return d;
+	case 1: return (double)(*x % 100000000) / 1e6;
+	case 2: return (double)(*x % 10000000);
+	case 3: return (double)(int64_t)*x / 3.0;
+	case 4: return (double)(*x % 100000000000ULL) / 1e7;
+	case 5: return (double)(*x % 2000000) / 1000.0 - 1000;
+	default: return (double)(*x % 1000000) / 200.0 + 0.005;
+	}
+}
+
 /* The cents of a cost away from a tie, read from d*100, are the cents of
- * JavaScript's digits of it: random costs of every size, and the cases
- * around half a cent. */
+ * JavaScript's digits of it: random costs of every size (any bits folded
+ * below two million), and the cases around half a cent. */
 START_TEST(test_usage_cost_quick_as_exact)
 {
 	uint64_t x = 0x243F6A8885A308D3ULL;
-	for (int i = 0; i < 200000; i++) {
-		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
-		double d;
-		switch (i % 4) {
-		case 0: d = (double)(x % 100000000000ULL) / 1e7; break;   /* up to 10,000 dollars, 7 decimals */
-		case 1: d = (double)(x % 2000000) / 1000.0 - 1000; break; /* whole and half cents, both signs */
-		case 2: d = (double)(x % 1000000) / 200.0 + 0.005; break; /* ties, as written */
-		default: memcpy(&d, &x, sizeof d); d = fmod(fabs(d), 2e6) * (x & 1 ? -1 : 1); break;
-		}
+	for (int i = 0; i < 210000; i++) {
+		double d = test_double(&x, i % TEST_DOUBLE_KINDS);
 		if (!isfinite(d))
 			continue;
+		if (i % TEST_DOUBLE_KINDS == 0)
+			d = fmod(fabs(d), 2e6) * (x & 1 ? -1 : 1);
 		char quick[USAGE_COST_TEXT], exact[USAGE_COST_TEXT];
 		usage_cost_text(d, quick);
 		usage_cost_text_exact(d, exact);
@@ -324,15 +338,8 @@ END_TEST
 START_TEST(test_usage_numbers_shortest)
 {
 	uint64_t x = 0x9E3779B97F4A7C15ULL;
-	for (int i = 0; i < 100000; i++) {
-		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
-		double d;
-		switch (i % 4) {
-		case 0: memcpy(&d, &x, sizeof d); break;          /* any bits */
-		case 1: d = (double)(x % 100000000) / 1e6; break; /* a price */
-		case 2: d = (double)(x % 10000000); break;        /* a token count */
-		default: d = (double)(int64_t)x / 3.0; break;
-		}
+	for (int i = 0; i < 140000; i++) {
+		double d = test_double(&x, i % TEST_DOUBLE_KINDS);
 		if (!isfinite(d))
 			continue;
 		char got[40], want[40];
