@@ -13,9 +13,11 @@
 
 /* Keeping a session holds its info and that info frozen, about half the
  * file's size: two threads each keeping a 100 MB session were most of a
- * huge store's peak memory.  Files this large are kept one at a time, and
- * the memory is given back after each. */
-#define KEEPER_LARGE_FILE ((off_t)8 << 20)
+ * huge store's peak memory, and two keeping sessions of a few megabytes
+ * each, with what their arenas kept, still took it past 128 MB.  Files
+ * this large are kept one at a time, and the memory is given back after
+ * each. */
+#define KEEPER_LARGE_FILE ((off_t)2 << 20)
 
 struct infokeeper {
 	struct infocache *cache; /* borrowed */
