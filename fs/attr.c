@@ -23,6 +23,7 @@
 #include "route.h"
 #include "searchdir.h"
 #include "sizer.h"
+#include "subagents.h"
 #include "views.h"
 
 void psfs_dir_stat(struct stat *st, const struct stat *like, mode_t perm)
@@ -198,6 +199,8 @@ int psfs_getattr(const char *path, struct stat *st, struct fuse_file_info *fi)
 		return journal_getattr(fs->journal, path, &file, st);
 	if (overview_owns(&p))
 		return overview_getattr(fs, &p, &file, st);
+	if (subagents_owns(&p))
+		return subagents_getattr(fs, &p, st);
 	if (search_owns(path, &p))
 		return search_getattr(fs, path, &p, &file, st);
 	switch (p.depth) {

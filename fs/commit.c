@@ -255,7 +255,8 @@ static void commit_name_known(const struct ps_session *s, const char *name)
 		return;
 	const char *rel = s->path + rl + 1, *slash = strchr(rel, '/');
 	if (slash) {
-		if ((size_t)(slash - rel) > NAME_MAX)
+		/* A subagent's session (family.h) is in no catalog. */
+		if ((size_t)(slash - rel) > NAME_MAX || strchr(slash + 1, '/'))
 			return;
 		snprintf(project, sizeof project, "%.*s", (int)(slash - rel), rel);
 		rel = slash + 1;

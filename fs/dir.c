@@ -14,6 +14,7 @@
 #include "overview.h"
 #include "content.h"
 #include "searchdir.h"
+#include "subagents.h"
 #include "views.h"
 
 struct psfs_fill {
@@ -112,6 +113,8 @@ static int psfs_readdir_all(const char *path, void *buf, fuse_fill_dir_t filler,
 	}
 	if (search_owns(path, &p))
 		return search_readdir(fs, path, &p, buf, filler);
+	if (subagents_owns(&p))
+		return subagents_readdir(fs, &p, buf, filler);
 	if (pending) {
 		/* Only in-memory nodes. */
 	} else if (journal_owns(path)) {
@@ -144,6 +147,8 @@ static int psfs_readdir_all(const char *path, void *buf, fuse_fill_dir_t filler,
 		if (!err)
 			err = layout_is_dir(node.kind) ? layout_list(ref.session, &node, psfs_fill_layout, &f) : PS_ERR_NOTDIR;
 		store_release(fs->store, &ref);
+		if (!err)
+			subagents_fill_session(fs, &p, buf, filler);
 	}
 	if (err)
 		return -psfs_errno(err);

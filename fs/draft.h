@@ -23,6 +23,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include "store.h"
 
 enum draft_target {
 	DRAFT_OVERLAY, /* an in-memory file: what it means is decided by its path when committed */
@@ -50,7 +51,7 @@ struct draft {
 	int failed;             /* its last commit failed and kept it (ENOSPC, ENOMEM): the error
 				 * was reported, so only an explicit fsync or close retries */
 	/* The session it is written into (EDIT, REVISE, NAME, RAW). */
-	char project[NAME_MAX + 1];
+	char project[STORE_PROJECT_MAX];
 	char session[NAME_MAX + 1];
 	uint32_t entry;         /* EDIT */
 	uint64_t serial;        /* EDIT: the index the entry number is of */

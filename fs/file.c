@@ -17,6 +17,7 @@
 #include "journal.h"
 #include "ops_internal.h"
 #include "sizer.h"
+#include "subagents.h"
 #include "watch.h"
 #include "overview.h"
 #include "content.h"
@@ -186,6 +187,13 @@ int psfs_open(const char *path, struct fuse_file_info *fi)
 		char *text = NULL;
 		size_t len = 0;
 		if ((res = overview_open(fs, &p, fi->flags, &text, &len)))
+			return res;
+		return psfs_open_text(path, fi, text, len);
+	}
+	if (!psfs_split(path, &p) && subagents_owns(&p)) {
+		char *text = NULL;
+		size_t len = 0;
+		if ((res = subagents_open(fs, path, &p, fi->flags, &text, &len)))
 			return res;
 		return psfs_open_text(path, fi, text, len);
 	}

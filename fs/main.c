@@ -20,6 +20,7 @@
 #include "caller.h"
 #include "catalog.h"
 #include "entrycache.h"
+#include "family.h"
 #include "fanout.h"
 #include "journal.h"
 #include "overlay.h"
@@ -609,7 +610,8 @@ int main(int argc, char *argv[])
 	}
 	fs.search = search_results_new(SEARCH_VERDICTS_SHARE(search_budget));
 	fs.overview = overview_memo_new();
-	if (!fs.search || !fs.overview) {
+	fs.family = family_cache_new();
+	if (!fs.search || !fs.overview || !fs.family) {
 		fprintf(stderr, "pisessionfs: out of memory\n");
 		goto out;
 	}
@@ -713,6 +715,7 @@ out:
 	store_free(fs.store);
 	entrycache_clear();
 	overview_memo_free(fs.overview);
+	family_cache_free(fs.family);
 	search_results_free(fs.search);
 	infocache_free(fs.infos);
 	diskmemo_free(fs.disk);

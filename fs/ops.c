@@ -19,6 +19,7 @@
 #include "pisessionfs.h"
 #include "watch.h"
 #include "searchdir.h"
+#include "subagents.h"
 #include "views.h"
 
 static int psfs_readlink(const char *path, char *buf, size_t size)
@@ -35,6 +36,8 @@ static int psfs_readlink(const char *path, char *buf, size_t size)
 		return views_readlink(psfs_self(), path, buf, size);
 	if (!psfs_split(path, &p) && search_owns(path, &p))
 		return search_readlink(psfs_self(), path, &p, buf, size);
+	if (subagents_owns(&p))
+		return p.family == PSFS_FAMILY_MISSING ? -ENOENT : -EINVAL;
 	overlay_lock(psfs_overlay());
 	struct overlay_node *ov = overlay_get(psfs_overlay(), path);
 	if (ov && ov->kind == OVERLAY_SYMLINK) {
@@ -143,6 +146,20 @@ static void *psfs_init(struct fuse_conn_info *conn, struct fuse_config *cfg)
 		return res_;                         \
 	} while (0)
 
+/* The same for a change of the namespace, which below subagents/ only a
+ * child's own files take (subagents_refuse): what names the change,
+ * whether it removes (rm -r of a parent walks through). */
+#define PSFS_GUARDED(path, what, removal, call)                           \
+	do {                                                              \
+		char *alias_;                                             \
+		int res_ = cwdnew_alias(&(path), &alias_);                \
+		if (!res_)                                                \
+			res_ = subagents_refuse(path, what, removal);     \
+		res_ = res_ > 0 ? 0 : res_ < 0 ? res_ : (call);           \
+		free(alias_);                                             \
+		return res_;                                              \
+	} while (0)
+
 static int psfs_aliased_getattr(const char *path, struct stat *st, struct fuse_file_info *fi)
 {
 	PSFS_ALIASED(path, psfs_getattr(path, st, fi));
@@ -181,7 +198,7 @@ static int psfs_aliased_write(const char *path, const char *buf, size_t size, of
 
 static int psfs_aliased_truncate(const char *path, off_t size, struct fuse_file_info *fi)
 {
-	PSFS_ALIASED(path, psfs_truncate(path, size, fi));
+	PSFS_GUARDED(path, "truncating", 0, psfs_truncate(path, size, fi));
 }
 
 static int psfs_aliased_flush(const char *path, struct fuse_file_info *fi)
@@ -201,23 +218,29 @@ static int psfs_aliased_release(const char *path, struct fuse_file_info *fi)
 
 static int psfs_aliased_unlink(const char *path)
 {
-	PSFS_ALIASED(path, psfs_unlink(path));
+	PSFS_GUARDED(path, "removing", 1, psfs_unlink(path));
 }
 
 static int psfs_aliased_mkdir(const char *path, mode_t mode)
 {
-	PSFS_ALIASED(path, psfs_mkdir(path, mode));
+	PSFS_GUARDED(path, "making", 0, psfs_mkdir(path, mode));
 }
 
 static int psfs_aliased_rmdir(const char *path)
 {
-	PSFS_ALIASED(path, psfs_rmdir(path));
+	PSFS_GUARDED(path, "removing", 1, psfs_rmdir(path));
 }
 
 /* The link's own path; its target is text, read where it is used. */
 static int psfs_aliased_symlink(const char *target, const char *path)
 {
-	PSFS_ALIASED(path, psfs_symlink(target, path));
+	PSFS_GUARDED(path, "making a link", 0, psfs_symlink(target, path));
+}
+
+static int psfs_guarded_create(const char *path, mode_t mode, struct fuse_file_info *fi)
+{
+	int res = subagents_refuse(path, "creating", 0);
+	return res ? (res > 0 ? -EPERM : res) : psfs_create(path, mode, fi);
 }
 
 static int psfs_aliased_rename(const char *from, const char *to, unsigned int flags)
@@ -226,8 +249,12 @@ static int psfs_aliased_rename(const char *from, const char *to, unsigned int fl
 	int res = cwdnew_alias(&from, &from_alias);
 	if (!res)
 		res = cwdnew_alias(&to, &to_alias);
+	if (!res && !(res = subagents_refuse(from, "renaming", 0)))
+		res = subagents_refuse(to, "renaming onto", 0);
 	if (!res)
 		res = psfs_rename(from, to, flags);
+	else if (res > 0)
+		res = -EPERM;
 	free(from_alias);
 	free(to_alias);
 	return res;
@@ -235,17 +262,17 @@ static int psfs_aliased_rename(const char *from, const char *to, unsigned int fl
 
 static int psfs_aliased_chmod(const char *path, mode_t mode, struct fuse_file_info *fi)
 {
-	PSFS_ALIASED(path, psfs_chmod(path, mode, fi));
+	PSFS_GUARDED(path, "changing the mode of", 0, psfs_chmod(path, mode, fi));
 }
 
 static int psfs_aliased_chown(const char *path, uid_t uid, gid_t gid, struct fuse_file_info *fi)
 {
-	PSFS_ALIASED(path, psfs_chown(path, uid, gid, fi));
+	PSFS_GUARDED(path, "changing the owner of", 0, psfs_chown(path, uid, gid, fi));
 }
 
 static int psfs_aliased_utimens(const char *path, const struct timespec tv[2], struct fuse_file_info *fi)
 {
-	PSFS_ALIASED(path, psfs_utimens(path, tv, fi));
+	PSFS_GUARDED(path, "changing the times of", 0, psfs_utimens(path, tv, fi));
 }
 
 const struct fuse_operations psfs_ops = {
@@ -256,7 +283,7 @@ const struct fuse_operations psfs_ops = {
 	.releasedir = psfs_releasedir,
 	.readlink = psfs_aliased_readlink,
 	.open = psfs_aliased_open,
-	.create = psfs_create,
+	.create = psfs_guarded_create,
 	.read = psfs_aliased_read,
 	.write = psfs_aliased_write,
 	.truncate = psfs_aliased_truncate,

@@ -54,7 +54,7 @@ struct psfs_file {
 	struct overlay_node *node; /* HANDLE_OVERLAY: held (node->opens) */
 	struct draft *draft;   /* writers and HANDLE_OVERLAY: a reference */
 	char *path;
-	char project[NAME_MAX + 1];
+	char project[STORE_PROJECT_MAX];
 	char session[NAME_MAX + 1];
 	uint64_t generation;
 	int growing;        /* a transcript: reads past the end look for more */

@@ -39,6 +39,7 @@ struct diskmemo;
 struct overlay;
 struct sessionops_state;
 struct views_memo;
+struct family_cache;
 
 /* The mount: made by main.c, which owns every member and frees them after
  * fuse_destroy.  Each module of fs/ keeps what it holds for the mount in
@@ -59,6 +60,7 @@ struct psfs {
 	struct diskmemo *disk;      /* what was derived, kept across mounts (diskmemo.h) */
 	struct overlay *overlay;    /* the in-memory files (overlay.h) */
 	struct sessionops_state *sessionops; /* the session walks and refusals remembered (sessionops.h) */
+	struct family_cache *family; /* the projects' artifact folders as last listed (family.h) */
 	struct psfs_config cfg;
 	struct fuse *fuse;
 	char *mountpoint;     /* absolute, for symlink targets given as absolute paths */
@@ -70,14 +72,33 @@ extern const struct fuse_operations psfs_ops;
 /* A mount path split by psfs_split (route.h): what the gates of the special
  * files (overview.h) are given, so they need not route paths again. */
 struct psfs_path {
-	char project[NAME_MAX + 1];
+	char project[STORE_PROJECT_MAX]; /* a path of folders for a subagent run (family.h) */
 	char session[NAME_MAX + 1];
 	const char *rest;   /* inside the session directory, "" for itself */
 	int depth;          /* 0 root, 1 project, 2 session, 3 inside */
 	/* A fork's typed name (depth 2): a symlink to this session directory
 	 * (session is the name as typed), else "". */
 	char link_to[NAME_MAX + 1];
+	/* A path below a session's subagents/ (docs/layout.md "Subagent
+	 * runs"): a child's own path is routed as its session's (project is
+	 * then its folder's path), and family says what else it names. */
+	int family;          /* enum psfs_family */
+	int family_depth;    /* how many subagents/ the path went through */
+	char top_project[NAME_MAX + 1]; /* the outermost parent session, family_depth > 0 */
+	char top_session[NAME_MAX + 1];
+	char artifact[STORE_PROJECT_MAX + NAME_MAX + 32]; /* PSFS_FAMILY_ARTIFACT: its store-relative path */
 };
+
+/* What a path below subagents/ names besides a child's own path. */
+enum psfs_family {
+	PSFS_FAMILY_NONE,     /* a path of the session (or child) routed */
+	PSFS_FAMILY_DIR,      /* SESSION/subagents itself */
+	PSFS_FAMILY_ARTIFACT, /* SESSION/subagents/NAME.output.md and the like */
+	PSFS_FAMILY_MISSING,  /* a name there that no run has */
+};
+
+/* The directory of a session's subagent runs. */
+#define SUBAGENTS_NAME "subagents"
 
 /* Kernel cache timeouts when -o timeout is not given (seconds): long while
  * the watcher invalidates what changes, short where changes go unheard. */

@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include "caller.h"
 #include "catalog.h"
+#include "family.h"
 #include "journal.h"
 #include "layout.h"
 #include "overview.h"
@@ -112,6 +113,62 @@ static int route_name_to_stem(struct psfs *fs, const char *project, const char *
 	return named;
 }
 
+/* Whether rest starts with the name subagents: then *next follows it. */
+static int route_is_family(const char *rest, const char **next)
+{
+	size_t n = strlen(SUBAGENTS_NAME);
+	if (strncmp(rest, SUBAGENTS_NAME, n) != 0 || (rest[n] && rest[n] != '/'))
+		return 0;
+	for (rest += n; *rest == '/'; rest++)
+		;
+	*next = rest;
+	return 1;
+}
+
+/* A path below SESSION/subagents/ (family.h): a child's own path becomes
+ * its session's, as many times as the path goes through subagents/ (a
+ * subagent's own subagents); what else it names is out->family. */
+static int route_family(struct psfs *fs, struct psfs_path *out)
+{
+	const char *r;
+	while (out->depth == 3 && *out->project && !out->link_to[0] && route_is_family(out->rest, &r)) {
+		struct family *fam = NULL;
+		int artifact = -1;
+		if (!out->family_depth++) {
+			memcpy(out->top_project, out->project, sizeof out->top_project);
+			memcpy(out->top_session, out->session, sizeof out->top_session);
+		}
+		size_t n = strcspn(r, "/");
+		char name[NAME_MAX + 1];
+		if (n > NAME_MAX)
+			return -ENAMETOOLONG;
+		memcpy(name, r, n);
+		name[n] = '\0';
+		ps_err err = family_read(fs->store, fs->family, out->project, out->session, &fam);
+		if (err == PS_ERR_NOMEM)
+			return -ENOMEM;
+		const struct family_member *m = fam && n ? family_find(fam, name, &artifact) : NULL;
+		out->family = fam && fam->n ? PSFS_FAMILY_DIR : PSFS_FAMILY_MISSING;
+		if (n && !m) {
+			out->family = PSFS_FAMILY_MISSING;
+		} else if (m && artifact >= 0) {
+			out->family = r[n] ? PSFS_FAMILY_MISSING : PSFS_FAMILY_ARTIFACT;
+			snprintf(out->artifact, sizeof out->artifact, "%s", m->artifact[artifact]);
+		} else if (m) {
+			/* The child's own path: its folder is its project. */
+			out->family = PSFS_FAMILY_NONE;
+			snprintf(out->project, sizeof out->project, "%s", m->dir);
+			snprintf(out->session, sizeof out->session, "%s", m->stem);
+			out->rest = "";
+			route_split_rest(r + n, out);
+		}
+		family_free(fam);
+		if (out->family != PSFS_FAMILY_NONE)
+			break;
+	}
+	return 0;
+}
+
 /* Splits a path into project, session and the rest.  A session at the
  * store root (route_is_root_session) has the project "". */
 int route_split(struct psfs *fs, const char *path, struct psfs_path *out)
@@ -156,7 +213,7 @@ int route_split(struct psfs *fs, const char *path, struct psfs_path *out)
 	if (!route_root_reserved(out->project) && !overview_is_name(out->session) &&
 	    strcmp(out->session, SEARCH_NAME) != 0)
 		route_split_named(out, route_name_to_stem(fs, out->project, out->session, stem), stem);
-	return 0;
+	return route_family(fs, out);
 }
 
 /* Splits "/a/b/name" into a new "/a/b" and a pointer to "name". */

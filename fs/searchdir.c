@@ -73,7 +73,7 @@ static int search_where_of(const char *path, const struct psfs_path *p, struct s
 	    (path[sizeof SEARCH_NAME] == '\0' || path[sizeof SEARCH_NAME] == '/')) {
 		rest = path + sizeof SEARCH_NAME;
 	} else if (p && p->depth >= 2 && *p->project && strcmp(p->session, SEARCH_NAME) == 0) {
-		snprintf(w->scope, sizeof w->scope, "%s", p->project);
+		snprintf(w->scope, sizeof w->scope, "%.255s", p->project);
 		rest = p->depth == 3 ? p->rest - 1 : "";
 	} else {
 		return -ENOENT;

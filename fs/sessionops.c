@@ -15,6 +15,7 @@
 #include "caller.h"
 #include "catalog.h"
 #include "commit.h"
+#include "family.h"
 #include "journal.h"
 #include "jstext.h"
 #include "ops_internal.h"
@@ -240,7 +241,7 @@ int psfs_session_start_cwd(const char *path, const char *cwd, const char *name, 
 
 struct psfs_walk {
 	pid_t process;
-	char session[2 * NAME_MAX + 2];
+	char session[STORE_PROJECT_MAX + NAME_MAX + 1];
 	time_t at;
 	int deleting;
 };
@@ -250,7 +251,7 @@ struct sessionops_state {
 	pthread_mutex_t refused_rm_lock;
 	struct {
 		pid_t pid;
-		char session[2 * NAME_MAX + 2];
+		char session[STORE_PROJECT_MAX + NAME_MAX + 1];
 		time_t at;
 	} refused_rm[PSFS_REFUSED_RM_KEPT];
 	unsigned refused_rm_next; /* the slot the next refusal takes, round */
@@ -295,7 +296,7 @@ static void psfs_refused_rm_note(const struct psfs_path *p)
 
 int psfs_session_rm_refused(const struct psfs_path *p)
 {
-	char session[2 * NAME_MAX + 2];
+	char session[STORE_PROJECT_MAX + NAME_MAX + 1];
 	pid_t pid = psfs_caller_process();
 	time_t now = time(NULL);
 	int found = 0;
@@ -332,7 +333,8 @@ static struct psfs_walk *psfs_walk_find(struct sessionops_state *st, const struc
 void psfs_session_listed(const char *path)
 {
 	struct psfs_path p;
-	if (psfs_split(path, &p) || p.depth != 2 || *p.rest || p.link_to[0])
+	/* A subagent's session is deleted with its parent only. */
+	if (psfs_split(path, &p) || p.depth != 2 || *p.rest || p.link_to[0] || p.family_depth)
 		return;
 	struct sessionops_state *st = psfs_sessionops();
 	pid_t process = psfs_caller_process();
@@ -417,6 +419,32 @@ int psfs_session_unlink(const char *path, const struct psfs_path *p)
 	return w ? 0 : -EPERM;
 }
 
+/* The family folder of a session just moved to the trash, and its runs'
+ * artifacts, after it (docs/layout.md "Subagent runs"): each an item of
+ * the trash, logged; what cannot move stays, logged. */
+static void psfs_session_trash_family(struct psfs *fs, const char *path, const struct family *fam)
+{
+	const char *root = store_root(fs->store);
+	for (size_t i = 0; fam && i <= fam->n_artifacts; i++) {
+		const char *rel = i < fam->n_artifacts ? fam->artifacts[i] : fam->folder;
+		char *abs = NULL, *trashed = NULL;
+		if (!rel)
+			continue;
+		if (asprintf(&abs, "%s/%s", root, rel) < 0) {
+			journal_log("rm -r %s: out of memory: %s stays in the store", path, rel);
+			continue;
+		}
+		ps_err err = trash_put(abs, fs->trash_home, geteuid(), time(NULL), &trashed);
+		if (err)
+			journal_log("rm -r %s: %s could not be moved to the trash and stays in the store: %s", path, rel,
+				    ps_strerror(err));
+		else
+			journal_log("rm -r %s: %s moved to the trash with it, as %s", path, rel, trashed);
+		free(abs);
+		free(trashed);
+	}
+}
+
 /* rmdir in a session the caller is deleting: its subdirectories go as
  * asked (nothing changes), and the session directory's moves the file to
  * the trash (trash.h), as pi's /resume deletes one with the `trash`
@@ -432,11 +460,17 @@ int psfs_session_rmdir(const char *path, int *res)
 	*res = 0;
 	if (*p.rest)
 		return 1;
-	ps_err err = store_acquire(fs->store, p.project, p.session, &ref);
+	struct family *fam = NULL;
+	ps_err err = family_read(fs->store, fs->family, p.project, p.session, &fam);
+	if (!err)
+		err = store_acquire(fs->store, p.project, p.session, &ref);
 	if (!err) {
 		err = trash_put(ref.session->path, fs->trash_home, geteuid(), time(NULL), &trashed);
 		store_release(fs->store, &ref);
 	}
+	if (!err)
+		psfs_session_trash_family(fs, path, fam);
+	family_free(fam);
 	pid_t process = psfs_caller_process();
 	pthread_mutex_lock(&fs->sessionops->walks_lock);
 	struct psfs_walk *w = psfs_walk_find(fs->sessionops, &p, process, time(NULL));

@@ -41,7 +41,7 @@ struct sizer {
 	/* The job, guarded by lock: entries [start, end) then [0, start). */
 	int active;
 	uint64_t job;          /* bumps with each new job */
-	char project[NAME_MAX + 1];
+	char project[STORE_PROJECT_MAX];
 	char session[NAME_MAX + 1];
 	uint64_t generation;
 	uint32_t start, end, next;
@@ -107,7 +107,7 @@ static int sizer_run(struct sizer *sz, const char *project, const char *session,
 static void *sizer_main(void *arg)
 {
 	struct sizer *sz = arg;
-	char project[NAME_MAX + 1], session[NAME_MAX + 1];
+	char project[STORE_PROJECT_MAX], session[NAME_MAX + 1];
 	pthread_mutex_lock(&sz->lock);
 	for (;;) {
 		uint32_t from, to;
@@ -149,7 +149,7 @@ void sizer_reading(struct sizer *sz)
 void sizer_hint(struct sizer *sz, const char *project, const char *session, const struct ps_session *s,
 		uint32_t entry)
 {
-	if (!sz || !sz->n_threads || strlen(project) > NAME_MAX || strlen(session) > NAME_MAX)
+	if (!sz || !sz->n_threads || strlen(project) >= STORE_PROJECT_MAX || strlen(session) > NAME_MAX)
 		return;
 	int64_t now = sizer_now();
 	pthread_mutex_lock(&sz->lock);

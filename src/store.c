@@ -67,11 +67,33 @@ static int store_name_ok(const char *name)
 	return name && *name && strcmp(name, ".") != 0 && strcmp(name, "..") != 0 && !strchr(name, '/');
 }
 
-/* A session's directory: a project's name, or "" for the store root (a
+/* A project path: names joined by '/', each a name of the store's
+ * (a subagent run's folder, "PROJECT/STEM/RUN/run-0", is one: family.h),
+ * at most STORE_PROJECT_MAX - 1 bytes. */
+static int store_project_path_ok(const char *project)
+{
+	if (!project || !*project || strlen(project) >= STORE_PROJECT_MAX)
+		return 0;
+	for (const char *p = project;;) {
+		size_t n = strcspn(p, "/");
+		char name[NAME_MAX + 1];
+		if (!n || n > NAME_MAX)
+			return 0;
+		memcpy(name, p, n);
+		name[n] = '\0';
+		if (!store_name_ok(name))
+			return 0;
+		if (!p[n])
+			return 1;
+		p += n + 1;
+	}
+}
+
+/* A session's directory: a project path, or "" for the store root (a
  * flat store: pi's --session-dir). */
 static int store_project_ok(const char *project)
 {
-	return project && (!*project || store_name_ok(project));
+	return project && (!*project || store_project_path_ok(project));
 }
 
 /* "project/session.jsonl", or "session.jsonl" at the store root. */
@@ -256,7 +278,7 @@ static ps_err store_errno(int e)
 
 ps_err store_stat_project(struct ps_store *st, const char *project, struct stat *sb)
 {
-	if (!store_name_ok(project))
+	if (!store_project_path_ok(project))
 		return PS_ERR_NOENT;
 	/* A symlinked project directory is followed, as pi's listAll does
 	 * (docs/security.md); a loop is ELOOP, so not a project. */

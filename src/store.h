@@ -14,6 +14,11 @@
 
 struct ps_store;
 
+/* The longest project path, with its NUL: wherever a project is taken it
+ * may be a path of folders below the store ("PROJECT/STEM/RUN/run-0", a
+ * subagent's session folder: family.h), not only one name. */
+#define STORE_PROJECT_MAX 1024
+
 /* A session acquired from the store: locked, refreshed, and kept in the
  * cache until released. */
 struct store_ref {

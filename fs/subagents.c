@@ -1,0 +1,203 @@
+/* SESSION/subagents/ (subagents.h): the family's listing, its artifacts,
+ * and the writes refused there. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "caller.h"
+#include "family.h"
+#include "fileio.h"
+#include "journal.h"
+#include "route.h"
+#include "sessionops.h"
+#include "subagents.h"
+
+/* An artifact larger than this is refused at open (EFBIG, logged): it is
+ * read whole into the reader's snapshot. */
+#define SUBAGENTS_ARTIFACT_MAX (256u << 20)
+
+int subagents_owns(const struct psfs_path *p)
+{
+	return p->family != PSFS_FAMILY_NONE;
+}
+
+/* What the caller may see of a file of the store: read bits as it has
+ * them, write bits never (nothing below subagents/ but a child's own
+ * files takes writes), search bits on directories where it is readable. */
+static void subagents_stat(struct stat *st, const struct stat *like, int dir)
+{
+	mode_t r = like->st_mode & 0444;
+	memset(st, 0, sizeof *st);
+	st->st_mode = (dir ? S_IFDIR | r | r >> 2 : S_IFREG | r);
+	st->st_nlink = dir ? 2 : 1;
+	st->st_uid = like->st_uid;
+	st->st_gid = like->st_gid;
+	st->st_atim = like->st_atim;
+	st->st_mtim = like->st_mtim;
+	st->st_ctim = like->st_ctim;
+	if (!dir) {
+		st->st_size = like->st_size;
+		st->st_blocks = (like->st_size + 511) / 512;
+	}
+}
+
+/* lstat of an artifact (a store-relative path): 0 or -errno. */
+static int subagents_artifact_stat(struct psfs *fs, const char *rel, struct stat *sb)
+{
+	int root = -1, res = 0;
+	ps_err err = store_open_project(fs->store, "", &root);
+	if (err)
+		return -psfs_errno(err);
+	if (fstatat(root, rel, sb, AT_SYMLINK_NOFOLLOW) != 0)
+		res = -errno;
+	else if (!S_ISREG(sb->st_mode))
+		res = -ENOENT;
+	close(root);
+	return res;
+}
+
+int subagents_getattr(struct psfs *fs, const struct psfs_path *p, struct stat *st)
+{
+	struct stat sb;
+	ps_err err;
+	int res;
+	switch (p->family) {
+	case PSFS_FAMILY_DIR:
+		/* As the session directory it is in. */
+		if ((err = store_stat_session(fs->store, p->project, p->session, &sb)))
+			return -psfs_errno(err);
+		subagents_stat(st, &sb, 1);
+		return 0;
+	case PSFS_FAMILY_ARTIFACT:
+		if ((res = subagents_artifact_stat(fs, p->artifact, &sb)))
+			return res;
+		subagents_stat(st, &sb, 0);
+		return 0;
+	default:
+		return -ENOENT;
+	}
+}
+
+/* Whether the caller may read the session file p names: what is listed of
+ * its family is derived from its folder (docs/security.md). */
+static int subagents_may_list(struct psfs *fs, const struct psfs_path *p)
+{
+	struct stat sb;
+	struct psfs_caller who;
+	if (store_stat_session(fs->store, p->project, p->session, &sb) != PS_OK)
+		return 0;
+	psfs_caller_get(&who);
+	return psfs_caller_may_read(&who, sb.st_uid, sb.st_gid, sb.st_mode);
+}
+
+int subagents_readdir(struct psfs *fs, const struct psfs_path *p, void *buf, fuse_fill_dir_t filler)
+{
+	struct family *fam = NULL;
+	if (p->family != PSFS_FAMILY_DIR)
+		return p->family == PSFS_FAMILY_ARTIFACT ? -ENOTDIR : -ENOENT;
+	if (!subagents_may_list(fs, p))
+		return -EACCES;
+	ps_err err = family_read(fs->store, fs->family, p->project, p->session, &fam);
+	if (err)
+		return -psfs_errno(err);
+	for (size_t i = 0; i < fam->n; i++) {
+		const struct family_member *m = &fam->members[i];
+		char name[NAME_MAX + 16];
+		if (m->stem)
+			filler(buf, m->name, NULL, 0, 0);
+		for (int k = 0; k < FAMILY_ARTIFACT_KINDS; k++)
+			if (m->artifact[k]) {
+				snprintf(name, sizeof name, "%s%s", m->name, family_artifact_suffix[k]);
+				filler(buf, name, NULL, 0, 0);
+			}
+	}
+	family_free(fam);
+	return 0;
+}
+
+int subagents_open(struct psfs *fs, const char *path, const struct psfs_path *p, int flags, char **text,
+		   size_t *len)
+{
+	int root = -1, fd = -1, res = 0;
+	struct stat sb;
+	*text = NULL;
+	*len = 0;
+	if (p->family != PSFS_FAMILY_ARTIFACT)
+		return p->family == PSFS_FAMILY_DIR ? -EISDIR : -ENOENT;
+	if ((flags & O_ACCMODE) != O_RDONLY || (flags & O_TRUNC)) {
+		journal_log("refused writing %s: a run's artifacts are pi-subagents' record of it, kept as written",
+			    path);
+		return -EPERM;
+	}
+	ps_err err = store_open_project(fs->store, "", &root);
+	if (err)
+		return -psfs_errno(err);
+	fd = openat(root, p->artifact, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &sb) != 0) {
+		res = -errno;
+		goto out;
+	}
+	if (!S_ISREG(sb.st_mode)) {
+		res = -ENOENT;
+		goto out;
+	}
+	if ((uint64_t)sb.st_size > SUBAGENTS_ARTIFACT_MAX) {
+		journal_log("refused reading %s: %lld bytes, over the %u MiB an artifact may have here", path,
+			    (long long)sb.st_size, SUBAGENTS_ARTIFACT_MAX >> 20);
+		res = -EFBIG;
+		goto out;
+	}
+	if (!(*text = malloc(sb.st_size ? (size_t)sb.st_size : 1))) {
+		res = -ENOMEM;
+		goto out;
+	}
+	/* The bytes there now: a file that grows meanwhile is read to the
+	 * size it had, a snapshot as every reader of the mount gets. */
+	if (fileio_pread_full(fd, *text, (size_t)sb.st_size, 0) != 0) {
+		res = -EIO; /* it shrank meanwhile, or the read failed */
+		free(*text);
+		*text = NULL;
+		goto out;
+	}
+	*len = (size_t)sb.st_size;
+out:
+	if (fd >= 0)
+		close(fd);
+	close(root);
+	return res;
+}
+
+void subagents_fill_session(struct psfs *fs, const struct psfs_path *p, void *buf, fuse_fill_dir_t filler)
+{
+	struct family *fam = NULL;
+	if (p->depth != 2 || !*p->project)
+		return;
+	if (family_read(fs->store, fs->family, p->project, p->session, &fam) == PS_OK && fam->n)
+		filler(buf, SUBAGENTS_NAME, NULL, 0, 0);
+	family_free(fam);
+}
+
+int subagents_refuse(const char *path, const char *what, int removal)
+{
+	struct psfs_path p;
+	if (!strstr(path, "/" SUBAGENTS_NAME) || psfs_split(path, &p) || !p.family_depth)
+		return 0;
+	if (removal) {
+		/* rm -r of the parent walks through here: what it removes
+		 * below subagents/ goes with the parent (docs/layout.md). */
+		struct psfs_path top = { .depth = 2, .rest = "" };
+		memcpy(top.project, p.top_project, sizeof p.top_project);
+		memcpy(top.session, p.top_session, sizeof top.session);
+		if (psfs_session_deleting(&top))
+			return 1;
+	}
+	/* A child's own entries, names and labels take writes as any
+	 * session's; its directory and what lies beside it do not. */
+	if (p.family == PSFS_FAMILY_NONE && p.depth == 3)
+		return 0;
+	journal_log("refused %s %s: %s", what, path,
+		    removal ? "a subagent's run goes with the session that started it (rm -r that session)"
+			    : "subagents/ shows what the runs left, as they left it");
+	return -EPERM;
+}

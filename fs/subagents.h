@@ -1,0 +1,32 @@
+/* SESSION/subagents/: the runs a session's subagents left in its family
+ * folder (family.h), one directory per child session and their runs'
+ * artifacts beside them (docs/layout.md "Subagent runs").  A child's own
+ * paths are routed to its session by route.c and served by the usual
+ * handlers; this module serves what else lies below subagents/, and
+ * says which writes there are refused.  Above routing (route.h), below
+ * the operations table; every function runs in a FUSE handler. */
+#ifndef PSFS_SUBAGENTS_H
+#define PSFS_SUBAGENTS_H
+
+#include <sys/stat.h>
+#include "pisessionfs.h"
+
+/* Whether p (psfs_split) is subagents/ itself, an artifact or a name
+ * there that no run has: then only these functions answer it. */
+int subagents_owns(const struct psfs_path *p);
+int subagents_getattr(struct psfs *fs, const struct psfs_path *p, struct stat *st);
+int subagents_readdir(struct psfs *fs, const struct psfs_path *p, void *buf, fuse_fill_dir_t filler);
+/* An artifact's bytes as they are now: *text is new (the caller's). */
+int subagents_open(struct psfs *fs, const char *path, const struct psfs_path *p, int flags, char **text,
+		   size_t *len);
+/* A session directory's listing (p at depth 2): adds subagents when the
+ * session has a family. */
+void subagents_fill_session(struct psfs *fs, const struct psfs_path *p, void *buf, fuse_fill_dir_t filler);
+
+/* A change of the namespace (what: "creating", "removing"...) at path:
+ * 0 when it is not below subagents/ or is a child session's own to take,
+ * 1 when it is a removal inside a parent the caller is deleting (rm -r:
+ * it succeeds and changes nothing), else -EPERM, logged. */
+int subagents_refuse(const char *path, const char *what, int removal);
+
+#endif

@@ -1,0 +1,640 @@
+/* A session's family folder (family.h): its child sessions found by a
+ * walk that follows no symlink, matched with their runs' artifacts. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include "family.h"
+
+/* How deep below STEM/ a child's session file may lie (pi-subagents: 2,
+ * STEM/RUNID/run-N/), and how many members a family may have: a bound
+ * on what one lookup costs, whatever the folder holds. */
+#define FAMILY_DEPTH 4
+#define FAMILY_MAX_MEMBERS 4096
+/* Projects whose artifact folder listing is kept (family_cache). */
+#define FAMILY_CACHE_PROJECTS 16
+
+const char *const family_artifact_suffix[FAMILY_ARTIFACT_KINDS] = { ".input.md", ".output.md", ".meta.json" };
+/* The same artifacts as pi-subagents names them (getArtifactPaths). */
+static const char *const family_artifact_store_suffix[FAMILY_ARTIFACT_KINDS] = { "_input.md", "_output.md",
+										   "_meta.json" };
+
+/* ------------------------------------------------ the artifact folder */
+
+struct family_artifacts {
+	char *project;
+	dev_t dev;
+	ino_t ino;
+	struct timespec mtime;
+	char **names; /* sorted; those with an artifact suffix only */
+	size_t n;
+	unsigned refs; /* guarded by the cache's lock */
+};
+
+struct family_cache {
+	pthread_mutex_t lock;
+	struct family_artifacts *kept[FAMILY_CACHE_PROJECTS]; /* most recent first */
+};
+
+static void family_artifacts_put(struct family_artifacts *a)
+{
+	if (!a)
+		return;
+	for (size_t i = 0; i < a->n; i++)
+		free(a->names[i]);
+	free(a->names);
+	free(a->project);
+	free(a);
+}
+
+struct family_cache *family_cache_new(void)
+{
+	struct family_cache *c = calloc(1, sizeof *c);
+	if (c && pthread_mutex_init(&c->lock, NULL) != 0) {
+		free(c);
+		c = NULL;
+	}
+	return c;
+}
+
+void family_cache_free(struct family_cache *c)
+{
+	if (!c)
+		return;
+	for (size_t i = 0; i < FAMILY_CACHE_PROJECTS; i++)
+		family_artifacts_put(c->kept[i]);
+	pthread_mutex_destroy(&c->lock);
+	free(c);
+}
+
+static int family_cmp_names(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int family_is_artifact_name(const char *name)
+{
+	size_t n = strlen(name);
+	for (size_t k = 0; k < FAMILY_ARTIFACT_KINDS; k++) {
+		size_t sn = strlen(family_artifact_store_suffix[k]);
+		if (n > sn && strcmp(name + n - sn, family_artifact_store_suffix[k]) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+/* The artifact folder of project, listed: a new listing (refs 1), or
+ * NULL when there is none or memory ran out. */
+static struct family_artifacts *family_artifacts_list(int dirfd, const char *project, const struct stat *sb)
+{
+	struct family_artifacts *a = calloc(1, sizeof *a);
+	int fd = openat(dirfd, FAMILY_ARTIFACTS_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	size_t cap = 0;
+	struct dirent *de;
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		free(a);
+		return NULL;
+	}
+	if (!a || !(a->project = strdup(project)))
+		goto fail;
+	while ((de = readdir(d))) {
+		if (!family_is_artifact_name(de->d_name))
+			continue;
+		if (a->n == cap) {
+			size_t ncap = cap ? 2 * cap : 64;
+			char **grown = realloc(a->names, ncap * sizeof *grown);
+			if (!grown)
+				goto fail;
+			a->names = grown;
+			cap = ncap;
+		}
+		if (!(a->names[a->n] = strdup(de->d_name)))
+			goto fail;
+		a->n++;
+	}
+	closedir(d);
+	qsort(a->names, a->n, sizeof *a->names, family_cmp_names);
+	a->dev = sb->st_dev;
+	a->ino = sb->st_ino;
+	a->mtime = sb->st_mtim;
+	a->refs = 1;
+	return a;
+fail:
+	closedir(d);
+	family_artifacts_put(a);
+	return NULL;
+}
+
+static int family_artifacts_fresh(const struct family_artifacts *a, const char *project, const struct stat *sb)
+{
+	return strcmp(a->project, project) == 0 && a->dev == sb->st_dev && a->ino == sb->st_ino &&
+	       a->mtime.tv_sec == sb->st_mtim.tv_sec && a->mtime.tv_nsec == sb->st_mtim.tv_nsec;
+}
+
+/* The project's artifact listing, from the cache while the folder is
+ * unchanged: a reference the caller drops with family_artifacts_drop. */
+static struct family_artifacts *family_artifacts_get(struct family_cache *c, int dirfd, const char *project)
+{
+	struct stat sb;
+	if (fstatat(dirfd, FAMILY_ARTIFACTS_DIR, &sb, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR(sb.st_mode))
+		return NULL;
+	if (c) {
+		pthread_mutex_lock(&c->lock);
+		for (size_t i = 0; i < FAMILY_CACHE_PROJECTS && c->kept[i]; i++) {
+			struct family_artifacts *a = c->kept[i];
+			if (family_artifacts_fresh(a, project, &sb)) {
+				a->refs++;
+				pthread_mutex_unlock(&c->lock);
+				return a;
+			}
+		}
+		pthread_mutex_unlock(&c->lock);
+	}
+	struct family_artifacts *a = family_artifacts_list(dirfd, project, &sb);
+	if (!a || !c)
+		return a;
+	pthread_mutex_lock(&c->lock);
+	struct family_artifacts *dropped = NULL;
+	size_t i = 0;
+	/* The project's older listing, or else the least recent, leaves. */
+	while (i < FAMILY_CACHE_PROJECTS - 1 && c->kept[i] && strcmp(c->kept[i]->project, project) != 0)
+		i++;
+	dropped = c->kept[i];
+	memmove(c->kept + 1, c->kept, i * sizeof *c->kept);
+	c->kept[0] = a;
+	a->refs++;
+	if (dropped && --dropped->refs == 0)
+		pthread_mutex_unlock(&c->lock), family_artifacts_put(dropped);
+	else
+		pthread_mutex_unlock(&c->lock);
+	return a;
+}
+
+static void family_artifacts_drop(struct family_cache *c, struct family_artifacts *a)
+{
+	if (!a)
+		return;
+	if (!c) {
+		family_artifacts_put(a);
+		return;
+	}
+	pthread_mutex_lock(&c->lock);
+	int last = --a->refs == 0;
+	pthread_mutex_unlock(&c->lock);
+	if (last)
+		family_artifacts_put(a);
+}
+
+/* ------------------------------------------------------------ the walk */
+
+struct family_walk {
+	struct family *fam;
+	size_t cap;
+	char project[STORE_PROJECT_MAX];
+	const char *stem;
+	char **runs;  /* the folders right below STEM/: each may be a run's */
+	size_t n_runs, cap_runs;
+	ps_err err;
+};
+
+static void family_member_clear(struct family_member *m)
+{
+	free(m->name);
+	free(m->dir);
+	free(m->stem);
+	free(m->run_id);
+	free(m->agent);
+	for (size_t k = 0; k < FAMILY_ARTIFACT_KINDS; k++)
+		free(m->artifact[k]);
+}
+
+void family_free(struct family *fam)
+{
+	if (!fam)
+		return;
+	for (size_t i = 0; i < fam->n; i++)
+		family_member_clear(&fam->members[i]);
+	free(fam->members);
+	for (size_t i = 0; i < fam->n_artifacts; i++)
+		free(fam->artifacts[i]);
+	free(fam->artifacts);
+	free(fam->folder);
+	free(fam);
+}
+
+static struct family_member *family_add(struct family_walk *w)
+{
+	struct family *fam = w->fam;
+	if (fam->n == FAMILY_MAX_MEMBERS)
+		return NULL;
+	if (fam->n == w->cap) {
+		size_t ncap = w->cap ? 2 * w->cap : 8;
+		struct family_member *grown = realloc(fam->members, ncap * sizeof *grown);
+		if (!grown) {
+			w->err = PS_ERR_NOMEM;
+			return NULL;
+		}
+		fam->members = grown;
+		w->cap = ncap;
+	}
+	struct family_member *m = &fam->members[fam->n++];
+	memset(m, 0, sizeof *m);
+	m->index = -1;
+	return m;
+}
+
+/* "run-N": N, else -1. */
+static int family_run_index(const char *name)
+{
+	if (strncmp(name, "run-", 4) != 0 || !name[4])
+		return -1;
+	long n = 0;
+	for (const char *p = name + 4; *p; p++) {
+		if (*p < '0' || *p > '9' || n > 100000)
+			return -1;
+		n = n * 10 + (*p - '0');
+	}
+	return (int)n;
+}
+
+/* A session file found at rel (below STEM/, "" for STEM/ itself). */
+static void family_found(struct family_walk *w, const char *rel, const char *file)
+{
+	size_t len = strlen(file) - 6;
+	char dir[STORE_PROJECT_MAX];
+	struct family_member *m;
+	if ((size_t)snprintf(dir, sizeof dir, "%s/%s%s%s", w->project, w->stem, *rel ? "/" : "", rel) >= sizeof dir)
+		return; /* a folder too deep to name: not shown (docs/layout.md) */
+	if (!(m = family_add(w)))
+		return;
+	m->dir = strdup(dir);
+	m->stem = strndup(file, len);
+	const char *slash = strchr(rel, '/');
+	if (strcmp(rel, "forks") == 0) {
+		m->kind = FAMILY_FORK;
+	} else if (slash && !strchr(slash + 1, '/') && family_run_index(slash + 1) >= 0) {
+		m->kind = FAMILY_RUN;
+		m->index = family_run_index(slash + 1);
+		m->run_id = strndup(rel, (size_t)(slash - rel));
+		if (!m->run_id)
+			w->err = PS_ERR_NOMEM;
+	} else {
+		m->kind = FAMILY_OTHER;
+	}
+	if (!m->dir || !m->stem)
+		w->err = PS_ERR_NOMEM;
+}
+
+static int family_name_ok(const char *name)
+{
+	return strcmp(name, ".") != 0 && strcmp(name, "..") != 0;
+}
+
+/* Whether dir holds the session file NAME.jsonl: then the folder NAME is
+ * that session's own family, not its parent's. */
+static int family_is_session_folder(int dirfd, const char *name)
+{
+	char file[NAME_MAX + 8];
+	struct stat sb;
+	if ((size_t)snprintf(file, sizeof file, "%s.jsonl", name) >= sizeof file)
+		return 0;
+	return fstatat(dirfd, file, &sb, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(sb.st_mode);
+}
+
+/* A folder right below STEM/, whose name may be a run id: its artifacts
+ * are the family's even where it holds no session file. */
+static void family_note_run(struct family_walk *w, const char *name)
+{
+	if (w->n_runs == w->cap_runs) {
+		size_t ncap = w->cap_runs ? 2 * w->cap_runs : 8;
+		char **grown = realloc(w->runs, ncap * sizeof *grown);
+		if (!grown) {
+			w->err = PS_ERR_NOMEM;
+			return;
+		}
+		w->runs = grown;
+		w->cap_runs = ncap;
+	}
+	if (!(w->runs[w->n_runs] = strdup(name)))
+		w->err = PS_ERR_NOMEM;
+	else
+		w->n_runs++;
+}
+
+static void family_walk_dir(struct family_walk *w, int fd, const char *rel, int depth)
+{
+	DIR *d = fdopendir(fd);
+	struct dirent *de;
+	if (!d) {
+		close(fd);
+		w->err = PS_ERR_NOMEM;
+		return;
+	}
+	while (!w->err && (de = readdir(d))) {
+		const char *name = de->d_name;
+		size_t n = strlen(name);
+		struct stat sb;
+		if (!family_name_ok(name) || fstatat(dirfd(d), name, &sb, AT_SYMLINK_NOFOLLOW) != 0)
+			continue;
+		if (S_ISREG(sb.st_mode) && n > 6 && strcmp(name + n - 6, ".jsonl") == 0) {
+			family_found(w, rel, name);
+		} else if (S_ISDIR(sb.st_mode) && depth < FAMILY_DEPTH && !family_is_session_folder(dirfd(d), name)) {
+			if (depth == 1 && strcmp(name, "forks") != 0)
+				family_note_run(w, name);
+			char sub[PATH_MAX];
+			if ((size_t)snprintf(sub, sizeof sub, "%s%s%s", rel, *rel ? "/" : "", name) >= sizeof sub)
+				continue;
+			int subfd = openat(dirfd(d), name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			if (subfd >= 0)
+				family_walk_dir(w, subfd, sub, depth + 1);
+		}
+	}
+	closedir(d);
+}
+
+/* ------------------------------------------------------- the artifacts */
+
+/* Parses an artifact's name "RUNID_AGENT[_N]SUFFIX" of the run: 1 with
+ * the kind, the agent (new) and the index (-1 when none), else 0. */
+static int family_artifact_parse(const char *name, const char *run_id, int *kind, char **agent, int *index)
+{
+	size_t rl = strlen(run_id), n = strlen(name);
+	if (strncmp(name, run_id, rl) != 0 || name[rl] != '_')
+		return 0;
+	for (int k = 0; k < FAMILY_ARTIFACT_KINDS; k++) {
+		size_t sn = strlen(family_artifact_store_suffix[k]);
+		if (n <= rl + 1 + sn || strcmp(name + n - sn, family_artifact_store_suffix[k]) != 0)
+			continue;
+		const char *mid = name + rl + 1;
+		size_t ml = n - sn - rl - 1, digits = 0;
+		while (digits < ml && mid[ml - 1 - digits] >= '0' && mid[ml - 1 - digits] <= '9')
+			digits++;
+		*index = -1;
+		if (digits && digits < 6 && digits + 1 < ml && mid[ml - 1 - digits] == '_') {
+			*index = atoi(mid + ml - digits);
+			ml -= digits + 1;
+		}
+		*kind = k;
+		*agent = strndup(mid, ml);
+		return *agent != NULL;
+	}
+	return 0;
+}
+
+/* The first listed name that starts with prefix. */
+static size_t family_lower_bound(const struct family_artifacts *a, const char *prefix)
+{
+	size_t lo = 0, hi = a->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (strcmp(a->names[mid], prefix) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static void family_note_artifact(struct family_walk *w, const char *name)
+{
+	struct family *fam = w->fam;
+	char path[STORE_PROJECT_MAX + NAME_MAX + 32];
+	if ((size_t)snprintf(path, sizeof path, "%s/%s/%s", w->project, FAMILY_ARTIFACTS_DIR, name) >= sizeof path)
+		return;
+	char **grown = realloc(fam->artifacts, (fam->n_artifacts + 1) * sizeof *grown);
+	if (!grown || !(grown[fam->n_artifacts] = strdup(path))) {
+		if (grown)
+			fam->artifacts = grown;
+		w->err = PS_ERR_NOMEM;
+		return;
+	}
+	fam->artifacts = grown;
+	fam->n_artifacts++;
+}
+
+/* Gives a run's members (one per run-N) their artifacts and agent, and
+ * adds a member for each index that left artifacts only. */
+static void family_match_run(struct family_walk *w, const struct family_artifacts *a, const char *run_id)
+{
+	char prefix[NAME_MAX + 2];
+	if (!a || (size_t)snprintf(prefix, sizeof prefix, "%s_", run_id) >= sizeof prefix)
+		return;
+	size_t pl = strlen(prefix);
+	for (size_t i = family_lower_bound(a, prefix); !w->err && i < a->n && !strncmp(a->names[i], prefix, pl); i++) {
+		int kind, index;
+		char *agent = NULL;
+		family_note_artifact(w, a->names[i]);
+		if (!family_artifact_parse(a->names[i], run_id, &kind, &agent, &index))
+			continue;
+		/* A single run's artifacts have no index: its one child, run-0. */
+		int want = index < 0 ? 0 : index;
+		struct family_member *m = NULL;
+		for (size_t j = 0; j < w->fam->n && !m; j++) {
+			struct family_member *c = &w->fam->members[j];
+			if (c->kind == FAMILY_RUN && c->run_id && !strcmp(c->run_id, run_id) && c->index == want)
+				m = c;
+		}
+		if (!m && (m = family_add(w))) {
+			m->kind = FAMILY_RUN;
+			m->index = want;
+			if (!(m->run_id = strdup(run_id)))
+				w->err = PS_ERR_NOMEM;
+		}
+		char path[STORE_PROJECT_MAX + NAME_MAX + 32];
+		if (m && !m->artifact[kind] &&
+		    (size_t)snprintf(path, sizeof path, "%s/%s/%s", w->project, FAMILY_ARTIFACTS_DIR, a->names[i]) <
+			    sizeof path &&
+		    !(m->artifact[kind] = strdup(path)))
+			w->err = PS_ERR_NOMEM;
+		if (m && !m->agent) {
+			m->agent = agent;
+			agent = NULL;
+		}
+		free(agent);
+	}
+}
+
+/* ------------------------------------------------------------ the names */
+
+/* The time a member started, as pi writes it in file names
+ * (2026-11-29T19-11-30-970Z): its session file's, else its first
+ * artifact's modification time. */
+static void family_start(int projfd, const struct family_member *m, const char *project, char out[32])
+{
+	const char *us = m->stem ? strchr(m->stem, '_') : NULL;
+	out[0] = '\0';
+	if (us && us - m->stem < 32) {
+		memcpy(out, m->stem, (size_t)(us - m->stem));
+		out[us - m->stem] = '\0';
+		return;
+	}
+	struct stat sb;
+	char rel[STORE_PROJECT_MAX + NAME_MAX + 8];
+	size_t pl = strlen(project) + 1;
+	int have = 0;
+	if (m->stem)
+		have = snprintf(rel, sizeof rel, "%s/%s.jsonl", m->dir + pl, m->stem) < (int)sizeof rel &&
+		       fstatat(projfd, rel, &sb, AT_SYMLINK_NOFOLLOW) == 0;
+	for (int k = 0; !have && k < FAMILY_ARTIFACT_KINDS; k++)
+		have = m->artifact[k] && fstatat(projfd, m->artifact[k] + pl, &sb, AT_SYMLINK_NOFOLLOW) == 0;
+	if (!have)
+		return;
+	struct tm tm;
+	char when[24];
+	if (!gmtime_r(&sb.st_mtim.tv_sec, &tm) || !strftime(when, sizeof when, "%Y-%m-%dT%H-%M-%S", &tm))
+		return;
+	snprintf(out, 32, "%.19s-%03uZ", when, (unsigned)(sb.st_mtim.tv_nsec / 1000000) % 1000);
+}
+
+/* What a member is called, after its start time: the agent, run id and
+ * index of a run; "fork" or its folder, and its session id's first 8
+ * characters, for the rest. */
+static char *family_base_name(const struct family_member *m, const char *start)
+{
+	char buf[NAME_MAX + 1];
+	const char *sep = *start ? "_" : "";
+	const char *id = m->stem ? strchr(m->stem, '_') : NULL;
+	id = id ? id + 1 : m->stem ? m->stem : "";
+	if (m->kind == FAMILY_RUN) {
+		snprintf(buf, sizeof buf, "%s%s%s_%s_%d", start, sep, m->agent ? m->agent : "run", m->run_id,
+			 m->index);
+	} else {
+		const char *folder = m->kind == FAMILY_FORK ? "fork" : strrchr(m->dir, '/') + 1;
+		snprintf(buf, sizeof buf, "%s%s%s_%.8s", start, sep, folder, id);
+	}
+	/* A name of the listing holds no '/' and ends in no artifact suffix. */
+	for (char *p = buf; *p; p++)
+		if (*p == '/')
+			*p = '_';
+	return strdup(buf);
+}
+
+struct family_sorted {
+	char start[32];
+	unsigned seen; /* how many members before it have its name, itself included */
+	struct family_member m;
+};
+
+static int family_cmp_start(const void *a, const void *b)
+{
+	const struct family_sorted *x = a, *y = b;
+	int c = strcmp(x->start, y->start);
+	return c ? c : strcmp(x->m.name, y->m.name);
+}
+
+/* Names every member and puts them in start order; a name met twice gets
+ * "~2", "~3"... in that order. */
+static void family_name_all(struct family_walk *w, int projfd)
+{
+	struct family *fam = w->fam;
+	struct family_sorted *s = calloc(fam->n ? fam->n : 1, sizeof *s);
+	if (!s) {
+		w->err = PS_ERR_NOMEM;
+		return;
+	}
+	for (size_t i = 0; i < fam->n; i++) {
+		s[i].m = fam->members[i];
+		family_start(projfd, &s[i].m, w->project, s[i].start);
+		if (!(s[i].m.name = family_base_name(&s[i].m, s[i].start)))
+			w->err = PS_ERR_NOMEM;
+	}
+	if (!w->err)
+		qsort(s, fam->n, sizeof *s, family_cmp_start);
+	for (size_t i = 0; i < fam->n; i++) {
+		fam->members[i] = s[i].m;
+		s[i].seen = 1;
+		for (size_t j = 0; j < i; j++)
+			s[i].seen += strcmp(s[j].m.name, s[i].m.name) == 0;
+	}
+	for (size_t i = 0; !w->err && i < fam->n; i++) {
+		if (s[i].seen == 1)
+			continue;
+		char buf[NAME_MAX + 1];
+		snprintf(buf, sizeof buf, "%.240s~%u", s[i].m.name, s[i].seen);
+		if (!(fam->members[i].name = strdup(buf)))
+			w->err = PS_ERR_NOMEM;
+	}
+	for (size_t i = 0; i < fam->n; i++)
+		if (fam->members[i].name != s[i].m.name)
+			free(s[i].m.name);
+	free(s);
+}
+
+ps_err family_read(struct ps_store *store, struct family_cache *cache, const char *project, const char *stem,
+		   struct family **out)
+{
+	struct family_walk w = { .stem = stem };
+	int projfd = -1, fd = -1;
+	struct family_artifacts *a = NULL;
+	ps_err err;
+	*out = NULL;
+	if (!(w.fam = calloc(1, sizeof *w.fam)))
+		return PS_ERR_NOMEM;
+	if (!*project || strlen(project) >= sizeof w.project || strchr(stem, '/'))
+		goto done; /* a flat store's sessions keep no families here */
+	memcpy(w.project, project, strlen(project) + 1);
+	if ((err = store_open_project(store, project, &projfd))) {
+		family_free(w.fam);
+		return err == PS_ERR_NOMEM ? err : PS_ERR_NOENT;
+	}
+	fd = openat(projfd, stem, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		goto done;
+	if (!(w.fam->folder = malloc(strlen(project) + strlen(stem) + 2))) {
+		close(fd);
+		w.err = PS_ERR_NOMEM;
+		goto done;
+	}
+	sprintf(w.fam->folder, "%s/%s", project, stem);
+	family_walk_dir(&w, fd, "", 1);
+	a = family_artifacts_get(cache, projfd, project);
+	for (size_t i = 0; !w.err && i < w.n_runs; i++)
+		family_match_run(&w, a, w.runs[i]);
+	if (!w.err)
+		family_name_all(&w, projfd);
+done:
+	family_artifacts_drop(cache, a);
+	for (size_t i = 0; i < w.n_runs; i++)
+		free(w.runs[i]);
+	free(w.runs);
+	if (projfd >= 0)
+		close(projfd);
+	if (w.err) {
+		family_free(w.fam);
+		return w.err;
+	}
+	*out = w.fam;
+	return PS_OK;
+}
+
+const struct family_member *family_find(const struct family *fam, const char *name, int *artifact)
+{
+	for (size_t i = 0; fam && i < fam->n; i++) {
+		const struct family_member *m = &fam->members[i];
+		size_t nl = strlen(m->name);
+		if (strncmp(name, m->name, nl) != 0)
+			continue;
+		if (!name[nl]) {
+			if (!m->stem)
+				continue;
+			*artifact = -1;
+			return m;
+		}
+		for (int k = 0; k < FAMILY_ARTIFACT_KINDS; k++)
+			if (m->artifact[k] && strcmp(name + nl, family_artifact_suffix[k]) == 0) {
+				*artifact = k;
+				return m;
+			}
+	}
+	return NULL;
+}

@@ -1,0 +1,87 @@
+/* A session's family folder: the sessions that subagent extensions keep
+ * beside a parent session, and the artifacts of their runs.
+ *
+ * pi-subagents (docs/layout.md "Subagent runs") gives the parent
+ * PROJECT/STEM.jsonl a folder PROJECT/STEM/ and runs each child as its
+ * own pi, whose session file lands in PROJECT/STEM/RUNID/run-N/; a child
+ * started from the parent's context is a branched copy in
+ * PROJECT/STEM/forks/.  The run's task, output and metadata are kept in
+ * PROJECT/subagent-artifacts/RUNID_AGENT[_N]_{input.md,output.md,meta.json}.
+ * Any other session file anywhere below PROJECT/STEM/ (other extensions,
+ * pi's own subagent example) is a child too.
+ *
+ * A member is one child session, or one run that left artifacts but no
+ * session file in the family folder.  Its session is reached through the
+ * store as any other: its project is the project path of its folder
+ * (store.h: "PROJECT/STEM/RUNID/run-0"). */
+#ifndef PS_FAMILY_H
+#define PS_FAMILY_H
+
+#include <stddef.h>
+#include "ps_error.h"
+#include "store.h"
+
+/* The folder of a project that holds the runs' artifacts. */
+#define FAMILY_ARTIFACTS_DIR "subagent-artifacts"
+
+enum family_kind {
+	FAMILY_RUN,   /* STEM/RUNID/run-N/ */
+	FAMILY_FORK,  /* STEM/forks/ */
+	FAMILY_OTHER, /* any other folder below STEM/ */
+};
+
+enum family_artifact {
+	FAMILY_INPUT,  /* the task: NAME.input.md */
+	FAMILY_OUTPUT, /* the whole result: NAME.output.md */
+	FAMILY_META,   /* timing, usage, exit code: NAME.meta.json */
+	FAMILY_ARTIFACT_KINDS
+};
+
+/* The suffix a member's artifact is listed with beside it (".input.md"). */
+extern const char *const family_artifact_suffix[FAMILY_ARTIFACT_KINDS];
+
+struct family_member {
+	char *name;  /* as listed: unique in the family, sorts in start order */
+	char *dir;   /* the project path of its session's folder; NULL: artifacts only */
+	char *stem;  /* its session file without ".jsonl"; NULL: artifacts only */
+	enum family_kind kind;
+	char *run_id; /* FAMILY_RUN, else NULL */
+	char *agent;  /* the agent's name, from the artifacts; NULL when none say */
+	int index;    /* FAMILY_RUN: the N of run-N; else -1 */
+	/* Store-relative paths of the run's artifacts ("PROJECT/subagent-
+	 * artifacts/…"), NULL where there is none. */
+	char *artifact[FAMILY_ARTIFACT_KINDS];
+};
+
+struct family {
+	size_t n;
+	struct family_member *members; /* in the order they started */
+	/* Store-relative paths of every artifact of the family's runs (all
+	 * names RUNID_… of a run folder below STEM/): what goes to the trash
+	 * with the family. */
+	char **artifacts;
+	size_t n_artifacts;
+	char *folder; /* "PROJECT/STEM", when the folder is there; else NULL */
+};
+
+/* Remembers each project's artifact folder listing while the folder is
+ * unchanged (a project of a thousand parents keeps tens of thousands of
+ * artifacts in one folder).  Thread-safe; its lock is a leaf. */
+struct family_cache;
+struct family_cache *family_cache_new(void);
+void family_cache_free(struct family_cache *cache);
+
+/* The family of PROJECT/STEM.jsonl: *out is new (family_free), with
+ * n == 0 when the session has no family folder.  cache may be NULL.
+ * Nothing is followed through a symlink below the project folder.
+ * PS_ERR_NOMEM, or PS_ERR_NOENT for a project path the store refuses. */
+ps_err family_read(struct ps_store *store, struct family_cache *cache, const char *project, const char *stem,
+		   struct family **out);
+void family_free(struct family *family);
+
+/* The member a name of the listing stands for: the member, with *artifact
+ * -1 for its session directory or the artifact it names; NULL if none.
+ * Borrowed from family. */
+const struct family_member *family_find(const struct family *family, const char *name, int *artifact);
+
+#endif
