@@ -1,0 +1,182 @@
+#!/usr/bin/env bash
+# Subagent runs (docs/layout.md "Subagent runs"): a store laid out as
+# pi-subagents lays it out (children in PROJECT/STEM/RUNID/run-N/, a forked
+# child in PROJECT/STEM/forks/, artifacts in PROJECT/subagent-artifacts/)
+# shows each child under SESSION/subagents/ exactly as a top-level session
+# of the same file, in start order, named by start, agent, run and index,
+# with its run's input/output/meta beside it; a run that left artifacts
+# only shows them; a subagent's own subagents nest.  A child takes writes
+# as any session; subagents/ and the artifacts take none (EPERM, the
+# store byte for byte as it was, a log line).  grep -r of the parent
+# reaches the children.  A child's growth shows.  rm -r of the parent
+# moves its family folder and its runs' artifacts to the trash with it.
+# A session without a family, and the project's listing, are as before.
+. "$(dirname "$0")/lib.sh" "$@"
+
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+FIX=$ROOT/tests/data/fixtures/pi-1.6.0-v3-branched.jsonl
+TRASH=$XDG_DATA_HOME/Trash
+P=--home-u-proj--
+PARENT=2026-02-01T10-00-00-000Z_01aa0000-0000-7000-8000-000000000001
+LONE=2026-02-01T09-00-00-000Z_01aa0000-0000-7000-8000-000000000002
+RUN=k3x9q2ab
+ASYNC=z8y7w6v5
+FAM=$STORE/$P/$PARENT
+ART=$STORE/$P/subagent-artifacts
+CHILD0=2026-02-01T10-01-00-000Z_01aa0000-0000-7000-8000-000000000010
+CHILD1=2026-02-01T10-01-00-500Z_01aa0000-0000-7000-8000-000000000011
+FORK=2026-02-01T10-02-00-000Z_01aa0000-0000-7000-8000-000000000012
+GRAND=2026-02-01T10-03-00-000Z_01aa0000-0000-7000-8000-000000000013
+mkdir -p "$STORE/$P" "$FAM/$RUN/run-0" "$FAM/$RUN/run-1" "$FAM/forks" "$FAM/$ASYNC" "$ART/outputs/u1"
+cp "$FIX" "$STORE/$P/$PARENT.jsonl"
+cp "$FIX" "$STORE/$P/$LONE.jsonl"
+{ header 3 01aa0000-0000-7000-8000-000000000010; alpha_turns; } >"$FAM/$RUN/run-0/$CHILD0.jsonl"
+{ header 3 01aa0000-0000-7000-8000-000000000011; user_msg bbbb0001 null "second child task"; } >"$FAM/$RUN/run-1/$CHILD1.jsonl"
+cp "$FIX" "$FAM/forks/$FORK.jsonl"
+# The first child's own subagent: a family folder below the child's folder.
+mkdir -p "$FAM/$RUN/run-0/$CHILD0/g1/run-0"
+{ header 3 01aa0000-0000-7000-8000-000000000013; user_msg cccc0001 null "grandchild task"; } \
+	>"$FAM/$RUN/run-0/$CHILD0/g1/run-0/$GRAND.jsonl"
+# A parallel run's artifacts carry the child's index; an async run left
+# artifacts only.
+for i in 0 1; do
+	agent=scout
+	[[ $i == 1 ]] && agent=worker
+	printf 'task of %s %s\n' "$agent" "$i" >"$ART/${RUN}_${agent}_${i}_input.md"
+	printf 'the whole result of %s %s: found zebra-quartz\n' "$agent" "$i" >"$ART/${RUN}_${agent}_${i}_output.md"
+	printf '{"runId":"%s","agent":"%s","index":%s,"exitCode":0}\n' "$RUN" "$agent" "$i" >"$ART/${RUN}_${agent}_${i}_meta.json"
+	printf '{"type":"event"}\n' >"$ART/${RUN}_${agent}_${i}.jsonl"
+done
+printf 'async task\n' >"$ART/${ASYNC}_reviewer_input.md"
+printf 'async result\n' >"$ART/${ASYNC}_reviewer_output.md"
+printf 'another session run\n' >"$ART/otherrun_scout_input.md"
+printf 'an agent file\n' >"$ART/outputs/u1/notes.md"
+touch -d '2026-02-01 10:05:00 UTC' "$ART/${ASYNC}_reviewer_input.md" "$ART/${ASYNC}_reviewer_output.md"
+cp -a "$STORE" "$T_DIR/store.orig"
+
+# The same files as top-level sessions, for comparison.
+FLAT=$T_DIR/flat
+mkdir -p "$FLAT/$P" "$T_DIR/mnt2"
+cp "$FAM/$RUN/run-0/$CHILD0.jsonl" "$FAM/forks/$FORK.jsonl" "$FLAT/$P/"
+mount_fs "$FLAT" "$T_DIR/mnt2"
+mount_fs "$STORE" "$MNT"
+S=$MNT/$P/$PARENT
+SA=$S/subagents
+C0=$SA/2026-02-01T10-01-00-000Z_scout_${RUN}_0
+
+# The project lists its sessions only, as before; a session without a
+# family lists no subagents.
+fsx_out ls "$MNT/$P"
+assert_eq "the project folder lists no family folder or artifacts" \
+	"$LONE
+$PARENT
+search
+sessions.md
+usage-daily-models.csv
+usage-daily.csv
+usage-monthly.csv
+usage.csv
+usage.svg" "${OUT%$'\n'}"
+fsx_out ls "$MNT/$P/$LONE"
+assert_true "a session without a family lists no subagents" bash -c "! ls '$MNT/$P/$LONE' | grep -qx subagents"
+assert_errno "No such file or directory" ls "$MNT/$P/$LONE/subagents"
+fsx_out ls "$S"
+assert_contains "the parent lists subagents" "subagents" "$OUT"
+
+fsx_out ls "$SA"
+assert_eq "subagents/: runs in start order, named by start, agent, run id and index, artifacts beside" \
+	"2026-02-01T10-01-00-000Z_scout_${RUN}_0
+2026-02-01T10-01-00-000Z_scout_${RUN}_0.input.md
+2026-02-01T10-01-00-000Z_scout_${RUN}_0.meta.json
+2026-02-01T10-01-00-000Z_scout_${RUN}_0.output.md
+2026-02-01T10-01-00-500Z_worker_${RUN}_1
+2026-02-01T10-01-00-500Z_worker_${RUN}_1.input.md
+2026-02-01T10-01-00-500Z_worker_${RUN}_1.meta.json
+2026-02-01T10-01-00-500Z_worker_${RUN}_1.output.md
+2026-02-01T10-02-00-000Z_fork_01aa0000
+2026-02-01T10-05-00-000Z_reviewer_${ASYNC}_0.input.md
+2026-02-01T10-05-00-000Z_reviewer_${ASYNC}_0.output.md" "${OUT%$'\n'}"
+assert_same_bytes "$C0.output.md" "$ART/${RUN}_scout_0_output.md"
+assert_same_bytes "$SA/2026-02-01T10-01-00-500Z_worker_${RUN}_1.meta.json" "$ART/${RUN}_worker_1_meta.json"
+assert_same_bytes "$SA/2026-02-01T10-05-00-000Z_reviewer_${ASYNC}_0.output.md" "$ART/${ASYNC}_reviewer_output.md"
+fsx_out stat -c '%F %a' "$SA" "$C0.output.md"
+assert_eq "subagents/ and the artifacts are read-only" "directory 555
+regular file 444" "${OUT%$'\n'}"
+
+# A child is the same tree as its file mounted top-level, file for file.
+for pair in "$C0:$T_DIR/mnt2/$P/$CHILD0" "$SA/2026-02-01T10-02-00-000Z_fork_01aa0000:$T_DIR/mnt2/$P/$FORK"; do
+	child=${pair%%:*} top=${pair#*:}
+	fsx_out ls -R "$top"
+	want=$OUT
+	# (the first child has a subagent of its own: its subagents/ aside)
+	fsx_out ls -R --ignore=subagents "$child"
+	assert_eq "${child##*/}: the same names as a top-level session (ls -R)" \
+		"$(sed "s#^$top#X#" <<<"$want")" "$(sed "s#^$child#X#" <<<"$OUT")"
+	for f in context.json transcript.md tree.txt usage.json header.json session.jsonl name; do
+		assert_same_bytes "$child/$f" "$top/$f"
+	done
+done
+fsx_out readlink "$C0/leaf"
+assert_eq "a child's leaf link" "0004-assistant.aaaa0004.md" "${OUT%$'\n'}"
+# The child's own subagent.
+fsx_out ls "$C0/subagents"
+assert_eq "a subagent's own subagents nest" "2026-02-01T10-03-00-000Z_run_g1_0" "${OUT%$'\n'}"
+assert_contains "a grandchild's entries" "grandchild task" "$(cat "$C0/subagents/2026-02-01T10-03-00-000Z_run_g1_0/transcript.md")"
+
+# grep -r of the parent reaches its children's entries and outputs.
+fsx_out grep -rl zebra-quartz "$S"
+assert_contains "grep -r finds a run's output" "$C0.output.md" "$OUT"
+fsx_out grep -rl "second child task" "$S"
+assert_contains "grep -r finds a child's entry" "worker_${RUN}_1/0001-user.bbbb0001.md" "$OUT"
+
+# Refusals: nothing below subagents/ but a child's own files takes a write.
+assert_errno "Operation not permitted" mkdir "$SA/new"
+assert_errno "Operation not permitted" touch "$SA/new.md"
+assert_errno "Operation not permitted" rm "$C0.input.md"
+assert_errno "Operation not permitted" rmdir "$C0"
+assert_errno "Operation not permitted" mv "$C0.output.md" "$SA/renamed.md"
+assert_errno "Operation not permitted" bash -c "echo x > '$C0.output.md'"
+assert_errno "Operation not permitted" rm -r "$C0"
+assert_true "the store is as it was" diff -r "$T_DIR/store.orig" "$STORE"
+fsx_out cat "$MNT/.pisessionfs/log"
+assert_contains "a refusal is logged" "refused making $P/$PARENT/subagents/new" "${OUT//\/--/--}"
+assert_contains "and says why" "a subagent's run goes with the session that started it" "$OUT"
+
+# A child takes writes as any session: a new message lands in its file only.
+write_close "$C0/next.md" "hello from the mount"
+assert_eq "a new message in a child is committed" closed "${OUT%$'\n'}"
+assert_contains "it is appended to the child's file" '"content":"hello from the mount"' \
+	"$(tail -n 1 "$FAM/$RUN/run-0/$CHILD0.jsonl")"
+assert_same_bytes "$STORE/$P/$PARENT.jsonl" "$T_DIR/store.orig/$P/$PARENT.jsonl"
+assert_poll "the new message is listed in the child" 5 bash -c "ls '$C0' | grep -q '^0005-user\\.'"
+# A run in progress: its child appends, the mount shows it.
+asst_msg aaaa0009 "$(tail -n 1 "$FAM/$RUN/run-0/$CHILD0.jsonl" | sed 's/.*"id":"\([^"]*\)".*/\1/')" "progress" \
+	>>"$FAM/$RUN/run-0/$CHILD0.jsonl"
+assert_poll "a child's append shows" 5 bash -c "ls '$C0' | grep -q '^0006-assistant\\.aaaa0009'"
+# A new run appears.
+mkdir -p "$FAM/newrun/run-0"
+{ header 3 01aa0000-0000-7000-8000-000000000014; user_msg dddd0001 null "late"; } \
+	>"$FAM/newrun/run-0/2026-02-01T11-00-00-000Z_01aa0000-0000-7000-8000-000000000014.jsonl"
+assert_poll "a new run shows" 5 bash -c "ls '$SA' | grep -qx '2026-02-01T11-00-00-000Z_run_newrun_0'"
+
+# rm -r of the parent: the parent, its family folder and its runs'
+# artifacts go to the trash; the other session and another run's stay.
+cp "$FAM/$RUN/run-0/$CHILD0.jsonl" "$T_DIR/child0.now"
+fsx_out rm -r "$S"
+assert_eq "rm -r of a parent exits 0, quietly" "0 " "$RC $ERR"
+assert_missing "$STORE/$P/$PARENT.jsonl"
+assert_missing "$FAM"
+assert_missing "$ART/${RUN}_scout_0_output.md"
+assert_missing "$ART/${ASYNC}_reviewer_input.md"
+assert_exists "$ART/otherrun_scout_input.md"
+assert_exists "$ART/outputs/u1/notes.md"
+assert_exists "$STORE/$P/$LONE.jsonl"
+assert_same_bytes "$TRASH/files/$PARENT.jsonl" "$T_DIR/store.orig/$P/$PARENT.jsonl"
+assert_same_bytes "$TRASH/files/$PARENT/$RUN/run-0/$CHILD0.jsonl" "$T_DIR/child0.now"
+assert_same_bytes "$TRASH/files/${RUN}_scout_0_output.md" "$T_DIR/store.orig/$P/subagent-artifacts/${RUN}_scout_0_output.md"
+assert_contains "the folder's info file names where it was" "Path=$FAM" "$(cat "$TRASH/info/$PARENT.trashinfo")"
+fsx_out cat "$MNT/.pisessionfs/log"
+assert_contains "the log says what went with it" "moved to the trash with it" "$OUT"
+
+umount_fs "$T_DIR/mnt2"
+finish
