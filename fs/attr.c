@@ -239,6 +239,17 @@ int psfs_getattr(const char *path, struct stat *st, struct fuse_file_info *fi)
 		if (!content_size_known(ref.session, &node, &known))
 			sizer_hint(fs->sizer, p.project, p.session, ref.session, node.entry + 1);
 	}
+	char *usage = NULL;
+	size_t usage_len = 0;
+	if (!err && node.kind == LAYOUT_USAGE && node.session_root &&
+	    (res = subagents_usage_json(fs, &p, ref.session, &usage, &usage_len))) {
+		/* A parent's usage.json, with its subagents' (subagents.h). */
+		if (res > 0)
+			psfs_node_fill(ref.session, &node, &file, usage_len, st);
+		free(usage);
+		store_release(fs->store, &ref);
+		return res > 0 ? 0 : res;
+	}
 	res = err ? -psfs_errno(err) : psfs_node_stat(ref.session, &node, &file, st);
 	store_release(fs->store, &ref);
 	return res;

@@ -274,10 +274,16 @@ int psfs_open(const char *path, struct fuse_file_info *fi)
 			 * of a file it has cached never reads, so their text is
 			 * built at the first read, not at every open (a second
 			 * grep -r rendered every entry again). */
-			if (content_immutable(&node))
+			int with_subagents = 0;
+			if (content_immutable(&node)) {
 				f->lazy = 1;
-			else
+			} else if (node.kind == LAYOUT_USAGE && node.session_root &&
+				   (with_subagents = subagents_usage_json(psfs_self(), &p, s, &f->data, &f->len))) {
+				if (with_subagents < 0)
+					err = with_subagents == -ENOMEM ? PS_ERR_NOMEM : PS_ERR_IO;
+			} else {
 				err = content_build(s, &node, &f->data, &f->len);
+			}
 			if (node.kind == LAYOUT_ENTRY)
 				psfs_sizer_reading();
 			/* Entry files and stored lines never change: the kernel

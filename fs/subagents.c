@@ -12,6 +12,7 @@
 #include "route.h"
 #include "sessionops.h"
 #include "subagents.h"
+#include "usage.h"
 
 /* An artifact larger than this is refused at open (EFBIG, logged): it is
  * read whole into the reader's snapshot. */
@@ -200,4 +201,54 @@ int subagents_refuse(const char *path, const char *what, int removal)
 		    removal ? "a subagent's run goes with the session that started it (rm -r that session)"
 			    : "subagents/ shows what the runs left, as they left it");
 	return -EPERM;
+}
+
+/* How deep subagents' own subagents are followed for their usage. */
+#define SUBAGENTS_USAGE_DEPTH 8
+
+/* Adds the usage of every child session of project/stem, and of theirs,
+ * to fam (depth first, in start order); *any: some child has a session. */
+static ps_err subagents_usage_of(struct psfs *fs, const char *project, const char *stem, int depth,
+				 struct usage_family *fam, int *any)
+{
+	struct family *family = NULL;
+	ps_err err = family_read(fs->store, fs->family, project, stem, &family);
+	if (err)
+		return err == PS_ERR_NOMEM ? err : PS_OK;
+	for (size_t i = 0; !err && i < family->n; i++) {
+		const struct family_member *m = &family->members[i];
+		struct ps_session *child = NULL;
+		struct usage_sum sum;
+		if (!m->stem)
+			continue;
+		*any = 1;
+		/* Indexed on its own, not through the store's cache: no second
+		 * session lock is taken under the parent's (docs/architecture.md). */
+		err = store_open_observed(fs->store, m->dir, m->stem, NULL, &child);
+		if (!err && (err = usage_sum_total(child, &sum)) == PS_OK) {
+			usage_sum_plus(&fam->sum, &sum);
+			fam->sessions++;
+		}
+		session_free(child);
+		if (err != PS_ERR_NOMEM)
+			err = PS_OK; /* gone meanwhile, or no session: it spent nothing */
+		if (!err && depth < SUBAGENTS_USAGE_DEPTH)
+			err = subagents_usage_of(fs, m->dir, m->stem, depth + 1, fam, any);
+	}
+	family_free(family);
+	return err;
+}
+
+int subagents_usage_json(struct psfs *fs, const struct psfs_path *p, struct ps_session *s, char **text, size_t *len)
+{
+	struct usage_family fam = { 0 };
+	int any = 0;
+	*text = NULL;
+	*len = 0;
+	if (!*p->project)
+		return 0;
+	ps_err err = subagents_usage_of(fs, p->project, p->session, 1, &fam, &any);
+	if (!err && any)
+		err = usage_json_family(s, &fam, text, len);
+	return err ? -psfs_errno(err) : any;
 }

@@ -23,6 +23,12 @@ int subagents_open(struct psfs *fs, const char *path, const struct psfs_path *p,
  * session has a family. */
 void subagents_fill_session(struct psfs *fs, const struct psfs_path *p, void *buf, fuse_fill_dir_t filler);
 
+/* usage.json of the session p names (s, acquired), with what its
+ * subagents spent when it has any (usage_json_family): 1 with *text new,
+ * 0 when it has none (then it is content_build's), or -errno. */
+struct ps_session;
+int subagents_usage_json(struct psfs *fs, const struct psfs_path *p, struct ps_session *s, char **text, size_t *len);
+
 /* A change of the namespace (what: "creating", "removing"...) at path:
  * 0 when it is not below subagents/ or is a child session's own to take,
  * 1 when it is a removal inside a parent the caller is deleting (rm -r:

@@ -466,32 +466,90 @@ static void family_match_run(struct family_walk *w, const struct family_artifact
 
 /* ------------------------------------------------------------ the names */
 
+/* Whether the n bytes at name are a time as pi writes it in file names
+ * (2026-11-29T19-11-30-970Z). */
+static int family_file_time_like(const char *name, size_t n)
+{
+	static const char shape[] = "dddd-dd-ddTdd-dd-dd-dddZ";
+	if (n != sizeof shape - 1)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (shape[i] == 'd' ? name[i] < '0' || name[i] > '9' : name[i] != shape[i])
+			return 0;
+	return 1;
+}
+
+/* "2026-11-29T19:11:30.970Z" (a header's timestamp) as pi writes times
+ * in file names, "2026-11-29T19-11-30-970Z": 1, else 0. */
+static int family_file_time(const char *iso, size_t n, char out[32])
+{
+	static const char shape[] = "dddd-dd-ddTdd:dd:dd.dddZ";
+	if (n != sizeof shape - 1)
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		int digit = iso[i] >= '0' && iso[i] <= '9';
+		if (shape[i] == 'd' ? !digit : iso[i] != shape[i])
+			return 0;
+		out[i] = iso[i] == ':' || iso[i] == '.' ? '-' : iso[i];
+	}
+	out[n] = '\0';
+	return 1;
+}
+
+/* The "timestamp" of a session file's header line (its first), as pi
+ * writes times in file names: 1, else 0. */
+static int family_header_time(int projfd, const char *rel, char out[32])
+{
+	char head[4096];
+	int fd = openat(projfd, rel, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	ssize_t got = fd >= 0 ? pread(fd, head, sizeof head - 1, 0) : -1;
+	if (fd >= 0)
+		close(fd);
+	if (got <= 0)
+		return 0;
+	head[got] = '\0';
+	char *nl = strchr(head, '\n');
+	if (nl)
+		*nl = '\0';
+	/* pi writes the header with JSON.stringify: no space after ':'. */
+	const char *key = strstr(head, "\"timestamp\":\"");
+	if (!key || !strstr(head, "\"type\":\"session\""))
+		return 0;
+	key += strlen("\"timestamp\":\"");
+	const char *end = strchr(key, '"');
+	return end && family_file_time(key, (size_t)(end - key), out);
+}
+
 /* The time a member started, as pi writes it in file names
- * (2026-11-29T19-11-30-970Z): its session file's, else its first
- * artifact's modification time. */
+ * (2026-11-29T19-11-30-970Z): where its session file's name starts with
+ * one (pi's TIMESTAMP_ID.jsonl), that; else its header's timestamp
+ * (pi-subagents names a run's file session.jsonl); for a run with
+ * artifacts only, its first artifact's modification time (written once).
+ * Never a time that moves while a child appends: a name once listed
+ * keeps resolving.  "" when none is known. */
 static void family_start(int projfd, const struct family_member *m, const char *project, char out[32])
 {
 	const char *us = m->stem ? strchr(m->stem, '_') : NULL;
+	size_t pl = strlen(project) + 1;
 	out[0] = '\0';
-	if (us && us - m->stem < 32) {
+	if (us && family_file_time_like(m->stem, (size_t)(us - m->stem))) {
 		memcpy(out, m->stem, (size_t)(us - m->stem));
 		out[us - m->stem] = '\0';
 		return;
 	}
+	if (m->stem) {
+		char rel[STORE_PROJECT_MAX + NAME_MAX + 8];
+		if ((size_t)snprintf(rel, sizeof rel, "%s/%s.jsonl", m->dir + pl, m->stem) < sizeof rel)
+			family_header_time(projfd, rel, out);
+		return;
+	}
 	struct stat sb;
-	char rel[STORE_PROJECT_MAX + NAME_MAX + 8];
-	size_t pl = strlen(project) + 1;
 	int have = 0;
-	if (m->stem)
-		have = snprintf(rel, sizeof rel, "%s/%s.jsonl", m->dir + pl, m->stem) < (int)sizeof rel &&
-		       fstatat(projfd, rel, &sb, AT_SYMLINK_NOFOLLOW) == 0;
 	for (int k = 0; !have && k < FAMILY_ARTIFACT_KINDS; k++)
 		have = m->artifact[k] && fstatat(projfd, m->artifact[k] + pl, &sb, AT_SYMLINK_NOFOLLOW) == 0;
-	if (!have)
-		return;
 	struct tm tm;
 	char when[24];
-	if (!gmtime_r(&sb.st_mtim.tv_sec, &tm) || !strftime(when, sizeof when, "%Y-%m-%dT%H-%M-%S", &tm))
+	if (!have || !gmtime_r(&sb.st_mtim.tv_sec, &tm) || !strftime(when, sizeof when, "%Y-%m-%dT%H-%M-%S", &tm))
 		return;
 	snprintf(out, 32, "%.19s-%03uZ", when, (unsigned)(sb.st_mtim.tv_nsec / 1000000) % 1000);
 }
@@ -506,7 +564,9 @@ static char *family_base_name(const struct family_member *m, const char *start)
 	const char *id = m->stem ? strchr(m->stem, '_') : NULL;
 	id = id ? id + 1 : m->stem ? m->stem : "";
 	if (m->kind == FAMILY_RUN) {
-		snprintf(buf, sizeof buf, "%s%s%s_%s_%d", start, sep, m->agent ? m->agent : "run", m->run_id,
+		/* pi-subagents' run ids are UUIDs: their first 8 characters
+		 * tell runs apart at a glance, as git's short hashes do. */
+		snprintf(buf, sizeof buf, "%s%s%s_%.8s_%d", start, sep, m->agent ? m->agent : "run", m->run_id,
 			 m->index);
 	} else {
 		const char *folder = m->kind == FAMILY_FORK ? "fork" : strrchr(m->dir, '/') + 1;

@@ -396,7 +396,37 @@ static int usage_sum_json(json_t *obj, const struct usage_sum *u)
 	       json_object_set_new(obj, "cost", usage_number(u->cost)) ? -1 : 0;
 }
 
+ps_err usage_sum_total(struct ps_session *s, struct usage_sum *out)
+{
+	const struct usage_acc *a;
+	ps_err err = usage_collect(s, &a);
+	if (!err)
+		*out = a->total;
+	return err;
+}
+
+void usage_sum_plus(struct usage_sum *to, const struct usage_sum *u)
+{
+	usage_sum_add(to, u);
+}
+
+/* "subagents" and "withSubagents" (usage.h), after the session's own. */
+static int usage_family_json(json_t *root, const struct usage_sum *own, const struct usage_family *fam)
+{
+	json_t *sub = json_object(), *sub_total = json_object(), *with = json_object();
+	struct usage_sum all = *own;
+	usage_sum_add(&all, &fam->sum);
+	int bad = json_object_set_new(root, "subagents", sub) | json_object_set_new(sub, "sessions", json_real((double)fam->sessions)) |
+		  json_object_set_new(sub, "total", sub_total) | json_object_set_new(root, "withSubagents", with);
+	return bad || usage_sum_json(sub_total, &fam->sum) || usage_sum_json(with, &all) ? -1 : 0;
+}
+
 ps_err usage_json(struct ps_session *s, char **buf, size_t *len)
+{
+	return usage_json_family(s, NULL, buf, len);
+}
+
+ps_err usage_json_family(struct ps_session *s, const struct usage_family *fam, char **buf, size_t *len)
 {
 	const struct usage_acc *a;
 	json_t *root = NULL, *total, *rows;
@@ -426,6 +456,8 @@ ps_err usage_json(struct ps_session *s, char **buf, size_t *len)
 	}
 	if (json_object_set_new(root, "messages", json_real((double)a->messages)) ||
 	    json_object_set_new(root, "assistantMessages", json_real((double)a->assistant)))
+		goto out;
+	if (fam && usage_family_json(root, &a->total, fam))
 		goto out;
 	err = jsonout_pretty(root, buf, len);
 out:

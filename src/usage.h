@@ -70,6 +70,22 @@ ps_err usage_days(struct ps_session *s, usage_day_fn fn, void *ctx);
  * PS_ERR_NOTSESSION for a file without a header. */
 ps_err usage_json(struct ps_session *s, char **buf, size_t *len);
 
+/* What a session's subagents spent (family.h): every child session
+ * below it, its children's children too, each file once. */
+struct usage_family {
+	uint64_t sessions;
+	struct usage_sum sum; /* added in start order, depth first */
+};
+/* usage_json, with, after the session's own keys (unchanged):
+ *   "subagents":{"sessions":N,"total":{the six sums of fam}},
+ *   "withSubagents":{the six sums: the session's total plus fam's}.
+ * fam NULL is usage_json. */
+ps_err usage_json_family(struct ps_session *s, const struct usage_family *fam, char **buf, size_t *len);
+/* The session's total (usage.json's "total"). */
+ps_err usage_sum_total(struct ps_session *s, struct usage_sum *out);
+/* Adds u to to, field by field, as the totals are added. */
+void usage_sum_plus(struct usage_sum *to, const struct usage_sum *u);
+
 /* The total cost (usage.json's total.cost) and the number of `message`
  * entries (usage.json's messages: pi's messageCount).  PS_ERR_NOTSESSION
  * for a file without a header. */
