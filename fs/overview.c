@@ -3,11 +3,13 @@
 #include <limits.h>
 #include <math.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include "buf.h"
 #include "caller.h"
+#include "family.h"
 #include "fanout.h"
 #include "filememo.h"
 #include "sessioninfo.h"
@@ -44,16 +46,21 @@ const char *overview_file_name(size_t i)
  * file (a file pi does not list, or one gone meanwhile).  Runs on any
  * thread of the fan-out, several at once: it may only touch value and what
  * is thread-safe.  An error other than PS_ERR_NOTSESSION fails the file. */
-typedef ps_err (*overview_derive_fn)(struct psfs *fs, const char *project, const char *name, const struct stat *st,
-				     struct ps_session *s, const struct sessioninfo *listing, struct buf *value,
-				     int *keep);
+typedef ps_err (*overview_derive_fn)(struct psfs *fs, const char *project, const char *name, int child,
+				     const struct stat *st, struct ps_session *s, const struct sessioninfo *listing,
+				     struct buf *value, int *keep);
 /* Takes one session's value (never empty) into the file being built, on
  * the caller's thread, in order.  PS_ERR_INVALID: a value kept earlier is
  * unusable (the session is read again); another error fails the file. */
-typedef ps_err (*overview_use_fn)(void *ctx, const char *project, const char *name, const char *value, size_t len);
+typedef ps_err (*overview_use_fn)(void *ctx, const char *project, const char *name, int child, const char *value,
+				  size_t len);
 
 struct overview_item {
 	char *project, *name;
+	/* A subagent's session (family.h): the project and the name it is
+	 * shown with, "STEM/subagents/CHILD", its parent's before it in the
+	 * list; NULL for a session of the store's own. */
+	char *shown_project, *shown_name;
 	struct stat st;   /* as listed */
 	struct buf value;
 	int kept;         /* the value came from the memo */
@@ -65,8 +72,14 @@ struct overview_item {
  * under (each session's place and stamp), and, where it is to be built,
  * the items it is built from. */
 struct overview_list {
+	struct psfs *fs;
 	struct buf key;
 	int with_items;
+	/* The folders of the project listed last, sorted: which of its
+	 * sessions have a family folder, at one listing per project. */
+	char *folders_of;
+	char **folders;
+	size_t n_folders, cap_folders;
 	struct overview_item *items;
 	size_t n, cap;
 	int failed;
@@ -90,13 +103,23 @@ struct overview_each {
 };
 
 static struct filememo *overview_rows(struct psfs *fs);
-static int overview_row_key(char kind, const char *project, const char *name, char *key, size_t size, size_t *len);
+#define OVERVIEW_KEY_MAX (STORE_PROJECT_MAX + 2 * PATH_MAX)
+static int overview_row_key(char kind, const struct overview_item *it, char *key, size_t size, size_t *len);
 
-static int overview_list_session(void *ctx, const char *project, const char *name, const struct stat *st)
+static const char *overview_shown_project(const struct overview_item *it)
 {
-	struct overview_list *l = ctx;
-	if (!psfs_caller_may_read(&l->who, st->st_uid, st->st_gid, st->st_mode))
-		return 0;
+	return it->shown_project ? it->shown_project : it->project;
+}
+
+static const char *overview_shown_name(const struct overview_item *it)
+{
+	return it->shown_name ? it->shown_name : it->name;
+}
+
+/* Adds a session file to the key, and to the items when they are kept. */
+static int overview_list_add(struct overview_list *l, const char *project, const char *name, const struct stat *st,
+			     const char *shown_project, const char *shown_name)
+{
 	struct overview_stamp stamp = {
 		(uint64_t)st->st_dev, (uint64_t)st->st_ino, (uint64_t)st->st_size,
 		(int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec,
@@ -120,14 +143,110 @@ static int overview_list_session(void *ctx, const char *project, const char *nam
 	memset(it, 0, sizeof *it);
 	it->project = strdup(project);
 	it->name = strdup(name);
+	it->shown_project = shown_project ? strdup(shown_project) : NULL;
+	it->shown_name = shown_name ? strdup(shown_name) : NULL;
 	it->st = *st;
-	if (!it->project || !it->name) {
+	if (!it->project || !it->name || (shown_project && !it->shown_project) || (shown_name && !it->shown_name)) {
 		free(it->project);
 		free(it->name);
+		free(it->shown_project);
+		free(it->shown_name);
 		return l->failed = 1;
 	}
 	l->n++;
 	return 0;
+}
+
+static int overview_cmp_names(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int overview_note_folder(void *ctx, const char *name, const struct stat *st)
+{
+	struct overview_list *l = ctx;
+	(void)st;
+	if (l->n_folders == l->cap_folders) {
+		size_t cap = l->cap_folders ? 2 * l->cap_folders : 16;
+		char **grown = realloc(l->folders, cap * sizeof *grown);
+		if (!grown)
+			return l->failed = 1;
+		l->folders = grown;
+		l->cap_folders = cap;
+	}
+	if (!(l->folders[l->n_folders] = strdup(name)))
+		return l->failed = 1;
+	l->n_folders++;
+	return 0;
+}
+
+static void overview_folders_clear(struct overview_list *l)
+{
+	for (size_t i = 0; i < l->n_folders; i++)
+		free(l->folders[i]);
+	l->n_folders = 0;
+	free(l->folders_of);
+	l->folders_of = NULL;
+}
+
+/* Whether project holds a folder named stem: lists project's folders
+ * once, when its first session is met. */
+static int overview_has_folder(struct overview_list *l, const char *project, const char *stem)
+{
+	if (!l->folders_of || strcmp(l->folders_of, project) != 0) {
+		overview_folders_clear(l);
+		if (!(l->folders_of = strdup(project)))
+			return l->failed = 1, 0;
+		(void)store_list_folders(l->fs->store, project, overview_note_folder, l);
+		qsort(l->folders, l->n_folders, sizeof *l->folders, overview_cmp_names);
+	}
+	return l->n_folders && bsearch(&stem, l->folders, l->n_folders, sizeof *l->folders, overview_cmp_names);
+}
+
+/* How deep subagents' own subagents are counted. */
+#define OVERVIEW_FAMILY_DEPTH 8
+
+/* The subagents' sessions of project/stem that the caller may read, and
+ * theirs, right after it (depth first, in start order), each shown as
+ * SHOWN/subagents/NAME in the project top. */
+static void overview_list_family(struct overview_list *l, const char *top, const char *project, const char *stem,
+				 const char *shown, int depth)
+{
+	struct family *fam = NULL;
+	ps_err err = family_read(l->fs->store, l->fs->family, project, stem, &fam);
+	if (err) {
+		l->failed = err == PS_ERR_NOMEM; /* else gone meanwhile */
+		return;
+	}
+	for (size_t i = 0; !l->failed && i < fam->n; i++) {
+		const struct family_member *m = &fam->members[i];
+		struct stat st;
+		char *child = NULL;
+		if (!m->stem || store_stat_session(l->fs->store, m->dir, m->stem, &st) != PS_OK ||
+		    !psfs_caller_may_read(&l->who, st.st_uid, st.st_gid, st.st_mode))
+			continue;
+		if (asprintf(&child, "%s/" SUBAGENTS_NAME "/%s", shown, m->name) < 0) {
+			l->failed = 1;
+			break;
+		}
+		if (!overview_list_add(l, m->dir, m->stem, &st, top, child) && depth < OVERVIEW_FAMILY_DEPTH)
+			overview_list_family(l, top, m->dir, m->stem, child, depth + 1);
+		free(child);
+	}
+	family_free(fam);
+}
+
+static int overview_list_session(void *ctx, const char *project, const char *name, const struct stat *st)
+{
+	struct overview_list *l = ctx;
+	if (!psfs_caller_may_read(&l->who, st->st_uid, st->st_gid, st->st_mode))
+		return 0;
+	if (overview_list_add(l, project, name, st, NULL, NULL))
+		return 1;
+	/* Its subagents' sessions (docs/layout.md "Subagent runs"). */
+	if (*project && overview_has_folder(l, project, name))
+		overview_list_family(l, project, project, name, name, 1);
+	return l->failed;
 }
 
 static void overview_list_free(struct overview_list *l)
@@ -135,9 +254,13 @@ static void overview_list_free(struct overview_list *l)
 	for (size_t i = 0; i < l->n; i++) {
 		free(l->items[i].project);
 		free(l->items[i].name);
+		free(l->items[i].shown_project);
+		free(l->items[i].shown_name);
 		buf_free(&l->items[i].value);
 	}
 	free(l->items);
+	overview_folders_clear(l);
+	free(l->folders);
 	buf_free(&l->key);
 	memset(l, 0, sizeof *l);
 }
@@ -149,15 +272,22 @@ static void overview_list_free(struct overview_list *l)
 static ps_err overview_list(struct psfs *fs, const char *project, int with_items, struct overview_list *l)
 {
 	memset(l, 0, sizeof *l);
+	l->fs = fs;
 	l->key = (struct buf)BUF_INIT;
 	l->with_items = with_items;
 	psfs_caller_get(&l->who);
 	ps_err err = store_each_session(fs->store, project, overview_list_session, l);
 	if (!err && l->failed)
 		err = PS_ERR_NOMEM;
-	if (err)
+	if (err) {
 		overview_list_free(l);
-	return err;
+		return err;
+	}
+	overview_folders_clear(l);
+	free(l->folders);
+	l->folders = NULL;
+	l->cap_folders = 0;
+	return PS_OK;
 }
 
 static ps_err overview_listing_line(void *ctx, const char *line, size_t len, const struct scan_result *r)
@@ -213,7 +343,8 @@ static ps_err overview_derive(struct overview_each *c, struct overview_item *it)
 	if (store_acquire_cached(c->fs->store, it->project, it->name, &ref) != PS_OK &&
 	    (err = overview_open_own(c, it, &own, &listing)))
 		return err == PS_ERR_NOMEM ? err : PS_OK; /* gone meanwhile */
-	err = c->derive(c->fs, it->project, it->name, &it->st, own ? own : ref.session, listing, &it->value, &keep);
+	err = c->derive(c->fs, overview_shown_project(it), overview_shown_name(it), it->shown_name != NULL, &it->st,
+			own ? own : ref.session, listing, &it->value, &keep);
 	if (own)
 		session_free(own);
 	else
@@ -223,9 +354,9 @@ static ps_err overview_derive(struct overview_each *c, struct overview_item *it)
 		it->value.len = 0;
 		err = PS_OK;
 	}
-	char key[2 * NAME_MAX + 4];
+	char key[OVERVIEW_KEY_MAX];
 	size_t key_len;
-	if (!err && keep && overview_row_key(c->kind, it->project, it->name, key, sizeof key, &key_len)) {
+	if (!err && keep && overview_row_key(c->kind, it, key, sizeof key, &key_len)) {
 		struct filestamp stamp;
 		filestamp_of(&it->st, &stamp);
 		/* Out of memory here only costs the value's next derivation. */
@@ -238,11 +369,11 @@ static void overview_each_item(void *ctx, size_t i)
 {
 	struct overview_each *c = ctx;
 	struct overview_item *it = &c->list->items[c->order ? c->order[i] : i];
-	char key[2 * NAME_MAX + 4];
+	char key[OVERVIEW_KEY_MAX];
 	size_t key_len;
 	struct filestamp stamp;
 	filestamp_of(&it->st, &stamp);
-	if (overview_row_key(c->kind, it->project, it->name, key, sizeof key, &key_len)) {
+	if (overview_row_key(c->kind, it, key, sizeof key, &key_len)) {
 		int found = filememo_get(overview_rows(c->fs), key, key_len, &stamp, &it->value);
 		if (found) {
 			it->kept = found > 0;
@@ -299,9 +430,12 @@ static ps_err overview_each(struct psfs *fs, struct overview_list *list, char ki
 		if (!err)
 			err = it->err;
 		if (!err && it->value.len) {
-			err = use(ctx, it->project, it->name, it->value.data, it->value.len);
+			int child = it->shown_name != NULL;
+			err = use(ctx, overview_shown_project(it), overview_shown_name(it), child, it->value.data,
+				  it->value.len);
 			if (err == PS_ERR_INVALID && it->kept && !(err = overview_derive(&c, it)) && it->value.len)
-				err = use(ctx, it->project, it->name, it->value.data, it->value.len);
+				err = use(ctx, overview_shown_project(it), overview_shown_name(it), child, it->value.data,
+					  it->value.len);
 		}
 		buf_free(&it->value);
 	}
@@ -316,9 +450,13 @@ static ps_err overview_each(struct psfs *fs, struct overview_list *list, char ki
  * blob).  Keys: 'c', 'm' or 'd', then "project/name". */
 #define OVERVIEW_ROWS_BUDGET ((size_t)16 << 20)
 
-static int overview_row_key(char kind, const char *project, const char *name, char *key, size_t size, size_t *len)
+/* A subagent's session's value is kept apart from the same file's as a
+ * session of its own (a sessions.md value of a child is its cost only;
+ * its usage.csv row names it as shown): its key ends in the name shown. */
+static int overview_row_key(char kind, const struct overview_item *it, char *key, size_t size, size_t *len)
 {
-	int n = snprintf(key, size, "%c%s/%s", kind, project, name);
+	int n = it->shown_name ? snprintf(key, size, "%c%s/%s//%s", kind, it->project, it->name, it->shown_name)
+			       : snprintf(key, size, "%c%s/%s", kind, it->project, it->name);
 	if (n < 0 || (size_t)n >= size)
 		return 0;
 	*len = (size_t)n;
@@ -335,17 +473,21 @@ static int overview_session_is(const struct ps_session *s, const struct stat *st
 
 /* --- usage.csv ----------------------------------------------------------------- */
 
-static ps_err overview_csv_derive(struct psfs *fs, const char *project, const char *name, const struct stat *st,
-				  struct ps_session *s, const struct sessioninfo *listing, struct buf *value, int *keep)
+static ps_err overview_csv_derive(struct psfs *fs, const char *project, const char *name, int child,
+				  const struct stat *st, struct ps_session *s, const struct sessioninfo *listing,
+				  struct buf *value, int *keep)
 {
 	(void)fs;
+	(void)child;
 	(void)listing;
 	*keep = overview_session_is(s, st);
 	return s->have_header ? usage_csv_row(s, project, name, value) : PS_OK;
 }
 
-static ps_err overview_csv_use(void *ctx, const char *project, const char *name, const char *value, size_t len)
+static ps_err overview_csv_use(void *ctx, const char *project, const char *name, int child, const char *value,
+			       size_t len)
 {
+	(void)child;
 	(void)project;
 	(void)name;
 	return buf_put(ctx, value, len) ? PS_ERR_NOMEM : PS_OK;
@@ -359,10 +501,12 @@ static ps_err overview_build_csv(struct psfs *fs, struct overview_list *list, st
 
 /* --- usage over time: usage-daily.csv, usage-monthly.csv, usage-daily-models.csv, usage.svg */
 
-static ps_err overview_days_derive(struct psfs *fs, const char *project, const char *name, const struct stat *st,
-				   struct ps_session *s, const struct sessioninfo *listing, struct buf *value, int *keep)
+static ps_err overview_days_derive(struct psfs *fs, const char *project, const char *name, int child,
+				   const struct stat *st, struct ps_session *s, const struct sessioninfo *listing,
+				   struct buf *value, int *keep)
 {
 	(void)fs;
+	(void)child;
 	(void)listing;
 	(void)project;
 	(void)name;
@@ -370,8 +514,10 @@ static ps_err overview_days_derive(struct psfs *fs, const char *project, const c
 	return s->have_header ? usagedays_session_blob(s, value) : PS_OK;
 }
 
-static ps_err overview_days_use(void *ctx, const char *project, const char *name, const char *value, size_t len)
+static ps_err overview_days_use(void *ctx, const char *project, const char *name, int child, const char *value,
+				size_t len)
 {
+	(void)child;
 	(void)project;
 	(void)name;
 	ps_err err = usagedays_add(ctx, value, len);
@@ -396,7 +542,7 @@ static ps_err overview_build_days(struct psfs *fs, enum usagedays_file file, con
 struct overview_md_row {
 	double modified_ms;
 	size_t order;
-	struct buf text;
+	struct sessionsmd_row row; /* title and dir are the row's own */
 };
 
 struct overview_md {
@@ -404,6 +550,9 @@ struct overview_md {
 	int scoped;             /* a project's file: its sessions are its neighbours */
 	struct overview_md_row *rows;
 	size_t n, cap;
+	/* The row of the last session met that was no subagent's (its
+	 * subagents come right after it), or -1 when it has none. */
+	ptrdiff_t parent;
 };
 
 /* What a session's sessions.md row shows, as kept (then the title's
@@ -418,44 +567,68 @@ struct overview_md_kept {
 
 /* Adds the row (row.dir is set here). */
 static ps_err overview_md_add(struct overview_md *md, const char *project, const char *name,
-			      struct sessionsmd_row *row)
+			      const struct sessionsmd_row *row)
 {
-	char *dir = NULL;
+	char *dir = NULL, *title = strdup(row->title);
+	md->parent = -1;
 	if (md->n == md->cap) {
 		size_t cap = md->cap ? md->cap * 2 : 32;
 		struct overview_md_row *rows = realloc(md->rows, cap * sizeof *rows);
-		if (!rows)
+		if (!rows) {
+			free(title);
 			return PS_ERR_NOMEM;
+		}
 		md->rows = rows;
 		md->cap = cap;
 	}
 	if (md->scoped ? asprintf(&dir, "%s", name) < 0
 		       : asprintf(&dir, "%s%s%s", project, *project ? "/" : "", name) < 0)
 		dir = NULL;
+	if (!dir || !title) {
+		free(dir);
+		free(title);
+		return PS_ERR_NOMEM;
+	}
 	struct overview_md_row *r = &md->rows[md->n];
 	memset(r, 0, sizeof *r);
-	row->dir = dir;
-	ps_err err = row->title && dir ? sessionsmd_row(&r->text, row) : PS_ERR_NOMEM;
-	free(dir);
-	row->dir = NULL;
-	if (err) {
-		buf_free(&r->text);
-		return err;
-	}
+	r->row = *row;
+	r->row.title = title;
+	r->row.dir = dir;
 	r->modified_ms = isnan(row->modified_ms) ? -INFINITY : row->modified_ms;
+	md->parent = (ptrdiff_t)md->n;
 	r->order = md->n++;
 	return PS_OK;
 }
 
-static ps_err overview_md_use(void *ctx, const char *project, const char *name, const char *value, size_t len)
+static void overview_md_rows_free(struct overview_md *md)
+{
+	for (size_t i = 0; i < md->n; i++) {
+		free((char *)md->rows[i].row.title);
+		free((char *)md->rows[i].row.dir);
+	}
+	free(md->rows);
+}
+
+static ps_err overview_md_use(void *ctx, const char *project, const char *name, int child, const char *value,
+			      size_t len)
 {
 	struct overview_md *md = ctx;
 	struct overview_md_kept k;
 	if (len < sizeof k)
 		return PS_ERR_INVALID;
 	memcpy(&k, value, sizeof k);
-	if (!k.listed)
+	if (child) {
+		/* A subagent's session: counted in its parent's row. */
+		if (md->parent >= 0) {
+			md->rows[md->parent].row.subagent_sessions++;
+			md->rows[md->parent].row.subagent_cost += k.cost;
+		}
 		return PS_OK;
+	}
+	if (!k.listed) {
+		md->parent = -1;
+		return PS_OK;
+	}
 	if (k.title_len != len - sizeof k)
 		return PS_ERR_INVALID;
 	char *title = strndup(value + sizeof k, k.title_len);
@@ -491,8 +664,9 @@ static ps_err overview_md_value(const struct sessionsmd_row *row, struct buf *va
 												      : PS_OK;
 }
 
-static ps_err overview_md_derive(struct psfs *fs, const char *project, const char *name, const struct stat *st,
-				 struct ps_session *s, const struct sessioninfo *listing, struct buf *value, int *keep)
+static ps_err overview_md_derive(struct psfs *fs, const char *project, const char *name, int child,
+				 const struct stat *st, struct ps_session *s, const struct sessioninfo *listing,
+				 struct buf *value, int *keep)
 {
 	double cost = 0;
 	uint64_t messages = 0;
@@ -507,6 +681,13 @@ static ps_err overview_md_derive(struct psfs *fs, const char *project, const cha
 		return overview_md_value(NULL, value);
 	if (err)
 		return err;
+	if (child) {
+		/* A subagent's session has no row: its cost is its value. */
+		struct overview_md_kept k;
+		memset(&k, 0, sizeof k);
+		k.cost = cost;
+		return buf_put(value, &k, sizeof k) ? PS_ERR_NOMEM : PS_OK;
+	}
 	/* What pi's list shows of it: its title and last activity (read
 	 * without the message text a search keeps: a store's first
 	 * sessions.md then writes no search texts to the disk cache). */
@@ -551,19 +732,16 @@ static int overview_md_newest_first(const void *a, const void *b)
 
 static ps_err overview_build_md(struct psfs *fs, const char *project, struct overview_list *list, struct buf *out)
 {
-	struct overview_md md = { fs, project != NULL, NULL, 0, 0 };
+	struct overview_md md = { fs, project != NULL, NULL, 0, 0, -1 };
 	ps_err err = overview_each(fs, list, 'm', 1, overview_md_derive, overview_md_use, &md);
 	if (!err) {
 		if (md.n > 1) /* (rows is NULL when there are none) */
 			qsort(md.rows, md.n, sizeof *md.rows, overview_md_newest_first);
 		err = sessionsmd_header(out, md.n);
 	}
-	for (size_t i = 0; i < md.n; i++) {
-		if (!err && buf_put(out, md.rows[i].text.data, md.rows[i].text.len))
-			err = PS_ERR_NOMEM;
-		buf_free(&md.rows[i].text);
-	}
-	free(md.rows);
+	for (size_t i = 0; !err && i < md.n; i++)
+		err = sessionsmd_row(out, &md.rows[i].row);
+	overview_md_rows_free(&md);
 	return err;
 }
 

@@ -79,6 +79,17 @@ static int sessionsmd_url(struct buf *out, const char *path)
 	return 0;
 }
 
+/* " (N subagent sessions: $T in all)" where the session has any. */
+static int sessionsmd_subagents(struct buf *out, const struct sessionsmd_row *row)
+{
+	char all[USAGE_COST_TEXT];
+	if (!row->subagent_sessions)
+		return 0;
+	usage_cost_text(row->cost + row->subagent_cost, all);
+	return buf_printf(out, " (%u subagent session%s: $%s in all)", (unsigned)row->subagent_sessions,
+			  row->subagent_sessions == 1 ? "" : "s", all);
+}
+
 ps_err sessionsmd_row(struct buf *out, const struct sessionsmd_row *row)
 {
 	size_t mark = out->len;
@@ -87,7 +98,8 @@ ps_err sessionsmd_row(struct buf *out, const struct sessionsmd_row *row)
 	usage_cost_text(row->cost, cost);
 	if (buf_puts(out, "| ") || sessionsmd_cell(out, row->title) || buf_puts(out, " | ") ||
 	    sessionsmd_time(out, row->created_ms) || buf_puts(out, " | ") || sessionsmd_time(out, row->modified_ms) ||
-	    buf_printf(out, " | %llu | %u | $%s | [", (unsigned long long)row->messages, (unsigned)row->branches, cost) ||
+	    buf_printf(out, " | %llu | %u | $%s", (unsigned long long)row->messages, (unsigned)row->branches, cost) ||
+	    sessionsmd_subagents(out, row) || buf_puts(out, " | [") ||
 	    sessionsmd_cell(out, base ? base + 1 : row->dir) || buf_puts(out, "](") || sessionsmd_url(out, row->dir) ||
 	    buf_puts(out, "/) |\n")) {
 		out->len = mark;

@@ -741,6 +741,32 @@ ps_err store_each_session(struct ps_store *store, const char *project, store_eac
 	return err ? err : w.err;
 }
 
+ps_err store_list_folders(struct ps_store *st, const char *project, store_fill_fn fill, void *ctx)
+{
+	int fd = -1;
+	ps_err err = store_open_project(st, project, &fd);
+	if (err)
+		return err;
+	DIR *d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return PS_ERR_NOMEM;
+	}
+	struct dirent *de;
+	struct stat sb;
+	while ((de = readdir(d))) {
+		if (!store_name_ok(de->d_name) || de->d_type == DT_REG || de->d_type == DT_LNK)
+			continue;
+		if (de->d_type != DT_DIR &&
+		    (fstatat(dirfd(d), de->d_name, &sb, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR(sb.st_mode)))
+			continue;
+		if (fill(ctx, de->d_name, NULL))
+			break;
+	}
+	closedir(d);
+	return PS_OK;
+}
+
 ps_err store_open_project(struct ps_store *st, const char *project, int *fd)
 {
 	struct stat sb;

@@ -80,6 +80,10 @@ ps_err store_each_session(struct ps_store *store, const char *project, store_eac
 ps_err store_list_project_names(struct ps_store *store, store_fill_fn fill, void *ctx);
 ps_err store_list_session_names(struct ps_store *store, const char *project, store_fill_fn fill, void *ctx);
 
+/* The folders in a project directory (never through a symlink), st
+ * NULL: where a session's family folder may be (family.h). */
+ps_err store_list_folders(struct ps_store *store, const char *project, store_fill_fn fill, void *ctx);
+
 /* A descriptor of a project directory ("" the store itself), for making a
  * session file in it: PS_OK with *fd (the caller closes it), or the error. */
 ps_err store_open_project(struct ps_store *store, const char *project, int *fd);
