@@ -112,10 +112,36 @@ for pair in "$C0:$T_DIR/mnt2/$P/$CHILD0" "$SA/2026-02-01T10-02-00-000Z_fork_01aa
 	fsx_out ls -R --ignore=subagents "$child"
 	assert_eq "${child##*/}: the same names as a top-level session (ls -R)" \
 		"$(sed "s#^$top#X#" <<<"$want")" "$(sed "s#^$child#X#" <<<"$OUT")"
-	for f in context.json transcript.md tree.txt usage.json header.json session.jsonl name; do
+	for f in context.json transcript.md tree.txt header.json session.jsonl name; do
 		assert_same_bytes "$child/$f" "$top/$f"
 	done
+	assert_eq "${child##*/}: its own usage is a top-level session's" "$(jq -c .total "$top/usage.json")" \
+		"$(jq -c .total "$child/usage.json")"
 done
+assert_same_bytes "$SA/2026-02-01T10-02-00-000Z_fork_01aa0000/usage.json" "$T_DIR/mnt2/$P/$FORK/usage.json"
+
+# usage.json: its own, its subagents' (every child below it, the
+# grandchild too) and the total with them; a session without any as before.
+fsx_out jq -c '[.total.cost, .subagents.sessions, .subagents.total.cost, .withSubagents.cost]' "$S/usage.json"
+assert_eq "a parent's usage.json adds its subagents'" "[0.00021,4,0.00021,0.00042]" "${OUT%$'\n'}"
+fsx_out jq -c 'keys' "$MNT/$P/$LONE/usage.json"
+assert_eq "a session without subagents: usage.json as before" \
+	'["assistantMessages","byModel","messages","total"]' "${OUT%$'\n'}"
+fsx_out jq -c '[.subagents.sessions, (.withSubagents.cost == .total.cost)]' "$C0/usage.json"
+assert_eq "a child with a subagent of its own" "[1,true]" "${OUT%$'\n'}"
+# The store's usage files: each child a row of its own, named under its parent.
+fsx_out bash -c "cut -d, -f2 '$MNT/usage.csv' | sort"
+assert_eq "usage.csv: a row per session file, children under their parent" "$LONE
+$PARENT
+$PARENT/subagents/2026-02-01T10-01-00-000Z_scout_${RUN}_0
+$PARENT/subagents/2026-02-01T10-01-00-000Z_scout_${RUN}_0/subagents/2026-02-01T10-03-00-000Z_run_g1_0
+$PARENT/subagents/2026-02-01T10-01-00-500Z_worker_${RUN}_1
+$PARENT/subagents/2026-02-01T10-02-00-000Z_fork_01aa0000
+session" "${OUT%$'\n'}"
+fsx_out grep -c "(4 subagent sessions: \$0.00 in all)" "$MNT/sessions.md"
+assert_eq "sessions.md: pi's rows, the parent's with its subagents" "1" "${OUT%$'\n'}"
+fsx_out grep -c '^| ' "$MNT/sessions.md"
+assert_eq "sessions.md: pi's two sessions (and the table's two header lines)" "4" "${OUT%$'\n'}"
 fsx_out readlink "$C0/leaf"
 assert_eq "a child's leaf link" "0004-assistant.aaaa0004.md" "${OUT%$'\n'}"
 # The child's own subagent.
