@@ -200,7 +200,7 @@ int psfs_getattr(const char *path, struct stat *st, struct fuse_file_info *fi)
 	if (overview_owns(&p))
 		return overview_getattr(fs, &p, &file, st);
 	if (subagents_owns(&p))
-		return subagents_getattr(fs, &p, st);
+		return subagents_getattr(fs, path, &p, st);
 	if (search_owns(path, &p))
 		return search_getattr(fs, path, &p, &file, st);
 	switch (p.depth) {

@@ -114,7 +114,7 @@ static int psfs_readdir_all(const char *path, void *buf, fuse_fill_dir_t filler,
 	if (search_owns(path, &p))
 		return search_readdir(fs, path, &p, buf, filler);
 	if (subagents_owns(&p))
-		return subagents_readdir(fs, &p, buf, filler);
+		return subagents_readdir(fs, path, &p, buf, filler);
 	if (pending) {
 		/* Only in-memory nodes. */
 	} else if (journal_owns(path)) {

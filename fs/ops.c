@@ -37,7 +37,7 @@ static int psfs_readlink(const char *path, char *buf, size_t size)
 	if (!psfs_split(path, &p) && search_owns(path, &p))
 		return search_readlink(psfs_self(), path, &p, buf, size);
 	if (subagents_owns(&p))
-		return p.family == PSFS_FAMILY_MISSING ? -ENOENT : -EINVAL;
+		return subagents_readlink(psfs_self(), path, &p, buf, size);
 	overlay_lock(psfs_overlay());
 	struct overlay_node *ov = overlay_get(psfs_overlay(), path);
 	if (ov && ov->kind == OVERLAY_SYMLINK) {

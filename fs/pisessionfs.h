@@ -87,6 +87,7 @@ struct psfs_path {
 	char top_project[NAME_MAX + 1]; /* the outermost parent session, family_depth > 0 */
 	char top_session[NAME_MAX + 1];
 	char artifact[STORE_PROJECT_MAX + NAME_MAX + 32]; /* PSFS_FAMILY_ARTIFACT: its store-relative path */
+	char family_link[NAME_MAX + 1]; /* PSFS_FAMILY_CHILD: its name */
 };
 
 /* What a path below subagents/ names besides a child's own path. */
@@ -95,7 +96,12 @@ enum psfs_family {
 	PSFS_FAMILY_DIR,      /* SESSION/subagents itself */
 	PSFS_FAMILY_ARTIFACT, /* SESSION/subagents/NAME.output.md and the like */
 	PSFS_FAMILY_MISSING,  /* a name there that no run has */
+	PSFS_FAMILY_CHILDREN, /* SESSION/children: the sessions that name it their parent */
+	PSFS_FAMILY_CHILD,    /* SESSION/children/NAME, a link to one (family_link) */
 };
+
+/* The directory of the sessions that name a session their parent. */
+#define CHILDREN_NAME "children"
 
 /* The directory of a session's subagent runs. */
 #define SUBAGENTS_NAME "subagents"

@@ -113,11 +113,11 @@ static int route_name_to_stem(struct psfs *fs, const char *project, const char *
 	return named;
 }
 
-/* Whether rest starts with the name subagents: then *next follows it. */
-static int route_is_family(const char *rest, const char **next)
+/* Whether rest starts with the name dir: then *next follows it. */
+static int route_starts_with(const char *rest, const char *dir, const char **next)
 {
-	size_t n = strlen(SUBAGENTS_NAME);
-	if (strncmp(rest, SUBAGENTS_NAME, n) != 0 || (rest[n] && rest[n] != '/'))
+	size_t n = strlen(dir);
+	if (strncmp(rest, dir, n) != 0 || (rest[n] && rest[n] != '/'))
 		return 0;
 	for (rest += n; *rest == '/'; rest++)
 		;
@@ -131,7 +131,7 @@ static int route_is_family(const char *rest, const char **next)
 static int route_family(struct psfs *fs, struct psfs_path *out)
 {
 	const char *r;
-	while (out->depth == 3 && *out->project && !out->link_to[0] && route_is_family(out->rest, &r)) {
+	while (out->depth == 3 && *out->project && !out->link_to[0] && route_starts_with(out->rest, SUBAGENTS_NAME, &r)) {
 		struct family *fam = NULL;
 		int artifact = -1;
 		if (!out->family_depth++) {
@@ -164,7 +164,17 @@ static int route_family(struct psfs *fs, struct psfs_path *out)
 		}
 		family_free(fam);
 		if (out->family != PSFS_FAMILY_NONE)
-			break;
+			return 0;
+	}
+	/* SESSION/children/: not listed, but there in every session
+	 * (subagents.h). */
+	if (out->depth == 3 && !out->link_to[0] && route_starts_with(out->rest, CHILDREN_NAME, &r)) {
+		size_t n = strcspn(r, "/");
+		if (n > NAME_MAX)
+			return -ENAMETOOLONG;
+		out->family = !n ? PSFS_FAMILY_CHILDREN : r[n] ? PSFS_FAMILY_MISSING : PSFS_FAMILY_CHILD;
+		memcpy(out->family_link, r, n);
+		out->family_link[n] = '\0';
 	}
 	return 0;
 }
@@ -196,7 +206,7 @@ int route_split(struct psfs *fs, const char *path, struct psfs_path *out)
 		out->project[0] = '\0';
 		route_split_rest(p, out);
 		route_split_named(out, named, stem);
-		return 0;
+		return route_family(fs, out);
 	}
 	while (*p == '/')
 		p++;

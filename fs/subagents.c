@@ -1,11 +1,14 @@
 /* SESSION/subagents/ (subagents.h): the family's listing, its artifacts,
  * and the writes refused there. */
 #include <errno.h>
+#include <limits.h>
+#include <stdio.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include "caller.h"
+#include "catalog.h"
 #include "family.h"
 #include "fileio.h"
 #include "journal.h"
@@ -21,6 +24,144 @@
 int subagents_owns(const struct psfs_path *p)
 {
 	return p->family != PSFS_FAMILY_NONE;
+}
+
+/* --- children/ ---------------------------------------------------------- */
+
+/* Called with each name children/ lists and its link's target; nonzero
+ * stops. */
+typedef int (*subagents_child_fn)(void *ctx, const char *name, const char *target);
+
+/* Whether the file parent (a header's parentSession, as pi wrote it) is
+ * the session file whose path is want and whose stat is want_st. */
+static int subagents_same_file(const char *parent, const char *want, const struct stat *want_st)
+{
+	struct stat sb;
+	if (strcmp(parent, want) == 0)
+		return 1;
+	/* pi writes the path it was given, resolved: the store may be
+	 * reached through a symlink, and then only the file tells. */
+	return stat(parent, &sb) == 0 && sb.st_dev == want_st->st_dev && sb.st_ino == want_st->st_ino;
+}
+
+/* The sessions whose header names p's session as their parent that the
+ * caller may read: the store's own (pi's /fork, /clone, forkFrom: every
+ * session the views list, read once a second at most by the catalog)
+ * linked by their folder and name from the mount root, then the forked
+ * subagents in its family folder, linked through subagents/.  path is
+ * the request's (SESSION/children[/NAME]): how far up the root is. */
+static int subagents_children_each(struct psfs *fs, const char *path, const struct psfs_path *p,
+				   subagents_child_fn fn, void *ctx)
+{
+	struct stat want_st;
+	struct psfs_caller who;
+	struct catalog_session *items = NULL;
+	struct family *fam = NULL;
+	size_t n = 0, up = 0;
+	char *want = NULL, *ups = NULL;
+	int res = 0;
+	ps_err err = store_stat_session(fs->store, p->project, p->session, &want_st);
+	if (err)
+		return -psfs_errno(err);
+	psfs_caller_get(&who);
+	if (!psfs_caller_may_read(&who, want_st.st_uid, want_st.st_gid, want_st.st_mode))
+		return -EACCES;
+	/* The components before children/: as many ../ reach the root. */
+	const char *end = strstr(path, "/" CHILDREN_NAME);
+	for (const char *c = path; c < end; c++)
+		up += *c == '/';
+	if (asprintf(&want, "%s/%s%s%s.jsonl", store_root(fs->store), p->project, *p->project ? "/" : "", p->session) < 0 ||
+	    !(ups = calloc(up + 1, 3))) {
+		res = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < up + 1; i++)
+		strcat(ups, "../");
+	if ((err = catalog_snapshot(fs->catalog, &items, &n))) {
+		res = -psfs_errno(err);
+		goto out;
+	}
+	for (size_t i = 0; !res && i < n; i++) {
+		const struct catalog_session *c = &items[i];
+		char *parent = NULL, *target = NULL;
+		if (!c->fork || !psfs_caller_may_read(&who, c->uid, c->gid, c->mode) ||
+		    family_header_parent(fs->store, c->project, c->stem, &parent) != PS_OK || !parent)
+			continue;
+		if (subagents_same_file(parent, want, &want_st)) {
+			if (asprintf(&target, "%s%s%s%s", ups, c->project, *c->project ? "/" : "", c->stem) < 0)
+				res = -ENOMEM;
+			else
+				res = fn(ctx, c->stem, target);
+		}
+		free(parent);
+		free(target);
+	}
+	if (!res && *p->project && family_read(fs->store, fs->family, p->project, p->session, &fam) == PS_OK) {
+		for (size_t i = 0; !res && i < fam->n; i++) {
+			const struct family_member *m = &fam->members[i];
+			char target[NAME_MAX + 32];
+			if (m->kind != FAMILY_FORK || !m->stem)
+				continue;
+			snprintf(target, sizeof target, "../" SUBAGENTS_NAME "/%s", m->name);
+			res = fn(ctx, m->name, target);
+		}
+	}
+out:
+	family_free(fam);
+	catalog_snapshot_free(items, n);
+	free(want);
+	free(ups);
+	return res < 0 ? res : 0;
+}
+
+struct subagents_find {
+	const char *name;
+	char *target; /* found: new */
+};
+
+static int subagents_find_child(void *ctx, const char *name, const char *target)
+{
+	struct subagents_find *f = ctx;
+	if (strcmp(name, f->name) != 0)
+		return 0;
+	f->target = strdup(target);
+	return f->target ? 1 : -ENOMEM;
+}
+
+/* The target of children/NAME: 0 with *target new, or -errno. */
+static int subagents_child_target(struct psfs *fs, const char *path, const struct psfs_path *p, char **target)
+{
+	struct subagents_find f = { p->family_link, NULL };
+	int res = subagents_children_each(fs, path, p, subagents_find_child, &f);
+	*target = f.target;
+	if (!res && !f.target)
+		res = -ENOENT;
+	return res;
+}
+
+int subagents_readlink(struct psfs *fs, const char *path, const struct psfs_path *p, char *buf, size_t size)
+{
+	char *target = NULL;
+	if (p->family != PSFS_FAMILY_CHILD)
+		return p->family == PSFS_FAMILY_MISSING ? -ENOENT : -EINVAL;
+	int res = subagents_child_target(fs, path, p, &target);
+	if (!res)
+		snprintf(buf, size, "%s", target);
+	free(target);
+	return res;
+}
+
+struct subagents_fill {
+	void *buf;
+	fuse_fill_dir_t filler;
+};
+
+static int subagents_fill_child(void *ctx, const char *name, const char *target)
+{
+	struct subagents_fill *f = ctx;
+	(void)target;
+	f->filler(f->buf, name, NULL, 0, 0);
+	return 0;
 }
 
 /* What the caller may see of a file of the store: read bits as it has
@@ -58,12 +199,26 @@ static int subagents_artifact_stat(struct psfs *fs, const char *rel, struct stat
 	return res;
 }
 
-int subagents_getattr(struct psfs *fs, const struct psfs_path *p, struct stat *st)
+int subagents_getattr(struct psfs *fs, const char *path, const struct psfs_path *p, struct stat *st)
 {
 	struct stat sb;
+	char *target = NULL;
 	ps_err err;
 	int res;
 	switch (p->family) {
+	case PSFS_FAMILY_CHILD:
+		if ((res = subagents_child_target(fs, path, p, &target)))
+			return res;
+		if ((err = store_stat_session(fs->store, p->project, p->session, &sb))) {
+			free(target);
+			return -psfs_errno(err);
+		}
+		subagents_stat(st, &sb, 0);
+		st->st_mode = S_IFLNK | 0777;
+		st->st_size = (off_t)strlen(target);
+		free(target);
+		return 0;
+	case PSFS_FAMILY_CHILDREN:
 	case PSFS_FAMILY_DIR:
 		/* As the session directory it is in. */
 		if ((err = store_stat_session(fs->store, p->project, p->session, &sb)))
@@ -92,11 +247,15 @@ static int subagents_may_list(struct psfs *fs, const struct psfs_path *p)
 	return psfs_caller_may_read(&who, sb.st_uid, sb.st_gid, sb.st_mode);
 }
 
-int subagents_readdir(struct psfs *fs, const struct psfs_path *p, void *buf, fuse_fill_dir_t filler)
+int subagents_readdir(struct psfs *fs, const char *path, const struct psfs_path *p, void *buf, fuse_fill_dir_t filler)
 {
 	struct family *fam = NULL;
+	if (p->family == PSFS_FAMILY_CHILDREN) {
+		struct subagents_fill f = { buf, filler };
+		return subagents_children_each(fs, path, p, subagents_fill_child, &f);
+	}
 	if (p->family != PSFS_FAMILY_DIR)
-		return p->family == PSFS_FAMILY_ARTIFACT ? -ENOTDIR : -ENOENT;
+		return p->family == PSFS_FAMILY_ARTIFACT || p->family == PSFS_FAMILY_CHILD ? -ENOTDIR : -ENOENT;
 	if (!subagents_may_list(fs, p))
 		return -EACCES;
 	ps_err err = family_read(fs->store, fs->family, p->project, p->session, &fam);
@@ -125,7 +284,7 @@ int subagents_open(struct psfs *fs, const char *path, const struct psfs_path *p,
 	*text = NULL;
 	*len = 0;
 	if (p->family != PSFS_FAMILY_ARTIFACT)
-		return p->family == PSFS_FAMILY_DIR ? -EISDIR : -ENOENT;
+		return p->family == PSFS_FAMILY_DIR || p->family == PSFS_FAMILY_CHILDREN ? -EISDIR : -ENOENT;
 	if ((flags & O_ACCMODE) != O_RDONLY || (flags & O_TRUNC)) {
 		journal_log("refused writing %s: a run's artifacts are pi-subagents' record of it, kept as written",
 			    path);
@@ -182,7 +341,8 @@ void subagents_fill_session(struct psfs *fs, const struct psfs_path *p, void *bu
 int subagents_refuse(const char *path, const char *what, int removal)
 {
 	struct psfs_path p;
-	if (!strstr(path, "/" SUBAGENTS_NAME) || psfs_split(path, &p) || !p.family_depth)
+	if ((!strstr(path, "/" SUBAGENTS_NAME) && !strstr(path, "/" CHILDREN_NAME)) || psfs_split(path, &p) ||
+	    (!p.family_depth && p.family == PSFS_FAMILY_NONE))
 		return 0;
 	if (removal) {
 		/* rm -r of the parent walks through here: what it removes
@@ -198,8 +358,10 @@ int subagents_refuse(const char *path, const char *what, int removal)
 	if (p.family == PSFS_FAMILY_NONE && p.depth == 3)
 		return 0;
 	journal_log("refused %s %s: %s", what, path,
-		    removal ? "a subagent's run goes with the session that started it (rm -r that session)"
-			    : "subagents/ shows what the runs left, as they left it");
+		    p.family == PSFS_FAMILY_CHILDREN || p.family == PSFS_FAMILY_CHILD
+			    ? "children/ shows the sessions that name this one their parent (fork one with ln -s)"
+		    : removal ? "a subagent's run goes with the session that started it (rm -r that session)"
+			      : "subagents/ shows what the runs left, as they left it");
 	return -EPERM;
 }
 

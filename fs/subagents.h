@@ -1,6 +1,8 @@
 /* SESSION/subagents/: the runs a session's subagents left in its family
  * folder (family.h), one directory per child session and their runs'
- * artifacts beside them (docs/layout.md "Subagent runs").  A child's own
+ * artifacts beside them (docs/layout.md "Subagent runs"); and
+ * SESSION/children/, links to the sessions whose header names it their
+ * parentSession, there in every session though not listed (as entries/).  A child's own
  * paths are routed to its session by route.c and served by the usual
  * handlers; this module serves what else lies below subagents/, and
  * says which writes there are refused.  Above routing (route.h), below
@@ -14,8 +16,11 @@
 /* Whether p (psfs_split) is subagents/ itself, an artifact or a name
  * there that no run has: then only these functions answer it. */
 int subagents_owns(const struct psfs_path *p);
-int subagents_getattr(struct psfs *fs, const struct psfs_path *p, struct stat *st);
-int subagents_readdir(struct psfs *fs, const struct psfs_path *p, void *buf, fuse_fill_dir_t filler);
+int subagents_getattr(struct psfs *fs, const char *path, const struct psfs_path *p, struct stat *st);
+int subagents_readdir(struct psfs *fs, const char *path, const struct psfs_path *p, void *buf, fuse_fill_dir_t filler);
+/* children/NAME's target (a relative link to the session directory):
+ * 0, or -errno (-EINVAL for what is no link). */
+int subagents_readlink(struct psfs *fs, const char *path, const struct psfs_path *p, char *buf, size_t size);
 /* An artifact's bytes as they are now: *text is new (the caller's). */
 int subagents_open(struct psfs *fs, const char *path, const struct psfs_path *p, int flags, char **text,
 		   size_t *len);

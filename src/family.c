@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include <jansson.h>
 #include "family.h"
 
 /* How deep below STEM/ a child's session file may lie (pi-subagents: 2,
@@ -697,4 +698,39 @@ const struct family_member *family_find(const struct family *fam, const char *na
 			}
 	}
 	return NULL;
+}
+
+ps_err family_header_parent(struct ps_store *store, const char *project, const char *stem, char **parent)
+{
+	enum { FAMILY_HEADER_MAX = 64 << 10 };
+	char rel[NAME_MAX + 8];
+	int dir = -1, fd = -1;
+	ps_err err = store_open_project(store, project, &dir);
+	*parent = NULL;
+	if (err)
+		return err;
+	if ((size_t)snprintf(rel, sizeof rel, "%s.jsonl", stem) >= sizeof rel) {
+		close(dir);
+		return PS_ERR_NOENT;
+	}
+	fd = openat(dir, rel, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	close(dir);
+	if (fd < 0)
+		return errno == ENOMEM ? PS_ERR_NOMEM : PS_ERR_NOENT;
+	char *head = malloc(FAMILY_HEADER_MAX);
+	ssize_t got = head ? pread(fd, head, FAMILY_HEADER_MAX, 0) : -1;
+	close(fd);
+	if (!head)
+		return PS_ERR_NOMEM;
+	const char *nl = got > 0 ? memchr(head, '\n', (size_t)got) : NULL;
+	json_t *h = got > 0 ? json_loadb(head, nl ? (size_t)(nl - head) : (size_t)got, 0, NULL) : NULL;
+	const char *ps = json_string_value(json_object_get(h, "parentSession"));
+	const char *type = json_string_value(json_object_get(h, "type"));
+	if (!type || strcmp(type, "session") != 0)
+		ps = NULL;
+	if (ps && *ps && !(*parent = strdup(ps)))
+		err = PS_ERR_NOMEM;
+	json_decref(h);
+	free(head);
+	return err;
 }

@@ -84,4 +84,10 @@ void family_free(struct family *family);
  * Borrowed from family. */
 const struct family_member *family_find(const struct family *family, const char *name, int *artifact);
 
+/* The parentSession its header names (pi's /fork, /clone, forkFrom and a
+ * forked subagent write it): *parent new, or NULL when the header names
+ * none.  PS_ERR_NOENT (no such file), PS_ERR_NOMEM.  Reads the first
+ * line only (at most 64 KiB). */
+ps_err family_header_parent(struct ps_store *store, const char *project, const char *stem, char **parent);
+
 #endif

@@ -52,6 +52,15 @@ printf 'async result\n' >"$ART/${ASYNC}_reviewer_output.md"
 printf 'another session run\n' >"$ART/otherrun_scout_input.md"
 printf 'an agent file\n' >"$ART/outputs/u1/notes.md"
 touch -d '2026-02-01 10:05:00 UTC' "$ART/${ASYNC}_reviewer_input.md" "$ART/${ASYNC}_reviewer_output.md"
+# Sessions that name the parent in their header: a /fork in the same
+# project, a forkFrom copy in another (through a symlinked store path, as
+# pi resolves the path it is given), and one naming another session.
+mkdir -p "$STORE/--home-u-other--"
+ln -s "$STORE" "$T_DIR/store-link"
+sed '1s#"cwd"#"parentSession":"'"$STORE/$P/$PARENT.jsonl"'","cwd"#' "$FIX" >"$STORE/$P/2026-02-02T00-00-00-000Z_01aa0000-0000-7000-8000-000000000020.jsonl"
+sed '1s#"cwd"#"parentSession":"'"$T_DIR/store-link/$P/$PARENT.jsonl"'","cwd"#' "$FIX" \
+	>"$STORE/--home-u-other--/2026-02-03T00-00-00-000Z_01aa0000-0000-7000-8000-000000000021.jsonl"
+sed '1s#"cwd"#"parentSession":"'"$STORE/$P/$LONE.jsonl"'","cwd"#' "$FIX" >"$STORE/$P/2026-02-04T00-00-00-000Z_01aa0000-0000-7000-8000-000000000022.jsonl"
 cp -a "$STORE" "$T_DIR/store.orig"
 
 # The same files as top-level sessions, for comparison.
@@ -64,12 +73,37 @@ S=$MNT/$P/$PARENT
 SA=$S/subagents
 C0=$SA/2026-02-01T10-01-00-000Z_scout_${RUN}_0
 
+# children/: every session that names it its parent, as links, there in
+# every session but listed in none.
+fsx_out ls "$S/children"
+assert_eq "children/ links the sessions naming it their parent, and its forked subagent" \
+	"2026-02-01T10-02-00-000Z_fork_01aa0000
+2026-02-02T00-00-00-000Z_01aa0000-0000-7000-8000-000000000020
+2026-02-03T00-00-00-000Z_01aa0000-0000-7000-8000-000000000021" "${OUT%$'\n'}"
+fsx_out readlink "$S/children/2026-02-02T00-00-00-000Z_01aa0000-0000-7000-8000-000000000020" \
+	"$S/children/2026-02-03T00-00-00-000Z_01aa0000-0000-7000-8000-000000000021" \
+	"$S/children/2026-02-01T10-02-00-000Z_fork_01aa0000"
+assert_eq "the links are relative, within the mount" "../../../$P/2026-02-02T00-00-00-000Z_01aa0000-0000-7000-8000-000000000020
+../../../--home-u-other--/2026-02-03T00-00-00-000Z_01aa0000-0000-7000-8000-000000000021
+../subagents/2026-02-01T10-02-00-000Z_fork_01aa0000" "${OUT%$'\n'}"
+assert_same_bytes "$S/children/2026-02-03T00-00-00-000Z_01aa0000-0000-7000-8000-000000000021/session.jsonl" \
+	"$STORE/--home-u-other--/2026-02-03T00-00-00-000Z_01aa0000-0000-7000-8000-000000000021.jsonl"
+fsx_out ls "$MNT/$P/$LONE/children"
+assert_eq "the other session's own child" "2026-02-04T00-00-00-000Z_01aa0000-0000-7000-8000-000000000022" "${OUT%$'\n'}"
+fsx_out ls "$C0/children"
+assert_eq "a session without children: children/ is empty" "" "$OUT"
+assert_true "children/ is not listed" bash -c "! ls -a '$S' | grep -qx children"
+assert_errno "Operation not permitted" ln -s ../0004-user.7bfd5a82.md "$S/children/new"
+assert_errno "Operation not permitted" rm "$S/children/2026-02-02T00-00-00-000Z_01aa0000-0000-7000-8000-000000000020"
+
 # The project lists its sessions only, as before; a session without a
 # family lists no subagents.
 fsx_out ls "$MNT/$P"
 assert_eq "the project folder lists no family folder or artifacts" \
 	"$LONE
 $PARENT
+2026-02-02T00-00-00-000Z_01aa0000-0000-7000-8000-000000000020
+2026-02-04T00-00-00-000Z_01aa0000-0000-7000-8000-000000000022
 search
 sessions.md
 usage-daily-models.csv
@@ -131,17 +165,20 @@ fsx_out jq -c '[.subagents.sessions, (.withSubagents.cost == .total.cost)]' "$C0
 assert_eq "a child with a subagent of its own" "[1,true]" "${OUT%$'\n'}"
 # The store's usage files: each child a row of its own, named under its parent.
 fsx_out bash -c "cut -d, -f2 '$MNT/usage.csv' | sort"
-assert_eq "usage.csv: a row per session file, children under their parent" "$LONE
+assert_eq "usage.csv: a row per session file, children under their parent" "$(sort <<<"2026-02-02T00-00-00-000Z_01aa0000-0000-7000-8000-000000000020
+2026-02-03T00-00-00-000Z_01aa0000-0000-7000-8000-000000000021
+2026-02-04T00-00-00-000Z_01aa0000-0000-7000-8000-000000000022
+$LONE
 $PARENT
 $PARENT/subagents/2026-02-01T10-01-00-000Z_scout_${RUN}_0
 $PARENT/subagents/2026-02-01T10-01-00-000Z_scout_${RUN}_0/subagents/2026-02-01T10-03-00-000Z_run_g1_0
 $PARENT/subagents/2026-02-01T10-01-00-500Z_worker_${RUN}_1
 $PARENT/subagents/2026-02-01T10-02-00-000Z_fork_01aa0000
-session" "${OUT%$'\n'}"
+session")" "${OUT%$'\n'}"
 fsx_out grep -c "(4 subagent sessions: \$0.00 in all)" "$MNT/sessions.md"
 assert_eq "sessions.md: pi's rows, the parent's with its subagents" "1" "${OUT%$'\n'}"
 fsx_out grep -c '^| ' "$MNT/sessions.md"
-assert_eq "sessions.md: pi's two sessions (and the table's two header lines)" "4" "${OUT%$'\n'}"
+assert_eq "sessions.md: pi's five sessions (and the table's two header lines)" "7" "${OUT%$'\n'}"
 fsx_out readlink "$C0/leaf"
 assert_eq "a child's leaf link" "0004-assistant.aaaa0004.md" "${OUT%$'\n'}"
 # The child's own subagent.
