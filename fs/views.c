@@ -7,6 +7,7 @@
 #include "buf.h"
 #include "caller.h"
 #include "catalog.h"
+#include "family.h"
 #include "escape.h"
 #include "title.h"
 #include "viewname.h"
@@ -607,6 +608,30 @@ static int views_candidate(const struct views_list *l, const char *prefix, size_
 	return -ENOENT;
 }
 
+static int views_may_read(void *ctx, const struct stat *st)
+{
+	return psfs_caller_may_read(ctx, st->st_uid, st->st_gid, st->st_mode);
+}
+
+/* by-id/ID and by-name/NAME of a subagent's session (docs/layout.md
+ * "Subagent runs"): not listed, as pi's /resume lists none; found, when
+ * no session of the store's own has the id or name, in the families
+ * (family_search_store).  0 with *target new, or -errno. */
+static int views_subagent(struct psfs *fs, enum views_kind kind, const char *key, char **target)
+{
+	struct psfs_caller who;
+	char *path = NULL;
+	psfs_caller_get(&who);
+	ps_err err = family_search_store(fs->store, fs->family, kind == VIEW_BY_NAME, key, views_may_read, &who, &path);
+	if (err)
+		return -psfs_errno(err);
+	int res = asprintf(target, "../%s", path) < 0 ? -ENOMEM : 0;
+	if (res)
+		*target = NULL;
+	free(path);
+	return res;
+}
+
 static int views_resolve(struct psfs *fs, const char *path, char **target)
 {
 	const char *rest;
@@ -633,6 +658,8 @@ static int views_resolve(struct psfs *fs, const char *path, char **target)
 			res = kind == VIEW_BY_ID && views_id_candidates(l, rest, strlen(rest)) > 1 ? 0 : -ENOENT;
 		}
 		views_put(fs, b);
+		if (res == -ENOENT && !slash && (kind == VIEW_BY_ID || kind == VIEW_BY_NAME))
+			res = views_subagent(fs, kind, rest, target);
 		return res;
 	}
 	const struct catalog_session *items = b->l.items;

@@ -19,12 +19,12 @@ struct sessionsmd_row {
 	uint64_t messages;
 	uint32_t branches;      /* the session directory and its forks */
 	double cost;            /* US dollars */
+	const char *dir;        /* the session directory, relative to the file */
 	/* Its subagents' sessions (family.h) and what they cost: shown in
 	 * the cost cell, "$0.59 (4 subagent sessions: $2.10 in all)", only
 	 * where there are any. */
 	uint32_t subagent_sessions;
 	double subagent_cost;
-	const char *dir;        /* the session directory, relative to the file */
 };
 
 /* The heading, a line saying how many sessions and in what order, and the

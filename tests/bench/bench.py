@@ -54,7 +54,14 @@ REF_REPEAT = 3
 # Not run in CI; generating it takes several minutes and 12 GB of disk.
 BENCH_PRESETS = {
     "huge": ("large", ["--scale", "6", "--sessions-scale", "3", "--big-scale", "2"]),
+    "families": ("large", []),
 }
+# Presets that add subagent families to the generated store: that many
+# parent sessions in a project of their own, each with 5 runs and a
+# forked child, laid out as pi-subagents 0.67.0 lays them out and written
+# with pi's own SessionManager (tests/gen/gen_subagents.mjs; needs pi).
+BENCH_FAMILIES = {"families": 1000}
+GEN_SUBAGENTS = os.path.join(ROOT, "tests", "gen", "gen_subagents.mjs")
 
 
 class BenchError(Exception):
@@ -447,6 +454,8 @@ class Bench:
                    "--manifest", mpath] + gen_scale + (a.gen_args.split() if a.gen_args else [])
             t0 = time.perf_counter()
             subprocess.run(cmd, check=True, env=ENV)
+            if a.preset in BENCH_FAMILIES:
+                self.add_families(BENCH_FAMILIES[a.preset])
             self.gen_s = time.perf_counter() - t0
             with open(stamp, "w") as fh:
                 fh.write(want + "\n")
@@ -509,6 +518,16 @@ class Bench:
                 if not k:
                     return n
                 n += k
+
+    def add_families(self, parents):
+        """Subagent families beside the generated store's sessions."""
+        p = subprocess.run([os.path.join(ROOT, "tests", "setup-pi.sh")], stdout=subprocess.PIPE, env=ENV, check=True)
+        vals = dict(line.partition("=")[::2] for line in p.stdout.decode().splitlines() if "=" in line)
+        node, sm = (shlex.split(vals[k])[0] for k in ("PI_NODE", "PI_SESSION_MANAGER"))
+        log("adding %d subagent families ..." % parents)
+        with open(self.store + ".families.json", "wb") as out:
+            subprocess.run([node, GEN_SUBAGENTS, "--sm", sm, "--store", self.store, "--seed", str(self.a.seed),
+                            "--parents", str(parents), "--runs-per-parent", "5"], check=True, env=ENV, stdout=out)
 
     def setup_pi(self):
         self.pi = None
@@ -1889,7 +1908,8 @@ CASES = ["mount", "ls_project", "big_first", "append", "ls_l", "rss_all", "grep"
 
 def main():
     ap = argparse.ArgumentParser(description="pisessionfs benchmark")
-    ap.add_argument("--preset", default="default", help="tiny, default (= large) or huge (see BENCH_PRESETS)")
+    ap.add_argument("--preset", default="default",
+                    help="tiny, default (= large), huge or families (see BENCH_PRESETS, BENCH_FAMILIES)")
     ap.add_argument("--seed", default="1")
     ap.add_argument("--daemon", default=os.path.join(ROOT, "build", "pisessionfs"))
     ap.add_argument("--work", default=os.environ.get("BENCH_WORK", os.path.join(HERE, ".work")))

@@ -31,7 +31,11 @@ mkdir -p "$STORE/$P" "$FAM/$RUN/run-0" "$FAM/$RUN/run-1" "$FAM/forks" "$FAM/$ASY
 cp "$FIX" "$STORE/$P/$PARENT.jsonl"
 cp "$FIX" "$STORE/$P/$LONE.jsonl"
 { header 3 01aa0000-0000-7000-8000-000000000010; alpha_turns; } >"$FAM/$RUN/run-0/$CHILD0.jsonl"
-{ header 3 01aa0000-0000-7000-8000-000000000011; user_msg bbbb0001 null "second child task"; } >"$FAM/$RUN/run-1/$CHILD1.jsonl"
+{
+	header 3 01aa0000-0000-7000-8000-000000000011
+	user_msg bbbb0001 null "second child task"
+	printf '{"type":"session_info","id":"bbbb0002","parentId":"bbbb0001","timestamp":"2026-01-01T00:00:02.000Z","name":"worker: second"}\n'
+} >"$FAM/$RUN/run-1/$CHILD1.jsonl"
 cp "$FIX" "$FAM/forks/$FORK.jsonl"
 # The first child's own subagent: a family folder below the child's folder.
 mkdir -p "$FAM/$RUN/run-0/$CHILD0/g1/run-0"
@@ -95,6 +99,15 @@ assert_eq "a session without children: children/ is empty" "" "$OUT"
 assert_true "children/ is not listed" bash -c "! ls -a '$S' | grep -qx children"
 assert_errno "Operation not permitted" ln -s ../0004-user.7bfd5a82.md "$S/children/new"
 assert_errno "Operation not permitted" rm "$S/children/2026-02-02T00-00-00-000Z_01aa0000-0000-7000-8000-000000000020"
+
+# by-id/ and by-name/ resolve a subagent's session (listed in neither).
+fsx_out readlink "$MNT/by-id/01aa0000-0000-7000-8000-000000000013" "$MNT/by-name/worker: second"
+assert_eq "by-id/ and by-name/ lead to a subagent's session" \
+	"../$P/$PARENT/subagents/2026-02-01T10-01-00-000Z_scout_${RUN}_0/subagents/2026-02-01T10-03-00-000Z_run_g1_0
+../$P/$PARENT/subagents/2026-02-01T10-01-00-500Z_worker_${RUN}_1" "${OUT%$'\n'}"
+assert_errno "No such file or directory" stat "$MNT/by-id/01aa0000-0000-7000-8000-00000000001"
+assert_same_bytes "$MNT/by-id/01aa0000-0000-7000-8000-000000000011/session.jsonl" "$FAM/$RUN/run-1/$CHILD1.jsonl"
+assert_true "by-id/ lists no subagent" bash -c "! ls '$MNT/by-id' | grep -q 01aa0000-0000-7000-8000-000000000011"
 
 # The project lists its sessions only, as before; a session without a
 # family lists no subagents.

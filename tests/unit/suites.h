@@ -29,5 +29,6 @@ Suite *diskmemo_suite(void);
 Suite *trash_suite(void);
 Suite *sessionfork_suite(void);
 Suite *fanout_suite(void);
+Suite *family_suite(void);
 
 #endif

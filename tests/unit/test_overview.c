@@ -44,7 +44,7 @@ START_TEST(test_sessionsmd_row)
 {
 	struct buf b = BUF_INIT;
 	struct sessionsmd_row row = {
-		"a | b \\ c", 1767225600000.0, 1767229200000.0, 12, 3, 30.330197699999985, "--p q--/2026_x",
+		"a | b \\ c", 1767225600000.0, 1767229200000.0, 12, 3, 30.330197699999985, "--p q--/2026_x", 0, 0,
 	};
 	ck_assert_int_eq(sessionsmd_header(&b, 1), PS_OK);
 	ck_assert_int_eq(sessionsmd_row(&b, &row), PS_OK);
@@ -53,6 +53,20 @@ START_TEST(test_sessionsmd_row)
 	ck_assert_ptr_nonnull(strstr(b.data,
 		"| a \\| b \\\\ c | 2026-01-01 00:00 | 2026-01-01 01:00 | 12 | 3 | $30.33 | [2026_x](--p%20q--/2026_x/) |\n"));
 	buf_free(&b);
+	/* A parent's cost cell says what its subagents' sessions add. */
+	row.subagent_sessions = 1;
+	row.subagent_cost = 0.004;
+	ck_assert_int_eq(sessionsmd_row(&b, &row), PS_OK);
+	buf_finish(&b);
+	ck_assert_ptr_nonnull(strstr(b.data, "| 12 | 3 | $30.33 (1 subagent session: $30.33 in all) | [2026_x]"));
+	buf_free(&b);
+	row.subagent_sessions = 4;
+	row.subagent_cost = 1.77;
+	ck_assert_int_eq(sessionsmd_row(&b, &row), PS_OK);
+	buf_finish(&b);
+	ck_assert_ptr_nonnull(strstr(b.data, "| $30.33 (4 subagent sessions: $32.10 in all) |"));
+	buf_free(&b);
+	row.subagent_sessions = 0;
 	/* A time that is no date is a question mark. */
 	row.created_ms = NAN;
 	ck_assert_int_eq(sessionsmd_row(&b, &row), PS_OK);

@@ -1,0 +1,172 @@
+/* family.c: which sessions below a parent's folder are its children and
+ * what they are called (start order, agent, run, index; the header's
+ * time when the file's name has none), which artifacts go with which
+ * run (a single run's have no index), that no symlink below the project
+ * is followed and a child's own family folder is not its parent's, that
+ * the artifact listing is kept while its folder is unchanged, that a
+ * project path names a child's folder in the store, and the lookups by
+ * header (parentSession, id) and store-wide by id and name. */
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "family.h"
+#include "helpers.h"
+#include "store.h"
+#include "suites.h"
+
+static char root[64];
+
+static void mk(const char *rel)
+{
+	char p[512];
+	snprintf(p, sizeof p, "%s/%s", root, rel);
+	ck_assert_int_eq(mkdir(p, 0755), 0);
+}
+
+static void put(const char *rel, const char *text)
+{
+	char p[512];
+	snprintf(p, sizeof p, "%s/%s", root, rel);
+	FILE *f = fopen(p, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+#define CHILD_HDR(id, ts) "{\"type\":\"session\",\"version\":3,\"id\":\"" id "\",\"timestamp\":\"" ts "\",\"cwd\":\"/w\"}\n"
+#define P "proj"
+#define S "2026-01-01T00-00-00-000Z_parent"
+
+static void family_fixture(void)
+{
+	helper_tmpdir(root, "family");
+	mk(P);
+	put(P "/" S ".jsonl", HDR);
+	mk(P "/" S);
+	mk(P "/" S "/run1");
+	mk(P "/" S "/run1/run-0");
+	mk(P "/" S "/run1/run-1");
+	/* pi-subagents names a run's file session.jsonl: the header's time */
+	put(P "/" S "/run1/run-0/session.jsonl", CHILD_HDR("c0", "2026-01-01T00:00:05.000Z"));
+	put(P "/" S "/run1/run-1/session.jsonl", CHILD_HDR("c1", "2026-01-01T00:00:04.000Z"));
+	mk(P "/" S "/forks");
+	put(P "/" S "/forks/2026-01-01T00-00-09-000Z_fork1234abcd.jsonl",
+	    "{\"type\":\"session\",\"version\":3,\"id\":\"f1\",\"timestamp\":\"2026-01-01T00:00:09.000Z\","
+	    "\"cwd\":\"/w\",\"parentSession\":\"/x/" S ".jsonl\"}\n");
+	/* a child's own subagent: its folder beside it is its family */
+	mk(P "/" S "/run1/run-0/session");
+	mk(P "/" S "/run1/run-0/session/g");
+	mk(P "/" S "/run1/run-0/session/g/run-0");
+	put(P "/" S "/run1/run-0/session/g/run-0/session.jsonl", CHILD_HDR("g0", "2026-01-01T00:00:06.000Z"));
+	/* a run folder with artifacts only */
+	mk(P "/" S "/async1");
+	mk(P "/subagent-artifacts");
+	put(P "/subagent-artifacts/run1_scout_0_output.md", "zero\n");
+	put(P "/subagent-artifacts/run1_scout_0_meta.json", "{}\n");
+	put(P "/subagent-artifacts/run1_my_agent_1_input.md", "one\n");
+	put(P "/subagent-artifacts/async1_reviewer_output.md", "async\n");
+	put(P "/subagent-artifacts/other_scout_0_output.md", "another parent's\n");
+	/* never followed: a symlink to a folder holding a session */
+	char p[512], t[512];
+	mk("elsewhere");
+	put("elsewhere/2026-01-01T00-00-01-000Z_out.jsonl", HDR);
+	snprintf(t, sizeof t, "%s/elsewhere", root);
+	snprintf(p, sizeof p, "%s/" P "/" S "/linked", root);
+	ck_assert_int_eq(symlink(t, p), 0);
+}
+
+static void family_cleanup(void)
+{
+	helper_rmtree(root);
+}
+
+START_TEST(test_family_members)
+{
+	struct ps_store *st;
+	struct family_cache *cache = family_cache_new();
+	struct family *fam = NULL;
+	int art = 0;
+	ck_assert_ptr_nonnull(cache);
+	ck_assert_int_eq(store_open(root, 0, &st), PS_OK);
+	for (int round = 0; round < 2; round++) { /* the second from the kept artifact listing */
+		ck_assert_int_eq(family_read(st, cache, P, S, &fam), PS_OK);
+		ck_assert_uint_eq(fam->n, 4);
+		/* in start order; run-1 started first */
+		ck_assert_str_eq(fam->members[0].name, "2026-01-01T00-00-04-000Z_my_agent_run1_1");
+		ck_assert_str_eq(fam->members[1].name, "2026-01-01T00-00-05-000Z_scout_run1_0");
+		ck_assert_str_eq(fam->members[2].name, "2026-01-01T00-00-09-000Z_fork_fork1234");
+		ck_assert_int_eq(fam->members[2].kind, FAMILY_FORK);
+		ck_assert_str_eq(fam->members[1].dir, P "/" S "/run1/run-0");
+		ck_assert_str_eq(fam->members[1].stem, "session");
+		ck_assert_str_eq(fam->members[1].artifact[FAMILY_OUTPUT], P "/subagent-artifacts/run1_scout_0_output.md");
+		ck_assert_ptr_null(fam->members[1].artifact[FAMILY_INPUT]);
+		/* the async run: artifacts only, no index, so run-0, named by
+		 * its artifact's time */
+		ck_assert_ptr_null(fam->members[3].stem);
+		ck_assert_str_eq(fam->members[3].agent, "reviewer");
+		ck_assert_ptr_nonnull(strstr(fam->members[3].name, "_reviewer_async1_0"));
+		ck_assert_uint_eq(fam->n_artifacts, 4);
+		ck_assert_str_eq(fam->folder, P "/" S);
+		const struct family_member *m = family_find(fam, "2026-01-01T00-00-05-000Z_scout_run1_0.output.md", &art);
+		ck_assert_ptr_eq(m, &fam->members[1]);
+		ck_assert_int_eq(art, FAMILY_OUTPUT);
+		ck_assert_ptr_eq(family_find(fam, "2026-01-01T00-00-05-000Z_scout_run1_0", &art), &fam->members[1]);
+		ck_assert_int_eq(art, -1);
+		ck_assert_ptr_null(family_find(fam, "2026-01-01T00-00-05-000Z_scout_run1_0.input.md", &art));
+		ck_assert_ptr_null(family_find(fam, fam->members[3].name, &art)); /* no directory of its own */
+		family_free(fam);
+	}
+	/* the child's own family; the child as a session of the store */
+	ck_assert_int_eq(family_read(st, cache, P "/" S "/run1/run-0", "session", &fam), PS_OK);
+	ck_assert_uint_eq(fam->n, 1);
+	ck_assert_str_eq(fam->members[0].name, "2026-01-01T00-00-06-000Z_run_g_0");
+	family_free(fam);
+	struct store_ref ref;
+	ck_assert_int_eq(store_acquire(st, P "/" S "/run1/run-0", "session", &ref), PS_OK);
+	store_release(st, &ref);
+	ck_assert_int_ne(store_acquire(st, P "/" S "/../" S "/run1/run-0", "session", &ref), PS_OK);
+	/* no family: empty */
+	ck_assert_int_eq(family_read(st, cache, "elsewhere", "2026-01-01T00-00-01-000Z_out", &fam), PS_OK);
+	ck_assert_uint_eq(fam->n, 0);
+	ck_assert_ptr_null(fam->folder);
+	family_free(fam);
+	store_free(st);
+	family_cache_free(cache);
+}
+END_TEST
+
+static int family_may_all(void *ctx, const struct stat *st)
+{
+	(void)ctx, (void)st;
+	return 1;
+}
+
+START_TEST(test_family_lookups)
+{
+	struct ps_store *st;
+	char *v = NULL;
+	ck_assert_int_eq(store_open(root, 0, &st), PS_OK);
+	ck_assert_int_eq(family_header_parent(st, P "/" S "/forks", "2026-01-01T00-00-09-000Z_fork1234abcd", &v), PS_OK);
+	ck_assert_str_eq(v, "/x/" S ".jsonl");
+	free(v);
+	ck_assert_int_eq(family_header_parent(st, P, S, &v), PS_OK);
+	ck_assert_ptr_null(v);
+	ck_assert_int_eq(family_search_store(st, NULL, 0, "g0", family_may_all, NULL, &v), PS_OK);
+	ck_assert_str_eq(v, P "/" S "/subagents/2026-01-01T00-00-05-000Z_scout_run1_0/subagents/"
+			    "2026-01-01T00-00-06-000Z_run_g_0");
+	free(v);
+	ck_assert_int_eq(family_search_store(st, NULL, 0, "nope", family_may_all, NULL, &v), PS_ERR_NOENT);
+	store_free(st);
+}
+END_TEST
+
+Suite *family_suite(void)
+{
+	Suite *s = suite_create("family");
+	TCase *tc = tcase_create("family");
+	tcase_add_checked_fixture(tc, family_fixture, family_cleanup);
+	tcase_add_test(tc, test_family_members);
+	tcase_add_test(tc, test_family_lookups);
+	suite_add_tcase(s, tc);
+	return s;
+}
