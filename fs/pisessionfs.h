@@ -87,7 +87,8 @@ struct psfs_path {
 	char top_project[NAME_MAX + 1]; /* the outermost parent session, family_depth > 0 */
 	char top_session[NAME_MAX + 1];
 	char artifact[STORE_PROJECT_MAX + NAME_MAX + 32]; /* PSFS_FAMILY_ARTIFACT: its store-relative path */
-	char family_link[NAME_MAX + 1]; /* PSFS_FAMILY_CHILD: its name */
+	char family_link[NAME_MAX + 1]; /* PSFS_FAMILY_CHILD: its name; PSFS_FAMILY_SEARCH_*: the query's */
+	char family_hit[NAME_MAX + 1];  /* PSFS_FAMILY_SEARCH_HIT: its name */
 };
 
 /* What a path below subagents/ names besides a child's own path. */
@@ -98,6 +99,9 @@ enum psfs_family {
 	PSFS_FAMILY_MISSING,  /* a name there that no run has */
 	PSFS_FAMILY_CHILDREN, /* SESSION/children: the sessions that name it their parent */
 	PSFS_FAMILY_CHILD,    /* SESSION/children/NAME, a link to one (family_link) */
+	PSFS_FAMILY_SEARCH,   /* SESSION/search: its subagents' sessions searched */
+	PSFS_FAMILY_SEARCH_QUERY, /* SESSION/search/QUERY (family_link: the name as given) */
+	PSFS_FAMILY_SEARCH_HIT,   /* SESSION/search/QUERY/NAME, a link to a child that matched (family_hit) */
 };
 
 /* The directory of the sessions that name a session their parent. */

@@ -131,6 +131,11 @@ static int route_starts_with(const char *rest, const char *dir, const char **nex
 static int route_family(struct psfs *fs, struct psfs_path *out)
 {
 	const char *r;
+	/* Not below the mount's own directories (search/QUERY/HIT, the
+	 * views), whose names are no sessions. */
+	if (out->depth != 3 || (!out->family_depth && (route_root_reserved(out->project) ||
+						       strcmp(out->session, SEARCH_NAME) == 0)))
+		return 0;
 	while (out->depth == 3 && *out->project && !out->link_to[0] && route_starts_with(out->rest, SUBAGENTS_NAME, &r)) {
 		struct family *fam = NULL;
 		int artifact = -1;
@@ -175,6 +180,18 @@ static int route_family(struct psfs *fs, struct psfs_path *out)
 		out->family = !n ? PSFS_FAMILY_CHILDREN : r[n] ? PSFS_FAMILY_MISSING : PSFS_FAMILY_CHILD;
 		memcpy(out->family_link, r, n);
 		out->family_link[n] = '\0';
+	} else if (out->depth == 3 && !out->link_to[0] && route_starts_with(out->rest, SEARCH_NAME, &r)) {
+		/* SESSION/search/QUERY/NAME: its subagents searched. */
+		size_t n = strcspn(r, "/"), m = n && r[n] ? strcspn(r + n + 1, "/") : 0;
+		if (n > NAME_MAX || m > NAME_MAX)
+			return -ENAMETOOLONG;
+		out->family = !n ? PSFS_FAMILY_SEARCH : !r[n] ? PSFS_FAMILY_SEARCH_QUERY
+			    : !r[n + 1 + m] && m ? PSFS_FAMILY_SEARCH_HIT : PSFS_FAMILY_MISSING;
+		memcpy(out->family_link, r, n);
+		out->family_link[n] = '\0';
+		if (m)
+			memcpy(out->family_hit, r + n + 1, m);
+		out->family_hit[m] = '\0';
 	}
 	return 0;
 }

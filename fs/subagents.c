@@ -13,6 +13,9 @@
 #include "fileio.h"
 #include "journal.h"
 #include "route.h"
+#include "search.h"
+#include "searchdir.h"
+#include "sessioninfo.h"
 #include "sessionops.h"
 #include "subagents.h"
 #include "usage.h"
@@ -139,15 +142,124 @@ static int subagents_child_target(struct psfs *fs, const char *path, const struc
 	return res;
 }
 
-int subagents_readlink(struct psfs *fs, const char *path, const struct psfs_path *p, char *buf, size_t size)
+
+/* --- search/ ------------------------------------------------------------ */
+
+/* A query as a search/ name gives it (docs/search.md): %2F is '/', %25
+ * '%', as the store-wide search/ reads them. */
+static void subagents_query_of(const char *name, char *out, size_t size)
 {
-	char *target = NULL;
-	if (p->family != PSFS_FAMILY_CHILD)
-		return p->family == PSFS_FAMILY_MISSING ? -ENOENT : -EINVAL;
-	int res = subagents_child_target(fs, path, p, &target);
-	if (!res)
-		snprintf(buf, size, "%s", target);
-	free(target);
+	size_t o = 0;
+	for (const char *c = name; *c && o + 1 < size; c++) {
+		if (c[0] == '%' && c[1] == '2' && (c[2] == 'F' || c[2] == 'f')) {
+			out[o++] = '/';
+			c += 2;
+		} else if (c[0] == '%' && c[1] == '2' && c[2] == '5') {
+			out[o++] = '%';
+			c += 2;
+		} else {
+			out[o++] = *c;
+		}
+	}
+	out[o] = '\0';
+}
+
+struct subagents_search {
+	struct psfs *fs;
+	const struct search_query *query;
+	struct search_budget budget;
+	struct psfs_caller who;
+	subagents_child_fn fn;
+	void *ctx;
+	int res;
+};
+
+/* Each child below project/stem (depth first, in start order) that the
+ * caller may read and that pi's /resume would list for the query, linked
+ * from search/QUERY/ (shown: its path below the session directory). */
+static void subagents_search_in(struct subagents_search *f, const char *project, const char *stem, const char *shown,
+				int depth)
+{
+	struct family *fam = NULL;
+	ps_err err = family_read(f->fs->store, f->fs->family, project, stem, &fam);
+	if (err) {
+		f->res = err == PS_ERR_NOMEM ? -ENOMEM : 0;
+		return;
+	}
+	for (size_t i = 0; !f->res && i < fam->n; i++) {
+		const struct family_member *m = &fam->members[i];
+		struct sessioninfo *info = NULL;
+		struct stat sb;
+		char *child = NULL, *path = NULL, *target = NULL;
+		int match = 0;
+		if (!m->stem || store_stat_session(f->fs->store, m->dir, m->stem, &sb) != PS_OK ||
+		    !psfs_caller_may_read(&f->who, sb.st_uid, sb.st_gid, sb.st_mode))
+			continue;
+		if (asprintf(&child, "%s" SUBAGENTS_NAME "/%s", shown, m->name) < 0 ||
+		    asprintf(&path, "%s/%s/%s.jsonl", store_root(f->fs->store), m->dir, m->stem) < 0 ||
+		    asprintf(&target, "../../%s", child) < 0) {
+			f->res = -ENOMEM;
+		} else if ((err = sessioninfo_load(path, &info)) == PS_OK &&
+			   (err = search_query_matches_in(f->query, info, &f->budget, &match)) == PS_OK && match) {
+			f->res = f->fn(f->ctx, m->name, target);
+		}
+		if (err == PS_ERR_NOMEM || err == PS_ERR_COSTLY || err == PS_ERR_INTR || err == PS_ERR_TOOBIG)
+			f->res = -psfs_errno(err);
+		sessioninfo_free(info);
+		if (!f->res && depth < 8) {
+			char *deeper = NULL;
+			if (asprintf(&deeper, "%s/", child) < 0)
+				f->res = -ENOMEM;
+			else
+				subagents_search_in(f, m->dir, m->stem, deeper, depth + 1);
+			free(deeper);
+		}
+		free(child);
+		free(path);
+		free(target);
+	}
+	family_free(fam);
+}
+
+/* The children of p's session that match search/QUERY (p at
+ * PSFS_FAMILY_SEARCH_QUERY or _HIT): fn with each.  0 or -errno; an
+ * invalid query is -EINVAL, logged. */
+static int subagents_search_each(struct psfs *fs, const char *path, const struct psfs_path *p,
+				 subagents_child_fn fn, void *ctx)
+{
+	struct subagents_search f = { .fs = fs, .fn = fn, .ctx = ctx };
+	struct search_query *query = NULL;
+	char text[NAME_MAX + 1], *why = NULL;
+	struct stat sb;
+	ps_err err = store_stat_session(fs->store, p->project, p->session, &sb);
+	if (err)
+		return -psfs_errno(err);
+	psfs_caller_get(&f.who);
+	if (!psfs_caller_may_read(&f.who, sb.st_uid, sb.st_gid, sb.st_mode))
+		return -EACCES;
+	subagents_query_of(p->family_link, text, sizeof text);
+	if ((err = search_query_parse(text, &query, &why))) {
+		if (why)
+			journal_log("search %s: %s", path, why);
+		free(why);
+		return -psfs_errno(err);
+	}
+	f.query = query;
+	search_budget_init(&f.budget, SEARCH_BUDGET_NS, NULL, NULL);
+	if (*p->project)
+		subagents_search_in(&f, p->project, p->session, "", 1);
+	search_query_free(query);
+	return f.res < 0 ? f.res : 0;
+}
+
+/* The target of search/QUERY/NAME: 0 with *target new, or -errno. */
+static int subagents_hit_target(struct psfs *fs, const char *path, const struct psfs_path *p, char **target)
+{
+	struct subagents_find f = { p->family_hit, NULL };
+	int res = subagents_search_each(fs, path, p, subagents_find_child, &f);
+	*target = f.target;
+	if (!res && !f.target)
+		res = -ENOENT;
 	return res;
 }
 
@@ -155,6 +267,12 @@ struct subagents_fill {
 	void *buf;
 	fuse_fill_dir_t filler;
 };
+
+static int subagents_count_hit(void *ctx, const char *name, const char *target)
+{
+	(void)ctx, (void)name, (void)target;
+	return 0;
+}
 
 static int subagents_fill_child(void *ctx, const char *name, const char *target)
 {
@@ -207,7 +325,10 @@ int subagents_getattr(struct psfs *fs, const char *path, const struct psfs_path 
 	int res;
 	switch (p->family) {
 	case PSFS_FAMILY_CHILD:
-		if ((res = subagents_child_target(fs, path, p, &target)))
+	case PSFS_FAMILY_SEARCH_HIT:
+		res = p->family == PSFS_FAMILY_CHILD ? subagents_child_target(fs, path, p, &target)
+						     : subagents_hit_target(fs, path, p, &target);
+		if (res)
 			return res;
 		if ((err = store_stat_session(fs->store, p->project, p->session, &sb))) {
 			free(target);
@@ -218,7 +339,13 @@ int subagents_getattr(struct psfs *fs, const char *path, const struct psfs_path 
 		st->st_size = (off_t)strlen(target);
 		free(target);
 		return 0;
+	case PSFS_FAMILY_SEARCH_QUERY:
+		/* An invalid query is EINVAL at once, as search/ answers. */
+		if ((res = subagents_search_each(fs, path, p, subagents_count_hit, NULL)))
+			return res;
+		/* fall through */
 	case PSFS_FAMILY_CHILDREN:
+	case PSFS_FAMILY_SEARCH:
 	case PSFS_FAMILY_DIR:
 		/* As the session directory it is in. */
 		if ((err = store_stat_session(fs->store, p->project, p->session, &sb)))
@@ -250,10 +377,13 @@ static int subagents_may_list(struct psfs *fs, const struct psfs_path *p)
 int subagents_readdir(struct psfs *fs, const char *path, const struct psfs_path *p, void *buf, fuse_fill_dir_t filler)
 {
 	struct family *fam = NULL;
-	if (p->family == PSFS_FAMILY_CHILDREN) {
+	if (p->family == PSFS_FAMILY_CHILDREN || p->family == PSFS_FAMILY_SEARCH_QUERY) {
 		struct subagents_fill f = { buf, filler };
-		return subagents_children_each(fs, path, p, subagents_fill_child, &f);
+		return p->family == PSFS_FAMILY_CHILDREN ? subagents_children_each(fs, path, p, subagents_fill_child, &f)
+							 : subagents_search_each(fs, path, p, subagents_fill_child, &f);
 	}
+	if (p->family == PSFS_FAMILY_SEARCH)
+		return 0; /* a query is looked up, never listed */
 	if (p->family != PSFS_FAMILY_DIR)
 		return p->family == PSFS_FAMILY_ARTIFACT || p->family == PSFS_FAMILY_CHILD ? -ENOTDIR : -ENOENT;
 	if (!subagents_may_list(fs, p))
@@ -284,7 +414,7 @@ int subagents_open(struct psfs *fs, const char *path, const struct psfs_path *p,
 	*text = NULL;
 	*len = 0;
 	if (p->family != PSFS_FAMILY_ARTIFACT)
-		return p->family == PSFS_FAMILY_DIR || p->family == PSFS_FAMILY_CHILDREN ? -EISDIR : -ENOENT;
+		return p->family == PSFS_FAMILY_MISSING ? -ENOENT : -EISDIR;
 	if ((flags & O_ACCMODE) != O_RDONLY || (flags & O_TRUNC)) {
 		journal_log("refused writing %s: a run's artifacts are pi-subagents' record of it, kept as written",
 			    path);
@@ -341,7 +471,8 @@ void subagents_fill_session(struct psfs *fs, const struct psfs_path *p, void *bu
 int subagents_refuse(const char *path, const char *what, int removal)
 {
 	struct psfs_path p;
-	if ((!strstr(path, "/" SUBAGENTS_NAME) && !strstr(path, "/" CHILDREN_NAME)) || psfs_split(path, &p) ||
+	if ((!strstr(path, "/" SUBAGENTS_NAME) && !strstr(path, "/" CHILDREN_NAME) && !strstr(path, "/" SEARCH_NAME)) ||
+	    psfs_split(path, &p) ||
 	    (!p.family_depth && p.family == PSFS_FAMILY_NONE))
 		return 0;
 	if (removal) {
@@ -360,6 +491,7 @@ int subagents_refuse(const char *path, const char *what, int removal)
 	journal_log("refused %s %s: %s", what, path,
 		    p.family == PSFS_FAMILY_CHILDREN || p.family == PSFS_FAMILY_CHILD
 			    ? "children/ shows the sessions that name this one their parent (fork one with ln -s)"
+		    : p.family >= PSFS_FAMILY_SEARCH ? "search/ shows what a query finds"
 		    : removal ? "a subagent's run goes with the session that started it (rm -r that session)"
 			      : "subagents/ shows what the runs left, as they left it");
 	return -EPERM;
@@ -413,4 +545,17 @@ int subagents_usage_json(struct psfs *fs, const struct psfs_path *p, struct ps_s
 	if (!err && any)
 		err = usage_json_family(s, &fam, text, len);
 	return err ? -psfs_errno(err) : any;
+}
+
+int subagents_readlink(struct psfs *fs, const char *path, const struct psfs_path *p, char *buf, size_t size)
+{
+	char *target = NULL;
+	if (p->family != PSFS_FAMILY_CHILD && p->family != PSFS_FAMILY_SEARCH_HIT)
+		return p->family == PSFS_FAMILY_MISSING ? -ENOENT : -EINVAL;
+	int res = p->family == PSFS_FAMILY_CHILD ? subagents_child_target(fs, path, p, &target)
+						  : subagents_hit_target(fs, path, p, &target);
+	if (!res)
+		snprintf(buf, size, "%s", target);
+	free(target);
+	return res;
 }

@@ -100,6 +100,23 @@ assert_true "children/ is not listed" bash -c "! ls -a '$S' | grep -qx children"
 assert_errno "Operation not permitted" ln -s ../0004-user.7bfd5a82.md "$S/children/new"
 assert_errno "Operation not permitted" rm "$S/children/2026-02-02T00-00-00-000Z_01aa0000-0000-7000-8000-000000000020"
 
+# SESSION/search/QUERY/: its subagents' sessions that pi's /resume query
+# matches, as links; the store's search/ stays pi's (no subagent in it).
+fsx_out ls "$S/search/task"
+assert_eq "search/ in a session finds its subagents, nested ones too" \
+	"2026-02-01T10-01-00-500Z_worker_${RUN}_1
+2026-02-01T10-03-00-000Z_run_g1_0" "${OUT%$'\n'}"
+fsx_out readlink "$S/search/task/2026-02-01T10-03-00-000Z_run_g1_0"
+assert_eq "a hit links to the child below subagents/" \
+	"../../subagents/2026-02-01T10-01-00-000Z_scout_${RUN}_0/subagents/2026-02-01T10-03-00-000Z_run_g1_0" "${OUT%$'\n'}"
+assert_contains "through it, the child" "grandchild task" "$(cat "$S/search/task/2026-02-01T10-03-00-000Z_run_g1_0/transcript.md")"
+fsx_out ls "$MNT/search/grandchild"
+assert_eq "the store's search/ is pi's: no subagent" "" "$OUT"
+assert_errno "Invalid argument" ls "$S/search/re:("
+fsx_out ls "$S/search/nothing-matches-this"
+assert_eq "a query without hits: empty" "" "$OUT"
+assert_true "search/ is not listed in a session" bash -c "! ls -a '$S' | grep -qx search"
+
 # by-id/ and by-name/ resolve a subagent's session (listed in neither).
 fsx_out readlink "$MNT/by-id/01aa0000-0000-7000-8000-000000000013" "$MNT/by-name/worker: second"
 assert_eq "by-id/ and by-name/ lead to a subagent's session" \
