@@ -148,7 +148,7 @@ static int psfs_readdir_all(const char *path, void *buf, fuse_fill_dir_t filler,
 			err = layout_is_dir(node.kind) ? layout_list(ref.session, &node, psfs_fill_layout, &f) : PS_ERR_NOTDIR;
 		store_release(fs->store, &ref);
 		if (!err)
-			subagents_fill_session(fs, &p, buf, filler);
+			subagents_fill_session(fs, path, &p, buf, filler);
 	}
 	if (err)
 		return -psfs_errno(err);

@@ -19,6 +19,7 @@
 #include "sessionops.h"
 #include "subagents.h"
 #include "usage.h"
+#include "watch.h"
 
 /* An artifact larger than this is refused at open (EFBIG, logged): it is
  * read whole into the reader's snapshot. */
@@ -27,6 +28,18 @@
 int subagents_owns(const struct psfs_path *p)
 {
 	return p->family != PSFS_FAMILY_NONE;
+}
+
+/* The family shown at path (SESSION/subagents) is to be watched. */
+static void subagents_watch(const char *path, const struct psfs_path *p)
+{
+	size_t n = strlen(path), sl = strlen("/" SUBAGENTS_NAME);
+	if (n > sl && strcmp(path + n - sl, "/" SUBAGENTS_NAME) == 0) {
+		char *mount = strndup(path, n - sl);
+		if (mount)
+			psfs_watch_family(p->project, p->session, mount);
+		free(mount);
+	}
 }
 
 /* --- children/ ---------------------------------------------------------- */
@@ -350,6 +363,8 @@ int subagents_getattr(struct psfs *fs, const char *path, const struct psfs_path 
 		/* As the session directory it is in. */
 		if ((err = store_stat_session(fs->store, p->project, p->session, &sb)))
 			return -psfs_errno(err);
+		if (p->family == PSFS_FAMILY_DIR)
+			subagents_watch(path, p);
 		subagents_stat(st, &sb, 1);
 		return 0;
 	case PSFS_FAMILY_ARTIFACT:
@@ -391,6 +406,7 @@ int subagents_readdir(struct psfs *fs, const char *path, const struct psfs_path 
 	ps_err err = family_read(fs->store, fs->family, p->project, p->session, &fam);
 	if (err)
 		return -psfs_errno(err);
+	subagents_watch(path, p);
 	for (size_t i = 0; i < fam->n; i++) {
 		const struct family_member *m = &fam->members[i];
 		char name[NAME_MAX + 16];
@@ -458,15 +474,20 @@ out:
 	return res;
 }
 
-void subagents_fill_session(struct psfs *fs, const struct psfs_path *p, void *buf, fuse_fill_dir_t filler)
+void subagents_fill_session(struct psfs *fs, const char *path, const struct psfs_path *p, void *buf,
+			    fuse_fill_dir_t filler)
 {
 	struct family *fam = NULL;
 	if (p->depth != 2 || !*p->project)
 		return;
-	if (family_read(fs->store, fs->family, p->project, p->session, &fam) == PS_OK && fam->n)
+	if (family_read(fs->store, fs->family, p->project, p->session, &fam) == PS_OK && fam->n) {
 		filler(buf, SUBAGENTS_NAME, NULL, 0, 0);
+		/* From now on its children's appends are heard. */
+		psfs_watch_family(p->project, p->session, path);
+	}
 	family_free(fam);
 }
+
 
 int subagents_refuse(const char *path, const char *what, int removal)
 {

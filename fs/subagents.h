@@ -24,9 +24,11 @@ int subagents_readlink(struct psfs *fs, const char *path, const struct psfs_path
 /* An artifact's bytes as they are now: *text is new (the caller's). */
 int subagents_open(struct psfs *fs, const char *path, const struct psfs_path *p, int flags, char **text,
 		   size_t *len);
-/* A session directory's listing (p at depth 2): adds subagents when the
- * session has a family. */
-void subagents_fill_session(struct psfs *fs, const struct psfs_path *p, void *buf, fuse_fill_dir_t filler);
+/* A session directory's listing (p at depth 2, path the request's): adds
+ * subagents when the session has a family, and has the watcher hear its
+ * children from then on (watch_family). */
+void subagents_fill_session(struct psfs *fs, const char *path, const struct psfs_path *p, void *buf,
+			    fuse_fill_dir_t filler);
 
 /* usage.json of the session p names (s, acquired), with what its
  * subagents spent when it has any (usage_json_family): 1 with *text new,

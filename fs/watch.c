@@ -26,6 +26,8 @@
 #include "views.h"
 #include "catalog.h"
 #include "journal.h"
+#include "family.h"
+#include <dirent.h>
 #include <time.h>
 
 /* The same for the root and the projects: the root holds session files
@@ -36,7 +38,11 @@
 
 struct watch_dir {
 	int wd;
-	char *name; /* project name; NULL for the store root */
+	char *name; /* project name; NULL for the store root; a family's folder: its project path */
+	/* A folder of a session's family (family.h): the session's project
+	 * and stem, and the mount path of its directory, whose subagents/
+	 * shows what the folder holds.  NULL for the root and projects. */
+	char *fam_project, *fam_stem, *fam_mount;
 };
 
 struct watch {
@@ -52,7 +58,16 @@ struct watch {
 	char **queue;       /* paths handlers asked to invalidate */
 	size_t queued, queue_cap;
 	struct timespec looked; /* when the store's path was last looked at */
+	/* Families whose folders are watched or asked for, "project/stem"
+	 * (guarded by queue_lock): a handler asks once per family. */
+	char **families;
+	size_t n_families, cap_families;
 };
+
+/* A request of the queue that is no path: watch a family's folders. */
+#define WATCH_FAMILY_MARK '\x01'
+/* Families watched at most (inotify's watches are the user's, shared). */
+#define WATCH_FAMILIES_MAX 4096
 
 /* How often the store's path is looked at (one stat): a store directory
  * replaced or moved back shows within a second.  inotify cannot tell:
@@ -84,6 +99,8 @@ void watch_queue(struct watch *w, const char *path)
 	(void)n;
 }
 
+static void watch_family_add(struct watch *w, const char *request);
+
 static void watch_drain_queue(struct watch *w)
 {
 	pthread_mutex_lock(&w->queue_lock);
@@ -93,13 +110,26 @@ static void watch_drain_queue(struct watch *w)
 	w->queued = w->queue_cap = 0;
 	pthread_mutex_unlock(&w->queue_lock);
 	for (size_t i = 0; i < n; i++) {
-		fuse_invalidate_path(w->fs->fuse, q[i]);
+		if (q[i][0] == WATCH_FAMILY_MARK)
+			watch_family_add(w, q[i] + 1);
+		else
+			fuse_invalidate_path(w->fs->fuse, q[i]);
 		free(q[i]);
 	}
 	free(q);
 }
 
+static struct watch_dir *watch_add_dir(struct watch *w, const char *project);
+
 static void watch_add(struct watch *w, const char *project)
+{
+	watch_add_dir(w, project);
+}
+
+/* Watches a directory (project NULL: the store root): its entry in the
+ * table, or NULL when it cannot be watched or was already, under that
+ * name. */
+static struct watch_dir *watch_add_dir(struct watch *w, const char *project)
 {
 	char path[PATH_MAX];
 	snprintf(path, sizeof path, "%s/%s", store_root(w->fs->store), project ? project : "");
@@ -107,30 +137,39 @@ static void watch_add(struct watch *w, const char *project)
 	 * watched, under every name that leads to it. */
 	int wd = inotify_add_watch(w->fd, path, WATCH_MASK);
 	if (wd < 0)
-		return; /* gone meanwhile, or out of watches: timeouts still apply */
+		return NULL; /* gone meanwhile, or out of watches: timeouts still apply */
 	for (size_t i = 0; i < w->n; i++) {
 		if (w->dirs[i].wd == wd && (project && w->dirs[i].name ? strcmp(w->dirs[i].name, project) == 0
 						 : !project && !w->dirs[i].name))
-			return;
+			return NULL;
 	}
 	if (w->n == w->cap) {
 		size_t cap = w->cap ? w->cap * 2 : 16;
 		struct watch_dir *d = realloc(w->dirs, cap * sizeof *d);
 		if (!d)
-			return;
+			return NULL;
 		w->dirs = d;
 		w->cap = cap;
 	}
+	memset(&w->dirs[w->n], 0, sizeof w->dirs[w->n]);
 	w->dirs[w->n].wd = wd;
 	w->dirs[w->n].name = project ? strdup(project) : NULL;
-	w->n++;
+	return &w->dirs[w->n++];
+}
+
+static void watch_dir_clear(struct watch_dir *d)
+{
+	free(d->name);
+	free(d->fam_project);
+	free(d->fam_stem);
+	free(d->fam_mount);
 }
 
 static void watch_forget(struct watch *w, int wd)
 {
 	for (size_t i = 0; i < w->n;) {
 		if (w->dirs[i].wd == wd) {
-			free(w->dirs[i].name);
+			watch_dir_clear(&w->dirs[i]);
 			w->dirs[i] = w->dirs[--w->n];
 		} else {
 			i++;
@@ -169,12 +208,23 @@ static void watch_forget_tree(struct watch *w, const char *name)
  * context.json and transcript.md of every branch that grew (one path per
  * branch, not per entry: a session first seen may have a million new
  * entries, nearly all in one branch), and the views at the root. */
+static void watch_session_changed_at(struct watch *w, const char *sdir, const char *top, const char *project,
+				     const char *session);
+
 static void watch_session_changed(struct watch *w, const char *project, const char *session)
 {
 	/* The session directory in the mount: "/project/session", or
 	 * "/session" for a session file in the store root. */
 	char sdir[PATH_MAX];
 	snprintf(sdir, sizeof sdir, "/%s%s%s", project, *project ? "/" : "", session);
+	watch_session_changed_at(w, sdir, project, project, session);
+}
+
+/* The same for a session shown at sdir (a subagent's: below its
+ * parent's subagents/), in the project top of the mount root. */
+static void watch_session_changed_at(struct watch *w, const char *sdir, const char *top, const char *project,
+				     const char *session)
+{
 	static const char *const roots[] = {
 		"context.json", "transcript.md", "tree.txt", "usage.json", "leaf", "name", "loadout.json", "labels", "problems",
 		"session.jsonl", "entries", "header.json",
@@ -187,8 +237,8 @@ static void watch_session_changed(struct watch *w, const char *project, const ch
 
 	watch_invalidate(w, "%s%s%s", sdir, "", "");
 	for (size_t i = 0; overview_file_name(i); i++) {
-		if (*project)
-			watch_invalidate(w, "/%s/%s%s", project, overview_file_name(i), "");
+		if (*top)
+			watch_invalidate(w, "/%s/%s%s", top, overview_file_name(i), "");
 		watch_invalidate(w, "/%s%s%s", overview_file_name(i), "", "");
 	}
 	/* A new name, a new session or a newer one reorders these. */
@@ -201,7 +251,7 @@ static void watch_session_changed(struct watch *w, const char *project, const ch
 		if (told->generation != s->generation || told->labels != labels) {
 			/* Rewritten (entry names may have gone, or now show
 			 * other text) or relabeled (forks renamed). */
-			watch_forget_tree(w, *project ? project : session);
+			watch_forget_tree(w, *top ? top : session);
 			told->generation = s->generation;
 			told->labels = labels;
 			told->entries = 0;
@@ -280,6 +330,91 @@ static void watch_event_in(struct watch *w, const char *project, const struct in
 	watch_session_changed(w, project ? project : "", session);
 }
 
+/* Watches the folder dir (a project path) of the family of
+ * project/stem shown at mount, and every folder below it, to the depth a
+ * family's sessions may lie at (family.h). */
+static void watch_family_dir(struct watch *w, const char *dir, const char *project, const char *stem,
+			     const char *mount, int depth)
+{
+	struct watch_dir *d = watch_add_dir(w, dir);
+	if (d) {
+		d->fam_project = strdup(project);
+		d->fam_stem = strdup(stem);
+		d->fam_mount = strdup(mount);
+	}
+	char path[PATH_MAX];
+	snprintf(path, sizeof path, "%s/%s", store_root(w->fs->store), dir);
+	DIR *dd = depth < 4 ? opendir(path) : NULL;
+	struct dirent *de;
+	while (dd && (de = readdir(dd))) {
+		char sub[PATH_MAX];
+		if (de->d_type != DT_DIR || !strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		if ((size_t)snprintf(sub, sizeof sub, "%s/%s", dir, de->d_name) < sizeof sub)
+			watch_family_dir(w, sub, project, stem, mount, depth + 1);
+	}
+	if (dd)
+		closedir(dd);
+}
+
+/* A request "project\x1fstem\x1fmount" (watch_family). */
+static void watch_family_add(struct watch *w, const char *request)
+{
+	char *copy = strdup(request), *stem = copy ? strchr(copy, '\x1f') : NULL;
+	char *mount = stem ? strchr(stem + 1, '\x1f') : NULL;
+	if (mount) {
+		*stem++ = '\0';
+		*mount++ = '\0';
+		char dir[PATH_MAX];
+		if ((size_t)snprintf(dir, sizeof dir, "%s/%s", copy, stem) < sizeof dir)
+			watch_family_dir(w, dir, copy, stem, mount, 1);
+	}
+	free(copy);
+}
+
+/* An event in a folder of a family (d): a child's file grew, came or
+ * went, a run's folder came. */
+static void watch_event_in_family(struct watch *w, const struct watch_dir *d, const struct inotify_event *ev)
+{
+	char *dir = strdup(d->name), *fam_project = strdup(d->fam_project), *fam_stem = strdup(d->fam_stem);
+	char *mount = strdup(d->fam_mount);
+	size_t n = strlen(ev->name);
+	char top[NAME_MAX + 1];
+	if (!dir || !fam_project || !fam_stem || !mount)
+		goto out;
+	snprintf(top, sizeof top, "%.*s", (int)strcspn(fam_project, "/"), fam_project);
+	if ((ev->mask & IN_ISDIR) && (ev->mask & (IN_CREATE | IN_MOVED_TO))) {
+		char sub[PATH_MAX];
+		if ((size_t)snprintf(sub, sizeof sub, "%s/%s", dir, ev->name) < sizeof sub)
+			watch_family_dir(w, sub, fam_project, fam_stem, mount, 2);
+	}
+	watch_invalidate(w, "%s/%s%s", mount, SUBAGENTS_NAME, "");
+	watch_invalidate(w, "%s/%s%s", mount, "usage.json", "");
+	if (n > 6 && strcmp(ev->name + n - 6, ".jsonl") == 0) {
+		struct family *fam = NULL;
+		char stem[NAME_MAX + 1];
+		snprintf(stem, sizeof stem, "%.*s", (int)(n - 6), ev->name);
+		if (family_read(w->fs->store, w->fs->family, fam_project, fam_stem, &fam) == PS_OK) {
+			for (size_t i = 0; i < fam->n; i++) {
+				const struct family_member *m = &fam->members[i];
+				char sdir[PATH_MAX];
+				if (!m->stem || strcmp(m->dir, dir) != 0 || strcmp(m->stem, stem) != 0)
+					continue;
+				snprintf(sdir, sizeof sdir, "%s/%s/%s", mount, SUBAGENTS_NAME, m->name);
+				watch_session_changed_at(w, sdir, top, dir, stem);
+			}
+		}
+		family_free(fam);
+		if (ev->mask & (IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO))
+			watch_forget_tree(w, top);
+	}
+out:
+	free(dir);
+	free(fam_project);
+	free(fam_stem);
+	free(mount);
+}
+
 static void watch_event(struct watch *w, const struct inotify_event *ev)
 {
 	if (ev->mask & IN_Q_OVERFLOW) {
@@ -301,6 +436,11 @@ static void watch_event(struct watch *w, const struct inotify_event *ev)
 	for (size_t i = 0; names && is_root && i < w->n; i++) {
 		if (w->dirs[i].wd != ev->wd)
 			continue;
+		if (w->dirs[i].fam_mount) {
+			struct watch_dir d = w->dirs[i];
+			watch_event_in_family(w, &d, ev);
+			break; /* (watch_event_in_family copies what it needs: the table may move) */
+		}
 		is_root[found] = !w->dirs[i].name;
 		names[found] = w->dirs[i].name ? strdup(w->dirs[i].name) : NULL;
 		if (is_root[found] || names[found])
@@ -455,8 +595,11 @@ static void watch_free(struct watch *w)
 		w->running = 0;
 	}
 	for (size_t i = 0; i < w->n; i++)
-		free(w->dirs[i].name);
+		watch_dir_clear(&w->dirs[i]);
 	free(w->dirs);
+	for (size_t i = 0; i < w->n_families; i++)
+		free(w->families[i]);
+	free(w->families);
 	for (size_t i = 0; i < w->queued; i++)
 		free(w->queue[i]);
 	free(w->queue);
@@ -519,4 +662,42 @@ int psfs_watch_hears_all(void)
 void psfs_watch_queue(const char *path)
 {
 	watch_queue(watch_of_request(), path);
+}
+
+void watch_family(struct watch *w, const char *project, const char *stem, const char *mount)
+{
+	char *key = NULL, *request = NULL;
+	if (!w || !w->running || w->remote || !*project)
+		return;
+	if (asprintf(&key, "%s/%s", project, stem) < 0 ||
+	    asprintf(&request, "%c%s\x1f%s\x1f%s", WATCH_FAMILY_MARK, project, stem, mount) < 0) {
+		free(key);
+		return;
+	}
+	pthread_mutex_lock(&w->queue_lock);
+	int known = w->n_families >= WATCH_FAMILIES_MAX;
+	for (size_t i = 0; !known && i < w->n_families; i++)
+		known = strcmp(w->families[i], key) == 0;
+	if (!known && w->n_families == w->cap_families) {
+		size_t cap = w->cap_families ? 2 * w->cap_families : 16;
+		char **grown = realloc(w->families, cap * sizeof *grown);
+		if (grown) {
+			w->families = grown;
+			w->cap_families = cap;
+		} else {
+			known = 1;
+		}
+	}
+	if (!known)
+		w->families[w->n_families++] = key, key = NULL;
+	pthread_mutex_unlock(&w->queue_lock);
+	if (!known)
+		watch_queue(w, request);
+	free(key);
+	free(request);
+}
+
+void psfs_watch_family(const char *project, const char *stem, const char *mount)
+{
+	watch_family(watch_of_request(), project, stem, mount);
 }

@@ -242,15 +242,27 @@ assert_contains "it is appended to the child's file" '"content":"hello from the 
 	"$(tail -n 1 "$FAM/$RUN/run-0/$CHILD0.jsonl")"
 assert_same_bytes "$STORE/$P/$PARENT.jsonl" "$T_DIR/store.orig/$P/$PARENT.jsonl"
 assert_poll "the new message is listed in the child" 5 bash -c "ls '$C0' | grep -q '^0005-user\\.'"
-# A run in progress: its child appends, the mount shows it.
-asst_msg aaaa0009 "$(tail -n 1 "$FAM/$RUN/run-0/$CHILD0.jsonl" | sed 's/.*"id":"\([^"]*\)".*/\1/')" "progress" \
-	>>"$FAM/$RUN/run-0/$CHILD0.jsonl"
-assert_poll "a child's append shows" 5 bash -c "ls '$C0' | grep -q '^0006-assistant\\.aaaa0009'"
-# A new run appears.
+# A run in progress: its child appends, and the kernel is told as for a
+# session of the store's own (the sizes it keeps for the attribute
+# timeout, 10 s, follow within the poll's 2 s).
+fsx stat -c %s "$C0/session.jsonl" "$C0/transcript.md" "$S/usage.json" >/dev/null
+size_before=$(stat -c %s "$C0/session.jsonl")
+usage_before=$(stat -c %s "$S/usage.json")
+last=$(tail -n 1 "$FAM/$RUN/run-0/$CHILD0.jsonl" | sed 's/.*"id":"\([^"]*\)".*/\1/')
+asst_msg aaaa0009 "$last" "progress" | sed 's/"total":0}/"total":0.123456789}/' >>"$FAM/$RUN/run-0/$CHILD0.jsonl"
+assert_poll "a child's append: its size follows" 2 bash -c 'size_is_not "$1" "$2"' _ "$C0/session.jsonl" "$size_before"
+assert_poll "a child's append: the parent's usage.json size follows" 2 bash -c 'size_is_not "$1" "$2"' _ "$S/usage.json" "$usage_before"
+assert_size "$C0/transcript.md"
+assert_poll "a child's append shows" 2 bash -c "ls '$C0' | grep -q '^0006-assistant\\.aaaa0009'"
+# A new run appears, and grows.
 mkdir -p "$FAM/newrun/run-0"
-{ header 3 01aa0000-0000-7000-8000-000000000014; user_msg dddd0001 null "late"; } \
-	>"$FAM/newrun/run-0/2026-02-01T11-00-00-000Z_01aa0000-0000-7000-8000-000000000014.jsonl"
-assert_poll "a new run shows" 5 bash -c "ls '$SA' | grep -qx '2026-02-01T11-00-00-000Z_run_newrun_0'"
+NEW=$FAM/newrun/run-0/2026-02-01T11-00-00-000Z_01aa0000-0000-7000-8000-000000000014.jsonl
+{ header 3 01aa0000-0000-7000-8000-000000000014; user_msg dddd0001 null "late"; } >"$NEW"
+assert_poll "a new run shows" 2 bash -c "ls '$SA' | grep -qx '2026-02-01T11-00-00-000Z_run_newrun_0'"
+size_before=$(stat -c %s "$SA/2026-02-01T11-00-00-000Z_run_newrun_0/session.jsonl")
+asst_msg dddd0002 dddd0001 "later" >>"$NEW"
+assert_poll "a new run's append: its size follows" 2 bash -c 'size_is_not "$1" "$2"' _ \
+	"$SA/2026-02-01T11-00-00-000Z_run_newrun_0/session.jsonl" "$size_before"
 
 # rm -r of the parent: the parent, its family folder and its runs'
 # artifacts go to the trash; the other session and another run's stay.
