@@ -136,6 +136,7 @@ static int psfs_readdir_all(const char *path, void *buf, fuse_fill_dir_t filler,
 		if (!err) {
 			overview_readdir(&p, buf, filler);
 			filler(buf, SEARCH_NAME, NULL, 0, 0);
+			subagents_fill_project(fs, &p, buf, filler);
 		}
 	} else {
 		err = store_acquire(fs->store, p.project, p.session, &ref);

@@ -102,6 +102,7 @@ enum psfs_family {
 	PSFS_FAMILY_SEARCH,   /* SESSION/search: its subagents' sessions searched */
 	PSFS_FAMILY_SEARCH_QUERY, /* SESSION/search/QUERY (family_link: the name as given) */
 	PSFS_FAMILY_SEARCH_HIT,   /* SESSION/search/QUERY/NAME, a link to a child that matched (family_hit) */
+	PSFS_FAMILY_FOLDER,   /* PROJECT/subagent-artifacts[/…], a folder (artifact: its store path) */
 };
 
 /* The directory of the sessions that name a session their parent. */

@@ -1,6 +1,8 @@
 /* Routing (route.h): a mount path split into project / session / the
  * rest, and a path inside a session resolved to a node of it. */
 #include <errno.h>
+#include <fcntl.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -131,6 +133,25 @@ static int route_starts_with(const char *rest, const char *dir, const char **nex
 static int route_family(struct psfs *fs, struct psfs_path *out)
 {
 	const char *r;
+	/* PROJECT/subagent-artifacts/: the runs' artifacts as the store keeps
+	 * them (family.h), where no session has that name. */
+	if (out->depth >= 2 && *out->project && !out->family_depth && strcmp(out->session, FAMILY_ARTIFACTS_DIR) == 0 &&
+	    !route_root_reserved(out->project)) {
+		struct stat st;
+		int root = -1;
+		snprintf(out->artifact, sizeof out->artifact, "%s/%s%s%s", out->project, FAMILY_ARTIFACTS_DIR,
+			 *out->rest ? "/" : "", out->rest);
+		if (store_stat_session(fs->store, out->project, out->session, &st) == PS_OK)
+			return 0; /* a session of that name wins */
+		out->family = PSFS_FAMILY_MISSING;
+		if (store_open_project(fs->store, "", &root) == PS_OK) {
+			if (fstatat(root, out->artifact, &st, AT_SYMLINK_NOFOLLOW) == 0)
+				out->family = S_ISDIR(st.st_mode) ? PSFS_FAMILY_FOLDER
+					    : S_ISREG(st.st_mode) ? PSFS_FAMILY_ARTIFACT : PSFS_FAMILY_MISSING;
+			close(root);
+		}
+		return 0;
+	}
 	/* Not below the mount's own directories (search/QUERY/HIT, the
 	 * views), whose names are no sessions. */
 	if (out->depth != 3 || (!out->family_depth && (route_root_reserved(out->project) ||

@@ -1,5 +1,6 @@
 /* SESSION/subagents/ (subagents.h): the family's listing, its artifacts,
  * and the writes refused there. */
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -372,6 +373,16 @@ int subagents_getattr(struct psfs *fs, const char *path, const struct psfs_path 
 			return res;
 		subagents_stat(st, &sb, 0);
 		return 0;
+	case PSFS_FAMILY_FOLDER: {
+		int root = -1;
+		if ((err = store_open_project(fs->store, "", &root)))
+			return -psfs_errno(err);
+		res = fstatat(root, p->artifact, &sb, AT_SYMLINK_NOFOLLOW) != 0 ? -errno : !S_ISDIR(sb.st_mode) ? -ENOENT : 0;
+		close(root);
+		if (!res)
+			subagents_stat(st, &sb, 1);
+		return res;
+	}
 	default:
 		return -ENOENT;
 	}
@@ -389,6 +400,50 @@ static int subagents_may_list(struct psfs *fs, const struct psfs_path *p)
 	return psfs_caller_may_read(&who, sb.st_uid, sb.st_gid, sb.st_mode);
 }
 
+/* A folder of PROJECT/subagent-artifacts/: its files and folders as they
+ * are (no link is shown, none followed). */
+static int subagents_readdir_folder(struct psfs *fs, const struct psfs_path *p, void *buf, fuse_fill_dir_t filler)
+{
+	int root = -1, fd;
+	ps_err err = store_open_project(fs->store, "", &root);
+	if (err)
+		return -psfs_errno(err);
+	fd = openat(root, p->artifact, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	close(root);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	if (!d) {
+		int e = errno;
+		if (fd >= 0)
+			close(fd);
+		return -e;
+	}
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		struct stat sb;
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..") ||
+		    fstatat(dirfd(d), de->d_name, &sb, AT_SYMLINK_NOFOLLOW) != 0 ||
+		    !(S_ISDIR(sb.st_mode) || S_ISREG(sb.st_mode)))
+			continue;
+		filler(buf, de->d_name, NULL, 0, 0);
+	}
+	closedir(d);
+	return 0;
+}
+
+void subagents_fill_project(struct psfs *fs, const struct psfs_path *p, void *buf, fuse_fill_dir_t filler)
+{
+	struct stat sb;
+	int root = -1;
+	char rel[STORE_PROJECT_MAX + 32];
+	if (p->depth != 1 || !*p->project || store_open_project(fs->store, "", &root) != PS_OK)
+		return;
+	snprintf(rel, sizeof rel, "%s/%s", p->project, FAMILY_ARTIFACTS_DIR);
+	if (fstatat(root, rel, &sb, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(sb.st_mode) &&
+	    store_stat_session(fs->store, p->project, FAMILY_ARTIFACTS_DIR, &sb) != PS_OK)
+		filler(buf, FAMILY_ARTIFACTS_DIR, NULL, 0, 0);
+	close(root);
+}
+
 int subagents_readdir(struct psfs *fs, const char *path, const struct psfs_path *p, void *buf, fuse_fill_dir_t filler)
 {
 	struct family *fam = NULL;
@@ -399,6 +454,8 @@ int subagents_readdir(struct psfs *fs, const char *path, const struct psfs_path 
 	}
 	if (p->family == PSFS_FAMILY_SEARCH)
 		return 0; /* a query is looked up, never listed */
+	if (p->family == PSFS_FAMILY_FOLDER)
+		return subagents_readdir_folder(fs, p, buf, filler);
 	if (p->family != PSFS_FAMILY_DIR)
 		return p->family == PSFS_FAMILY_ARTIFACT || p->family == PSFS_FAMILY_CHILD ? -ENOTDIR : -ENOENT;
 	if (!subagents_may_list(fs, p))
@@ -492,7 +549,8 @@ void subagents_fill_session(struct psfs *fs, const char *path, const struct psfs
 int subagents_refuse(const char *path, const char *what, int removal)
 {
 	struct psfs_path p;
-	if ((!strstr(path, "/" SUBAGENTS_NAME) && !strstr(path, "/" CHILDREN_NAME) && !strstr(path, "/" SEARCH_NAME)) ||
+	if ((!strstr(path, "/" SUBAGENTS_NAME) && !strstr(path, "/" CHILDREN_NAME) && !strstr(path, "/" SEARCH_NAME) &&
+	     !strstr(path, "/" FAMILY_ARTIFACTS_DIR)) ||
 	    psfs_split(path, &p) ||
 	    (!p.family_depth && p.family == PSFS_FAMILY_NONE))
 		return 0;
@@ -512,6 +570,8 @@ int subagents_refuse(const char *path, const char *what, int removal)
 	journal_log("refused %s %s: %s", what, path,
 		    p.family == PSFS_FAMILY_CHILDREN || p.family == PSFS_FAMILY_CHILD
 			    ? "children/ shows the sessions that name this one their parent (fork one with ln -s)"
+		    : p.family == PSFS_FAMILY_FOLDER || (p.family == PSFS_FAMILY_ARTIFACT && !p.family_depth)
+			    ? "subagent-artifacts/ shows the runs' artifacts as pi-subagents keeps them"
 		    : p.family >= PSFS_FAMILY_SEARCH ? "search/ shows what a query finds"
 		    : removal ? "a subagent's run goes with the session that started it (rm -r that session)"
 			      : "subagents/ shows what the runs left, as they left it");

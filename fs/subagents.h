@@ -24,6 +24,9 @@ int subagents_readlink(struct psfs *fs, const char *path, const struct psfs_path
 /* An artifact's bytes as they are now: *text is new (the caller's). */
 int subagents_open(struct psfs *fs, const char *path, const struct psfs_path *p, int flags, char **text,
 		   size_t *len);
+/* A project's listing (p at depth 1): adds subagent-artifacts, the runs'
+ * artifacts as the store keeps them, where the project has the folder. */
+void subagents_fill_project(struct psfs *fs, const struct psfs_path *p, void *buf, fuse_fill_dir_t filler);
 /* A session directory's listing (p at depth 2, path the request's): adds
  * subagents when the session has a family, and has the watcher hear its
  * children from then on (watch_family). */

@@ -129,18 +129,29 @@ assert_true "by-id/ lists no subagent" bash -c "! ls '$MNT/by-id' | grep -q 01aa
 # The project lists its sessions only, as before; a session without a
 # family lists no subagents.
 fsx_out ls "$MNT/$P"
-assert_eq "the project folder lists no family folder or artifacts" \
+assert_eq "the project folder lists its sessions, and the artifacts' folder, no family folder" \
 	"$LONE
 $PARENT
 2026-02-02T00-00-00-000Z_01aa0000-0000-7000-8000-000000000020
 2026-02-04T00-00-00-000Z_01aa0000-0000-7000-8000-000000000022
 search
 sessions.md
+subagent-artifacts
 usage-daily-models.csv
 usage-daily.csv
 usage-monthly.csv
 usage.csv
 usage.svg" "${OUT%$'\n'}"
+# PROJECT/subagent-artifacts/: every artifact as the store keeps it, those
+# of runs that match no run folder (another session's here) too; read-only.
+assert_same_bytes "$MNT/$P/subagent-artifacts/otherrun_scout_input.md" "$ART/otherrun_scout_input.md"
+assert_same_bytes "$MNT/$P/subagent-artifacts/outputs/u1/notes.md" "$ART/outputs/u1/notes.md"
+fsx_out bash -c "ls '$MNT/$P/subagent-artifacts' | wc -l"
+assert_eq "subagent-artifacts/ lists the store's folder" "$(ls "$ART" | wc -l)" "${OUT%$'\n'}"
+assert_errno "Operation not permitted" touch "$MNT/$P/subagent-artifacts/new.md"
+assert_errno "Operation not permitted" rm "$MNT/$P/subagent-artifacts/otherrun_scout_input.md"
+assert_errno "Operation not permitted" bash -c "echo x >> '$MNT/$P/subagent-artifacts/otherrun_scout_input.md'"
+assert_errno "No such file or directory" ls "$MNT/--home-u-other--/subagent-artifacts"
 fsx_out ls "$MNT/$P/$LONE"
 assert_true "a session without a family lists no subagents" bash -c "! ls '$MNT/$P/$LONE' | grep -qx subagents"
 assert_errno "No such file or directory" ls "$MNT/$P/$LONE/subagents"
