@@ -145,16 +145,6 @@ static int subagents_find_child(void *ctx, const char *name, const char *target)
 	return f->target ? 1 : -ENOMEM;
 }
 
-/* The target of children/NAME: 0 with *target new, or -errno. */
-static int subagents_child_target(struct psfs *fs, const char *path, const struct psfs_path *p, char **target)
-{
-	struct subagents_find f = { p->family_link, NULL };
-	int res = subagents_children_each(fs, path, p, subagents_find_child, &f);
-	*target = f.target;
-	if (!res && !f.target)
-		res = -ENOENT;
-	return res;
-}
 
 
 /* --- search/ ------------------------------------------------------------ */
@@ -266,11 +256,14 @@ static int subagents_search_each(struct psfs *fs, const char *path, const struct
 	return f.res < 0 ? f.res : 0;
 }
 
-/* The target of search/QUERY/NAME: 0 with *target new, or -errno. */
-static int subagents_hit_target(struct psfs *fs, const char *path, const struct psfs_path *p, char **target)
+/* The target of children/NAME or search/QUERY/NAME (p->family says
+ * which): 0 with *target new, or -errno. */
+static int subagents_link_target(struct psfs *fs, const char *path, const struct psfs_path *p, char **target)
 {
-	struct subagents_find f = { p->family_hit, NULL };
-	int res = subagents_search_each(fs, path, p, subagents_find_child, &f);
+	int child = p->family == PSFS_FAMILY_CHILD;
+	struct subagents_find f = { child ? p->family_link : p->family_hit, NULL };
+	int res = child ? subagents_children_each(fs, path, p, subagents_find_child, &f)
+			: subagents_search_each(fs, path, p, subagents_find_child, &f);
 	*target = f.target;
 	if (!res && !f.target)
 		res = -ENOENT;
@@ -340,9 +333,7 @@ int subagents_getattr(struct psfs *fs, const char *path, const struct psfs_path 
 	switch (p->family) {
 	case PSFS_FAMILY_CHILD:
 	case PSFS_FAMILY_SEARCH_HIT:
-		res = p->family == PSFS_FAMILY_CHILD ? subagents_child_target(fs, path, p, &target)
-						     : subagents_hit_target(fs, path, p, &target);
-		if (res)
+		if ((res = subagents_link_target(fs, path, p, &target)))
 			return res;
 		if ((err = store_stat_session(fs->store, p->project, p->session, &sb))) {
 			free(target);
@@ -633,8 +624,7 @@ int subagents_readlink(struct psfs *fs, const char *path, const struct psfs_path
 	char *target = NULL;
 	if (p->family != PSFS_FAMILY_CHILD && p->family != PSFS_FAMILY_SEARCH_HIT)
 		return p->family == PSFS_FAMILY_MISSING ? -ENOENT : -EINVAL;
-	int res = p->family == PSFS_FAMILY_CHILD ? subagents_child_target(fs, path, p, &target)
-						  : subagents_hit_target(fs, path, p, &target);
+	int res = subagents_link_target(fs, path, p, &target);
 	if (!res)
 		snprintf(buf, size, "%s", target);
 	free(target);

@@ -55,6 +55,7 @@ import { syncBuiltinESMExports } from "node:module";
 import fs from "node:fs";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
+import { makeRng } from "../diff/seeded.mjs";
 
 // ---------------------------------------------------------------- arguments
 const args = { sm: process.env.PI_SESSION_MANAGER, store: null, seed: "20260910", parents: null, runsPerParent: null, runs: null, forks: null, preset: "small", emptyRunDirs: false };
@@ -100,36 +101,6 @@ function usage(code) {
 }
 
 // ---------------------------------------------------------------- seeded randomness
-function hashSeed(s) {
-	let h = 1779033703 ^ s.length;
-	for (let i = 0; i < s.length; i++) {
-		h = Math.imul(h ^ s.charCodeAt(i), 3432918353);
-		h = (h << 13) | (h >>> 19);
-	}
-	return () => {
-		h = Math.imul(h ^ (h >>> 16), 2246822507);
-		h = Math.imul(h ^ (h >>> 13), 3266489909);
-		return (h ^= h >>> 16) >>> 0;
-	};
-}
-function sfc32(a, b, c, d) {
-	return () => {
-		a |= 0; b |= 0; c |= 0; d |= 0;
-		const t = (((a + b) | 0) + d) | 0;
-		d = (d + 1) | 0;
-		a = b ^ (b >>> 9);
-		b = (c + (c << 3)) | 0;
-		c = (c << 21) | (c >>> 11);
-		c = (c + t) | 0;
-		return (t >>> 0) / 4294967296;
-	};
-}
-function makeRng(seed) {
-	const h = hashSeed(String(seed));
-	const r = sfc32(h(), h(), h(), h());
-	for (let i = 0; i < 16; i++) r();
-	return r;
-}
 const rng = makeRng(args.seed);
 const idRng = makeRng(`${args.seed}/pi-ids`);
 const runIdRng = makeRng(`${args.seed}/run-ids`);
