@@ -57,7 +57,7 @@ def walk(d, depth):
 projects = [p for p in sorted(os.listdir(store)) if os.path.isdir(os.path.join(store, p))]
 for proj in projects:
     top = sorted(f[:-6] for f in os.listdir(os.path.join(store, proj)) if f.endswith(".jsonl"))
-    listed = sorted(n for n in os.listdir(os.path.join(mnt, proj)) if os.path.isdir(os.path.join(mnt, proj, n)) and n != "search")
+    listed = sorted(n for n in os.listdir(os.path.join(mnt, proj)) if os.path.isdir(os.path.join(mnt, proj, n)) and n not in ("search", "subagent-artifacts"))
     check(listed == top, "%s lists %s, pi lists %s" % (proj, listed, top))
     for s in top:
         walk(os.path.join(mnt, proj, s), 1)
