@@ -198,7 +198,8 @@ static int overview_has_folder(struct overview_list *l, const char *project, con
 		if (!(l->folders_of = strdup(project)))
 			return l->failed = 1, 0;
 		(void)store_list_folders(l->fs->store, project, overview_note_folder, l);
-		qsort(l->folders, l->n_folders, sizeof *l->folders, overview_cmp_names);
+		if (l->n_folders > 1)
+			qsort(l->folders, l->n_folders, sizeof *l->folders, overview_cmp_names);
 	}
 	return l->n_folders && bsearch(&stem, l->folders, l->n_folders, sizeof *l->folders, overview_cmp_names);
 }

@@ -88,7 +88,7 @@ static int subagents_children_each(struct psfs *fs, const char *path, const stru
 	for (const char *c = path; c < end; c++)
 		up += *c == '/';
 	if (asprintf(&want, "%s/%s%s%s.jsonl", store_root(fs->store), p->project, *p->project ? "/" : "", p->session) < 0 ||
-	    !(ups = calloc(up + 1, 3))) {
+	    !(ups = calloc(3 * (up + 1) + 1, 1))) {
 		res = -ENOMEM;
 		goto out;
 	}
