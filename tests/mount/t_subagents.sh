@@ -275,6 +275,17 @@ asst_msg dddd0002 dddd0001 "later" >>"$NEW"
 assert_poll "a new run's append: its size follows" 2 bash -c 'size_is_not "$1" "$2"' _ \
 	"$SA/2026-02-01T11-00-00-000Z_run_newrun_0/session.jsonl" "$size_before"
 
+# A fork of the parent (ln -s ENTRY PROJECT/NAME) forks the parent only:
+# a new file in the project, nothing in the family folder, no subagents.
+find "$FAM" "$ART" -printf '%P %s\n' | sort >"$T_DIR/family.before"
+fsx_out ln -s "$S/0004-user.7bfd5a82.md" "$MNT/$P/forked-parent"
+assert_eq "ln -s forks the parent" "0 " "$RC $ERR"
+assert_true "the fork has no subagents" bash -c "! ls '$MNT/$P/forked-parent/' | grep -qx subagents"
+find "$FAM" "$ART" -printf '%P %s\n' | sort >"$T_DIR/family.after"
+assert_same_bytes "$T_DIR/family.after" "$T_DIR/family.before"
+fsx_out ls "$S/children"
+assert_contains "the fork is the parent's child" "$(readlink "$MNT/$P/forked-parent" | sed 's#.*/##')" "$OUT"
+
 # rm -r of the parent: the parent, its family folder and its runs'
 # artifacts go to the trash; the other session and another run's stay.
 cp "$FAM/$RUN/run-0/$CHILD0.jsonl" "$T_DIR/child0.now"
