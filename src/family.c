@@ -558,7 +558,7 @@ static void family_start(int projfd, const struct family_member *m, const char *
 /* What a member is called, after its start time: the agent, run id and
  * index of a run; "fork" or its folder, and its session id's first 8
  * characters, for the rest. */
-static char *family_base_name(const struct family_member *m, const char *start)
+static char *family_base_name(const struct family_member *m, const char *start, const char *folder_of)
 {
 	char buf[NAME_MAX + 1];
 	const char *sep = *start ? "_" : "";
@@ -570,8 +570,9 @@ static char *family_base_name(const struct family_member *m, const char *start)
 		snprintf(buf, sizeof buf, "%s%s%s_%.8s_%d", start, sep, m->agent ? m->agent : "run", m->run_id,
 			 m->index);
 	} else {
-		const char *folder = m->kind == FAMILY_FORK ? "fork" : strrchr(m->dir, '/') + 1;
-		snprintf(buf, sizeof buf, "%s%s%s_%.8s", start, sep, folder, id);
+		/* A file right in the family folder has no folder of its own. */
+		const char *folder = m->kind == FAMILY_FORK ? "fork" : strcmp(m->dir, folder_of) ? strrchr(m->dir, '/') + 1 : "";
+		snprintf(buf, sizeof buf, "%s%s%s%s%.8s", start, sep, folder, *folder ? "_" : "", id);
 	}
 	/* A name of the listing holds no '/' and ends in no artifact suffix. */
 	for (char *p = buf; *p; p++)
@@ -590,7 +591,13 @@ static int family_cmp_start(const void *a, const void *b)
 {
 	const struct family_sorted *x = a, *y = b;
 	int c = strcmp(x->start, y->start);
-	return c ? c : strcmp(x->m.name, y->m.name);
+	if (!c)
+		c = strcmp(x->m.name, y->m.name);
+	/* The same name twice: by where they lie, so that ~2 goes to the
+	 * same one on every listing. */
+	if (!c)
+		c = strcmp(x->m.dir ? x->m.dir : "", y->m.dir ? y->m.dir : "");
+	return c ? c : strcmp(x->m.stem ? x->m.stem : "", y->m.stem ? y->m.stem : "");
 }
 
 /* Names every member and puts them in start order; a name met twice gets
@@ -606,7 +613,7 @@ static void family_name_all(struct family_walk *w, int projfd)
 	for (size_t i = 0; i < fam->n; i++) {
 		s[i].m = fam->members[i];
 		family_start(projfd, &s[i].m, w->project, s[i].start);
-		if (!(s[i].m.name = family_base_name(&s[i].m, s[i].start)))
+		if (!(s[i].m.name = family_base_name(&s[i].m, s[i].start, fam->folder)))
 			w->err = PS_ERR_NOMEM;
 	}
 	if (!w->err)

@@ -15,6 +15,7 @@
 #include "parse.h"
 #include "render.h"
 #include "entrycache.h"
+#include "family.h"
 #include "content.h"
 #include "context.h"
 #include "search.h"
@@ -53,7 +54,45 @@ static void usage(FILE *out)
 		"                                           a new session holding every entry of\n"
 		"                                           SESSION, with TARGET_CWD as its cwd, as pi's\n"
 		"                                           forkFrom makes it (in pi's folder for\n"
-		"                                           TARGET_CWD, or in DIR); prints its path\n");
+		"                                           TARGET_CWD, or in DIR); prints its path\n"
+		"       pisession family STORE PROJECT STEM\n"
+		"                                           the subagent runs kept beside the session\n"
+		"                                           STORE/PROJECT/STEM.jsonl, as SESSION/subagents/\n"
+		"                                           names them: one line each (docs/layout.md)\n");
+}
+
+/* `pisession family`: each member of the family as the mount lists it,
+ * with where its session and artifacts lie in the store. */
+static int cmd_family(const char *root, const char *project, const char *stem)
+{
+	static const char *const kinds[] = { "run", "fork", "other" };
+	struct ps_store *store = NULL;
+	struct family *fam = NULL;
+	ps_err err = store_open(root, 0, &store);
+	if (!err)
+		err = family_read(store, NULL, project, stem, &fam);
+	if (err) {
+		fprintf(stderr, "pisession: %s/%s/%s: %s\n", root, project, stem, ps_strerror(err));
+		store_free(store);
+		return 1;
+	}
+	for (size_t i = 0; i < fam->n; i++) {
+		const struct family_member *m = &fam->members[i];
+		printf("%s\t%s", m->name, m->stem ? kinds[m->kind] : "artifacts");
+		if (m->stem)
+			printf("\t%s/%s.jsonl", m->dir, m->stem);
+		if (m->run_id)
+			printf("\trun=%s index=%d", m->run_id, m->index);
+		if (m->agent)
+			printf("\tagent=%s", m->agent);
+		for (int k = 0; k < FAMILY_ARTIFACT_KINDS; k++)
+			if (m->artifact[k])
+				printf("\t%s=%s", family_artifact_suffix[k] + 1, m->artifact[k]);
+		putchar('\n');
+	}
+	family_free(fam);
+	store_free(store);
+	return 0;
 }
 
 struct tree_walk {
@@ -697,6 +736,8 @@ int main(int argc, char **argv)
 		return cmd_fork_from(argc, argv);
 	if (!strcmp(argv[1], "fork"))
 		return cmd_fork(argc, argv);
+	if (!strcmp(argv[1], "family") && argc == 5)
+		return cmd_family(argv[2], argv[3], argv[4]);
 	if (!strcmp(argv[1], "render-json") && argc <= 4)
 		return cmd_render_json(argv[2], argc == 4 ? argv[3] : NULL);
 	if (!strcmp(argv[1], "parse-md") && argc <= 5)
