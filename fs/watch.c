@@ -27,6 +27,7 @@
 #include "catalog.h"
 #include "journal.h"
 #include "family.h"
+#include "trash.h"
 #include <dirent.h>
 #include <time.h>
 
@@ -294,6 +295,72 @@ static void watch_session_changed_at(struct watch *w, const char *sdir, const ch
 	free(grew);
 }
 
+/* What a session's rm -r put in the trash beside its file (sessionops.c):
+ * its family folder, then the artifacts of the runs the folder holds. */
+struct watch_take {
+	char *folder;      /* STORE/PROJECT/STEM */
+	char *artifacts;   /* STORE/PROJECT/subagent-artifacts/ */
+	char **runs;       /* the run folders' names, once the folder is back */
+	size_t n_runs;
+};
+
+static int watch_take_wanted(void *ctx, const char *orig)
+{
+	struct watch_take *t = ctx;
+	if (!t->runs)
+		return strcmp(orig, t->folder) == 0;
+	size_t al = strlen(t->artifacts);
+	if (strncmp(orig, t->artifacts, al) != 0 || strchr(orig + al, '/'))
+		return 0;
+	for (size_t i = 0; i < t->n_runs; i++) {
+		size_t rl = strlen(t->runs[i]);
+		if (strncmp(orig + al, t->runs[i], rl) == 0 && orig[al + rl] == '_')
+			return 1;
+	}
+	return 0;
+}
+
+/* A session file came (restored from the trash: trash-restore renames it
+ * back) without its family folder: the folder and its runs' artifacts
+ * come back from the home trash with it, where they are there. */
+static void watch_take_back_family(struct watch *w, const char *project, const char *stem)
+{
+	struct watch_take t = { 0 };
+	struct stat sb;
+	size_t folder_back = 0, artifacts_back = 0;
+	const char *root = store_root(w->fs->store);
+	if (!w->fs->trash_home || asprintf(&t.folder, "%s/%s/%s", root, project, stem) < 0)
+		return;
+	if (lstat(t.folder, &sb) == 0 || errno != ENOENT ||
+	    trash_take_back(w->fs->trash_home, watch_take_wanted, &t, &folder_back) != PS_OK || !folder_back)
+		goto out;
+	DIR *d = asprintf(&t.artifacts, "%s/%s/%s/", root, project, FAMILY_ARTIFACTS_DIR) < 0 ? NULL : opendir(t.folder);
+	struct dirent *de;
+	while (d && (de = readdir(d))) {
+		char **grown;
+		if (de->d_type != DT_DIR || !strcmp(de->d_name, ".") || !strcmp(de->d_name, "..") ||
+		    !(grown = realloc(t.runs, (t.n_runs + 1) * sizeof *grown)))
+			continue;
+		t.runs = grown;
+		if ((t.runs[t.n_runs] = strdup(de->d_name)))
+			t.n_runs++;
+	}
+	if (d)
+		closedir(d);
+	if (!t.runs)
+		t.runs = calloc(1, sizeof *t.runs);
+	if (t.runs && t.artifacts)
+		(void)trash_take_back(w->fs->trash_home, watch_take_wanted, &t, &artifacts_back);
+	journal_log_in(w->fs->journal, "%s/%s came back: its subagents' folder %s and %zu of its runs' artifacts came back from the trash with it",
+		       project, stem, t.folder, artifacts_back);
+out:
+	for (size_t i = 0; i < t.n_runs; i++)
+		free(t.runs[i]);
+	free(t.runs);
+	free(t.folder);
+	free(t.artifacts);
+}
+
 /* An event in one watched directory: the store root (project NULL) or a
  * project. */
 static void watch_event_in(struct watch *w, const char *project, const struct inotify_event *ev)
@@ -325,6 +392,8 @@ static void watch_event_in(struct watch *w, const char *project, const struct in
 		if (!project)
 			watch_invalidate(w, "/%s%s%s", session, "", "");
 	}
+	if (project && (ev->mask & (IN_CREATE | IN_MOVED_TO)))
+		watch_take_back_family(w, project, session);
 	if (ev->mask & (IN_CREATE | IN_MOVED_TO | IN_MODIFY | IN_CLOSE_WRITE | IN_DELETE | IN_MOVED_FROM))
 		catalog_changed(w->fs->catalog, project ? project : "", session);
 	watch_session_changed(w, project ? project : "", session);

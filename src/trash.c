@@ -1,3 +1,4 @@
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -303,5 +304,74 @@ ps_err trash_put(const char *path, const char *home_trash, uid_t uid, time_t now
 	free(volume);
 	free(top);
 	free(dir);
+	return err;
+}
+
+/* The Path of an info file's text, percent-decoded: new, or NULL. */
+static char *trash_info_path(const char *text)
+{
+	const char *p = strstr(text, "\nPath=");
+	if (!p)
+		return NULL;
+	p += strlen("\nPath=");
+	size_t n = strcspn(p, "\n");
+	char *out = malloc(n + 1), *o = out;
+	if (!out)
+		return NULL;
+	for (size_t i = 0; i < n; i++) {
+		unsigned hi, lo;
+		if (p[i] == '%' && i + 2 < n && sscanf(p + i + 1, "%1x%1x", &hi, &lo) == 2) {
+			*o++ = (char)(hi << 4 | lo);
+			i += 2;
+		} else {
+			*o++ = p[i];
+		}
+	}
+	*o = '\0';
+	return out;
+}
+
+ps_err trash_take_back(const char *home_trash, trash_wanted_fn wanted, void *ctx, size_t *restored)
+{
+	char dir[PATH_MAX];
+	*restored = 0;
+	if (!home_trash || (size_t)snprintf(dir, sizeof dir, "%s/info", home_trash) >= sizeof dir)
+		return PS_OK;
+	int info_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (info_fd < 0)
+		return errno == ENOENT ? PS_OK : trash_errno(errno);
+	snprintf(dir, sizeof dir, "%s/files", home_trash);
+	int files_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d = files_fd >= 0 ? fdopendir(dup(info_fd)) : NULL;
+	ps_err err = d || files_fd < 0 ? PS_OK : PS_ERR_NOMEM;
+	struct dirent *de;
+	while (d && (de = readdir(d))) {
+		size_t n = strlen(de->d_name), sl = strlen(".trashinfo");
+		char text[PATH_MAX * 3 + 128], name[NAME_MAX + 1];
+		struct stat sb;
+		if (n <= sl || strcmp(de->d_name + n - sl, ".trashinfo") != 0)
+			continue;
+		int fd = openat(info_fd, de->d_name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+		ssize_t got = fd >= 0 ? read(fd, text, sizeof text - 1) : -1;
+		if (fd >= 0)
+			close(fd);
+		if (got <= 0)
+			continue;
+		text[got] = '\0';
+		char *orig = trash_info_path(text);
+		snprintf(name, sizeof name, "%.*s", (int)(n - sl), de->d_name);
+		/* Back where it was, never over anything that is there now. */
+		if (orig && wanted(ctx, orig) && lstat(orig, &sb) != 0 && errno == ENOENT &&
+		    renameat(files_fd, name, AT_FDCWD, orig) == 0) {
+			unlinkat(info_fd, de->d_name, 0);
+			(*restored)++;
+		}
+		free(orig);
+	}
+	if (d)
+		closedir(d);
+	if (files_fd >= 0)
+		close(files_fd);
+	close(info_fd);
 	return err;
 }

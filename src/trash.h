@@ -34,4 +34,13 @@ char *trash_home_dir(const char *xdg_data_home, const char *home);
  * info file is left behind. */
 ps_err trash_put(const char *path, const char *home_trash, uid_t uid, time_t now, char **trashed);
 
+/* Moves back from the home trash every item whose original path (the
+ * info file's Path) wanted says to take, where nothing lies at that path
+ * now, and drops its info file: what `rm -r` of a session put in the
+ * trash beside the session file (its subagents' runs), once the session
+ * file itself is restored (docs/layout.md "Subagent runs").  *restored
+ * counts them.  PS_OK also when there is no trash. */
+typedef int (*trash_wanted_fn)(void *ctx, const char *orig);
+ps_err trash_take_back(const char *home_trash, trash_wanted_fn wanted, void *ctx, size_t *restored);
+
 #endif

@@ -305,5 +305,18 @@ assert_contains "the folder's info file names where it was" "Path=$FAM" "$(cat "
 fsx_out cat "$MNT/.pisessionfs/log"
 assert_contains "the log says what went with it" "moved to the trash with it" "$OUT"
 
+# trash-restore of the session file brings its runs back with it: the
+# folder and the artifacts, byte for byte, and subagents/ lists them again.
+(cd "$T_DIR" && echo 0 | trash-restore "$STORE/$P/$PARENT.jsonl" >/dev/null 2>&1)
+assert_poll "the family folder comes back with the session" 5 test -f "$FAM/$RUN/run-0/$CHILD0.jsonl"
+assert_poll "and its runs' artifacts" 5 test -f "$ART/${ASYNC}_reviewer_input.md"
+assert_same_bytes "$FAM/$RUN/run-0/$CHILD0.jsonl" "$T_DIR/child0.now"
+assert_same_bytes "$ART/${RUN}_scout_0_output.md" "$T_DIR/store.orig/$P/subagent-artifacts/${RUN}_scout_0_output.md"
+assert_missing "$TRASH/info/$PARENT.trashinfo"
+assert_missing "$TRASH/files/${RUN}_scout_0_output.md"
+assert_poll "subagents/ lists the runs again" 5 test -f "$S/subagents/2026-02-01T10-01-00-000Z_scout_${RUN}_0.output.md"
+fsx_out cat "$MNT/.pisessionfs/log"
+assert_contains "the log says what came back" "came back from the trash with it" "$OUT"
+
 umount_fs "$T_DIR/mnt2"
 finish

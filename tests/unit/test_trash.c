@@ -104,6 +104,56 @@ START_TEST(test_trash_put_refusals)
 END_TEST
 
 /* A session whose header names parentSession, as if in store root. */
+static int wanted_b(void *ctx, const char *orig)
+{
+	const char *dir = ctx;
+	size_t n = strlen(dir);
+	return strncmp(orig, dir, n) == 0 && orig[n] == '/' && orig[n + 1] == 'b';
+}
+
+/* trash_take_back: what was put in the trash comes back to its Path
+ * (percent-decoded), its info file dropped; never over a file that is
+ * there now; only what wanted names. */
+START_TEST(test_trash_take_back)
+{
+	char dir[64], trash[128], a[128], b1[128], b2[128];
+	char *where = NULL;
+	size_t n = 0;
+	helper_tmpdir(dir, "trash");
+	snprintf(trash, sizeof trash, "%s/Trash", dir);
+	snprintf(a, sizeof a, "%s/a.jsonl", dir);
+	snprintf(b1, sizeof b1, "%s/b c%%.md", dir);
+	snprintf(b2, sizeof b2, "%s/b2.md", dir);
+	write_file(a, "a\n");
+	write_file(b1, "b1\n");
+	write_file(b2, "b2\n");
+	ck_assert_int_eq(trash_take_back(trash, wanted_b, dir, &n), PS_OK); /* no trash yet */
+	ck_assert_uint_eq(n, 0);
+	const char *all[] = { a, b1, b2 };
+	for (size_t i = 0; i < 3; i++) {
+		ck_assert_int_eq(trash_put(all[i], trash, 1000, 1767323045, &where), PS_OK);
+		free(where);
+	}
+	write_file(b2, "new\n"); /* made again meanwhile: stays, and so does the trashed one */
+	ck_assert_int_eq(trash_take_back(trash, wanted_b, dir, &n), PS_OK);
+	ck_assert_uint_eq(n, 1);
+	size_t len;
+	char *text = helper_slurp(b1, &len);
+	ck_assert_str_eq(text, "b1\n");
+	free(text);
+	text = helper_slurp(b2, &len);
+	ck_assert_str_eq(text, "new\n");
+	free(text);
+	ck_assert_int_ne(access(a, F_OK), 0);
+	char info[256];
+	snprintf(info, sizeof info, "%s/info/b c%%.md.trashinfo", trash);
+	ck_assert_int_ne(access(info, F_OK), 0);
+	snprintf(info, sizeof info, "%s/info/b2.md.trashinfo", trash);
+	ck_assert_int_eq(access(info, F_OK), 0);
+	helper_rmtree(dir);
+}
+END_TEST
+
 static char *parent_of(const char *root, const char *rel, const char *parent)
 {
 	char path[256], line[512];
@@ -164,6 +214,7 @@ Suite *trash_suite(void)
 	tcase_add_test(tc, test_trash_home_dir);
 	tcase_add_test(tc, test_trash_put_names_and_info);
 	tcase_add_test(tc, test_trash_put_refusals);
+	tcase_add_test(tc, test_trash_take_back);
 	tcase_add_test(tc, test_sessionparent_targets);
 	suite_add_tcase(s, tc);
 	return s;
