@@ -263,6 +263,7 @@ START_TEST(test_fast_path_huge_line)
 	for (int i = 0; i < 300000; i++)
 		ck_assert_int_eq(buf_puts(&b, i % 3 ? "Ab\xce\xa3\\u00C9\\n" : "\\ud83d\\ude00Z"), 0);
 	ck_assert_int_eq(buf_puts(&b, "\"}]}}\n"), 0);
+	ck_assert_int_eq(buf_finish(&b), 0); /* helper_write takes a C string */
 	assert_fast_same(b.data, b.len, 1, "huge line");
 	buf_free(&b);
 }
