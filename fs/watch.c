@@ -101,6 +101,8 @@ void watch_queue(struct watch *w, const char *path)
 }
 
 static void watch_family_add(struct watch *w, const char *request);
+static void watch_family_changed(struct watch *w, const char *fam_project, const char *fam_stem, const char *mount,
+				 const char *top, const char *dir, const char *stem);
 
 static void watch_drain_queue(struct watch *w)
 {
@@ -434,11 +436,37 @@ static void watch_family_add(struct watch *w, const char *request)
 	if (mount) {
 		*stem++ = '\0';
 		*mount++ = '\0';
-		char dir[PATH_MAX];
-		if ((size_t)snprintf(dir, sizeof dir, "%s/%s", copy, stem) < sizeof dir)
+		char dir[PATH_MAX], top[NAME_MAX + 1];
+		snprintf(top, sizeof top, "%.*s", (int)strcspn(copy, "/"), copy);
+		if ((size_t)snprintf(dir, sizeof dir, "%s/%s", copy, stem) < sizeof dir) {
 			watch_family_dir(w, dir, copy, stem, mount, 1);
+			/* What changed between the handler's look and the
+			 * watches: told once. */
+			watch_family_changed(w, copy, stem, mount, top, dir, NULL);
+		}
 	}
 	free(copy);
+}
+
+/* Tells the kernel that the family's children in dir (stem: that one
+ * only; NULL: every child whose folder is dir or below it) changed. */
+static void watch_family_changed(struct watch *w, const char *fam_project, const char *fam_stem, const char *mount,
+				 const char *top, const char *dir, const char *stem)
+{
+	struct family *fam = NULL;
+	size_t dl = strlen(dir);
+	if (family_read(w->fs->store, w->fs->family, fam_project, fam_stem, &fam) != PS_OK)
+		return;
+	for (size_t i = 0; i < fam->n; i++) {
+		const struct family_member *m = &fam->members[i];
+		char sdir[PATH_MAX];
+		if (!m->stem || (stem ? strcmp(m->dir, dir) != 0 || strcmp(m->stem, stem) != 0
+				      : strncmp(m->dir, dir, dl) != 0 || (m->dir[dl] && m->dir[dl] != '/')))
+			continue;
+		snprintf(sdir, sizeof sdir, "%s/%s/%s", mount, SUBAGENTS_NAME, m->name);
+		watch_session_changed_at(w, sdir, top, m->dir, m->stem);
+	}
+	family_free(fam);
 }
 
 /* An event in a folder of a family (d): a child's file grew, came or
@@ -453,27 +481,20 @@ static void watch_event_in_family(struct watch *w, const struct watch_dir *d, co
 		goto out;
 	snprintf(top, sizeof top, "%.*s", (int)strcspn(fam_project, "/"), fam_project);
 	if ((ev->mask & IN_ISDIR) && (ev->mask & (IN_CREATE | IN_MOVED_TO))) {
+		/* A new run's folder: watched first, then what it holds
+		 * already is told, so that no append falls between the two. */
 		char sub[PATH_MAX];
-		if ((size_t)snprintf(sub, sizeof sub, "%s/%s", dir, ev->name) < sizeof sub)
+		if ((size_t)snprintf(sub, sizeof sub, "%s/%s", dir, ev->name) < sizeof sub) {
 			watch_family_dir(w, sub, fam_project, fam_stem, mount, 2);
+			watch_family_changed(w, fam_project, fam_stem, mount, top, sub, NULL);
+		}
 	}
 	watch_invalidate(w, "%s/%s%s", mount, SUBAGENTS_NAME, "");
 	watch_invalidate(w, "%s/%s%s", mount, "usage.json", "");
 	if (n > 6 && strcmp(ev->name + n - 6, ".jsonl") == 0) {
-		struct family *fam = NULL;
 		char stem[NAME_MAX + 1];
 		snprintf(stem, sizeof stem, "%.*s", (int)(n - 6), ev->name);
-		if (family_read(w->fs->store, w->fs->family, fam_project, fam_stem, &fam) == PS_OK) {
-			for (size_t i = 0; i < fam->n; i++) {
-				const struct family_member *m = &fam->members[i];
-				char sdir[PATH_MAX];
-				if (!m->stem || strcmp(m->dir, dir) != 0 || strcmp(m->stem, stem) != 0)
-					continue;
-				snprintf(sdir, sizeof sdir, "%s/%s/%s", mount, SUBAGENTS_NAME, m->name);
-				watch_session_changed_at(w, sdir, top, dir, stem);
-			}
-		}
-		family_free(fam);
+		watch_family_changed(w, fam_project, fam_stem, mount, top, dir, stem);
 		if (ev->mask & (IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO))
 			watch_forget_tree(w, top);
 	}
