@@ -404,6 +404,9 @@ Suite *sessioninfo_suite(void)
 {
 	Suite *s = suite_create("sessioninfo");
 	TCase *tc = tcase_create("core");
+	/* Only to catch a hang: the random rounds are bounded by count, and
+	 * take 10 s under ASan on a loaded machine (Check's default is 4). */
+	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_fields);
 	tcase_add_test(tc, test_not_sessions);
 	tcase_add_test(tc, test_name_cleared);

@@ -266,6 +266,9 @@ Suite *usagescan_suite(void)
 {
 	Suite *s = suite_create("usagescan");
 	TCase *tc = tcase_create("usagescan");
+	/* Only to catch a hang: the random rounds are bounded by count, and
+	 * take 10 s under ASan on a loaded machine (Check's default is 4). */
+	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_usagescan_cases);
 	tcase_add_test(tc, test_usagescan_random);
 	suite_add_tcase(s, tc);
