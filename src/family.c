@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +22,9 @@
 #define FAMILY_MAX_MEMBERS 4096
 /* Projects whose artifact folder listing is kept (family_cache). */
 #define FAMILY_CACHE_PROJECTS 16
+/* Families kept (family_cache): beyond it the oldest kept goes. */
+#define FAMILY_CACHE_FAMILIES 4096
+#define FAMILY_CACHE_BUCKETS 8192
 
 const char *const family_artifact_suffix[FAMILY_ARTIFACT_KINDS] = { ".input.md", ".output.md", ".meta.json" };
 /* The same artifacts as pi-subagents names them (getArtifactPaths). */
@@ -39,9 +43,28 @@ struct family_artifacts {
 	unsigned refs; /* guarded by the cache's lock */
 };
 
+/* What a family was read from: each folder walked, and the project's
+ * artifact folder (ino 0: there was none), by its stamp. */
+struct family_sig {
+	char *rel; /* relative to the project folder */
+	ino_t ino;
+	struct timespec mtime;
+};
+
+struct family_kept {
+	char *key; /* "project/stem" */
+	struct family *fam; /* a reference */
+	struct family_sig *sigs;
+	size_t n_sigs;
+	struct family_kept *next; /* bucket chain */
+};
+
 struct family_cache {
 	pthread_mutex_t lock;
 	struct family_artifacts *kept[FAMILY_CACHE_PROJECTS]; /* most recent first */
+	struct family_kept *buckets[FAMILY_CACHE_BUCKETS];
+	struct family_kept *ring[FAMILY_CACHE_FAMILIES]; /* in the order kept: the oldest goes first */
+	size_t ring_next;
 };
 
 static void family_artifacts_put(struct family_artifacts *a)
@@ -65,10 +88,14 @@ struct family_cache *family_cache_new(void)
 	return c;
 }
 
+static void family_kept_free(struct family_kept *k);
+
 void family_cache_free(struct family_cache *c)
 {
 	if (!c)
 		return;
+	for (size_t i = 0; i < FAMILY_CACHE_FAMILIES; i++)
+		family_kept_free(c->ring[i]);
 	for (size_t i = 0; i < FAMILY_CACHE_PROJECTS; i++)
 		family_artifacts_put(c->kept[i]);
 	pthread_mutex_destroy(&c->lock);
@@ -205,8 +232,34 @@ struct family_walk {
 	const char *stem;
 	char **runs;  /* the folders right below STEM/: each may be a run's */
 	size_t n_runs, cap_runs;
+	struct family_sig *sigs; /* what it was read from (family_kept) */
+	size_t n_sigs, cap_sigs;
 	ps_err err;
 };
+
+/* Notes what the family was read from: rel (below the project folder)
+ * as st shows it. */
+static void family_note_sig(struct family_walk *w, const char *rel, const struct stat *st)
+{
+	if (w->n_sigs == w->cap_sigs) {
+		size_t cap = w->cap_sigs ? 2 * w->cap_sigs : 8;
+		struct family_sig *grown = realloc(w->sigs, cap * sizeof *grown);
+		if (!grown) {
+			w->err = PS_ERR_NOMEM;
+			return;
+		}
+		w->sigs = grown;
+		w->cap_sigs = cap;
+	}
+	struct family_sig *g = &w->sigs[w->n_sigs];
+	if (!(g->rel = strdup(rel))) {
+		w->err = PS_ERR_NOMEM;
+		return;
+	}
+	g->ino = st ? st->st_ino : 0;
+	g->mtime = st ? st->st_mtim : (struct timespec){ 0, 0 };
+	w->n_sigs++;
+}
 
 static void family_member_clear(struct family_member *m)
 {
@@ -221,7 +274,7 @@ static void family_member_clear(struct family_member *m)
 
 void family_free(struct family *fam)
 {
-	if (!fam)
+	if (!fam || __atomic_sub_fetch(&fam->refs, 1, __ATOMIC_ACQ_REL) != 0)
 		return;
 	for (size_t i = 0; i < fam->n; i++)
 		family_member_clear(&fam->members[i]);
@@ -334,6 +387,11 @@ static void family_note_run(struct family_walk *w, const char *name)
 
 static void family_walk_dir(struct family_walk *w, int fd, const char *rel, int depth)
 {
+	struct stat st;
+	char where[PATH_MAX];
+	if (fstat(fd, &st) == 0 && (size_t)snprintf(where, sizeof where, "%s%s%s", w->stem, *rel ? "/" : "", rel) <
+					  sizeof where)
+		family_note_sig(w, where, &st);
 	DIR *d = fdopendir(fd);
 	struct dirent *de;
 	if (!d) {
@@ -638,6 +696,135 @@ static void family_name_all(struct family_walk *w, int projfd)
 	free(s);
 }
 
+/* --- families kept ------------------------------------------------------- */
+
+static void family_kept_free(struct family_kept *k)
+{
+	if (!k)
+		return;
+	family_free(k->fam);
+	for (size_t i = 0; i < k->n_sigs; i++)
+		free(k->sigs[i].rel);
+	free(k->sigs);
+	free(k->key);
+	free(k);
+}
+
+static size_t family_bucket(const char *project, const char *stem)
+{
+	uint64_t h = 14695981039346656037ULL; /* FNV-1a over project, '/', stem */
+	for (const char *p = project; *p; p++)
+		h = (h ^ (unsigned char)*p) * 1099511628211ULL;
+	h = (h ^ '/') * 1099511628211ULL;
+	for (const char *p = stem; *p; p++)
+		h = (h ^ (unsigned char)*p) * 1099511628211ULL;
+	return (size_t)(h % FAMILY_CACHE_BUCKETS);
+}
+
+/* The bucket of a kept key "project/stem" (its stem after the last '/'). */
+static size_t family_bucket_of_key(const char *key)
+{
+	const char *slash = strrchr(key, '/');
+	char project[STORE_PROJECT_MAX];
+	snprintf(project, sizeof project, "%.*s", (int)(slash - key), key);
+	return family_bucket(project, slash + 1);
+}
+
+static int family_kept_is(const struct family_kept *k, const char *project, const char *stem)
+{
+	size_t pl = strlen(project);
+	return strncmp(k->key, project, pl) == 0 && k->key[pl] == '/' && strcmp(k->key + pl + 1, stem) == 0;
+}
+
+/* The family kept for project/stem, a new reference, when every folder it
+ * was read from is as it was then; else NULL. */
+static struct family *family_kept_get(struct family_cache *c, int projfd, const char *project, const char *stem)
+{
+	struct family_sig *sigs = NULL;
+	struct family *fam = NULL;
+	size_t n = 0;
+	if (!c)
+		return NULL;
+	pthread_mutex_lock(&c->lock);
+	struct family_kept *k = c->buckets[family_bucket(project, stem)];
+	while (k && !family_kept_is(k, project, stem))
+		k = k->next;
+	/* The stamps are looked at without the lock: a copy of them. */
+	if (k && (sigs = malloc(k->n_sigs * sizeof *sigs + 1))) {
+		n = k->n_sigs;
+		fam = k->fam;
+		__atomic_add_fetch(&fam->refs, 1, __ATOMIC_ACQ_REL);
+		for (size_t i = 0; i < n; i++) {
+			sigs[i] = k->sigs[i];
+			sigs[i].rel = strdup(k->sigs[i].rel);
+		}
+	}
+	pthread_mutex_unlock(&c->lock);
+	int same = fam != NULL;
+	for (size_t i = 0; i < n; i++) {
+		struct stat st;
+		int there = sigs[i].rel && fstatat(projfd, sigs[i].rel, &st, AT_SYMLINK_NOFOLLOW) == 0;
+		if (!sigs[i].rel || (sigs[i].ino ? !there || st.st_ino != sigs[i].ino ||
+						       st.st_mtim.tv_sec != sigs[i].mtime.tv_sec ||
+						       st.st_mtim.tv_nsec != sigs[i].mtime.tv_nsec
+						 : there))
+			same = 0;
+		free(sigs[i].rel);
+	}
+	free(sigs);
+	if (!same && fam) {
+		family_free(fam);
+		fam = NULL;
+	}
+	return fam;
+}
+
+/* Keeps fam (a reference of its own) as read from *sigs, which it takes. */
+static void family_kept_put(struct family_cache *c, const char *project, const char *stem, struct family *fam,
+			    struct family_sig **sigs, size_t *n_sigs)
+{
+	struct family_kept *k = c ? calloc(1, sizeof *k) : NULL;
+	if (!k || asprintf(&k->key, "%s/%s", project, stem) < 0) {
+		free(k);
+		return;
+	}
+	k->fam = fam;
+	__atomic_add_fetch(&fam->refs, 1, __ATOMIC_ACQ_REL);
+	k->sigs = *sigs;
+	k->n_sigs = *n_sigs;
+	*sigs = NULL;
+	*n_sigs = 0;
+	size_t b = family_bucket(project, stem);
+	struct family_kept *old = NULL, *gone = NULL;
+	pthread_mutex_lock(&c->lock);
+	/* This family's older reading goes, and so does the oldest kept
+	 * when the ring is full. */
+	for (struct family_kept **l = &c->buckets[b]; *l; l = &(*l)->next)
+		if (family_kept_is(*l, project, stem)) {
+			old = *l;
+			*l = old->next;
+			break;
+		}
+	for (size_t i = 0; old && i < FAMILY_CACHE_FAMILIES; i++)
+		if (c->ring[i] == old)
+			c->ring[i] = NULL;
+	gone = c->ring[c->ring_next];
+	if (gone) {
+		for (struct family_kept **l = &c->buckets[family_bucket_of_key(gone->key)]; *l; l = &(*l)->next)
+			if (*l == gone) {
+				*l = gone->next;
+				break;
+			}
+	}
+	c->ring[c->ring_next] = k;
+	c->ring_next = (c->ring_next + 1) % FAMILY_CACHE_FAMILIES;
+	k->next = c->buckets[b];
+	c->buckets[b] = k;
+	pthread_mutex_unlock(&c->lock);
+	family_kept_free(old);
+	family_kept_free(gone);
+}
+
 ps_err family_read(struct ps_store *store, struct family_cache *cache, const char *project, const char *stem,
 		   struct family **out)
 {
@@ -648,6 +835,7 @@ ps_err family_read(struct ps_store *store, struct family_cache *cache, const cha
 	*out = NULL;
 	if (!(w.fam = calloc(1, sizeof *w.fam)))
 		return PS_ERR_NOMEM;
+	w.fam->refs = 1;
 	if (!*project || strlen(project) >= sizeof w.project || strchr(stem, '/'))
 		goto done; /* a flat store's sessions keep no families here */
 	memcpy(w.project, project, strlen(project) + 1);
@@ -658,6 +846,14 @@ ps_err family_read(struct ps_store *store, struct family_cache *cache, const cha
 	fd = openat(projfd, stem, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		goto done;
+	struct family *kept = family_kept_get(cache, projfd, project, stem);
+	if (kept) {
+		close(fd);
+		close(projfd);
+		family_free(w.fam);
+		*out = kept;
+		return PS_OK;
+	}
 	if (!(w.fam->folder = malloc(strlen(project) + strlen(stem) + 2))) {
 		close(fd);
 		w.err = PS_ERR_NOMEM;
@@ -665,16 +861,24 @@ ps_err family_read(struct ps_store *store, struct family_cache *cache, const cha
 	}
 	sprintf(w.fam->folder, "%s/%s", project, stem);
 	family_walk_dir(&w, fd, "", 1);
+	struct stat ast;
+	family_note_sig(&w, FAMILY_ARTIFACTS_DIR,
+			fstatat(projfd, FAMILY_ARTIFACTS_DIR, &ast, AT_SYMLINK_NOFOLLOW) == 0 ? &ast : NULL);
 	a = family_artifacts_get(cache, projfd, project);
 	for (size_t i = 0; !w.err && i < w.n_runs; i++)
 		family_match_run(&w, a, w.runs[i]);
 	if (!w.err)
 		family_name_all(&w, projfd);
+	if (!w.err)
+		family_kept_put(cache, project, stem, w.fam, &w.sigs, &w.n_sigs);
 done:
 	family_artifacts_drop(cache, a);
 	for (size_t i = 0; i < w.n_runs; i++)
 		free(w.runs[i]);
 	free(w.runs);
+	for (size_t i = 0; i < w.n_sigs; i++)
+		free(w.sigs[i].rel);
+	free(w.sigs);
 	if (projfd >= 0)
 		close(projfd);
 	if (w.err) {

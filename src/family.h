@@ -63,6 +63,7 @@ struct family {
 	char **artifacts;
 	size_t n_artifacts;
 	char *folder; /* "PROJECT/STEM", when the folder is there; else NULL */
+	unsigned refs; /* private: a family kept by a family_cache is shared, immutable */
 };
 
 /* Remembers each project's artifact folder listing while the folder is
@@ -72,8 +73,12 @@ struct family_cache;
 struct family_cache *family_cache_new(void);
 void family_cache_free(struct family_cache *cache);
 
-/* The family of PROJECT/STEM.jsonl: *out is new (family_free), with
- * n == 0 when the session has no family folder.  cache may be NULL.
+/* The family of PROJECT/STEM.jsonl: *out is the caller's (family_free;
+ * never to be changed: with a cache it may be shared), with n == 0 when
+ * the session has no family folder.  cache may be NULL; with one, a
+ * family read before is given again while none of the folders it was
+ * read from (and the project's artifact folder) changed: a child's
+ * append changes none of them, and a child's start is its header's.
  * Nothing is followed through a symlink below the project folder.
  * PS_ERR_NOMEM, or PS_ERR_NOENT for a project path the store refuses. */
 ps_err family_read(struct ps_store *store, struct family_cache *cache, const char *project, const char *stem,

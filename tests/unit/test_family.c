@@ -135,6 +135,49 @@ START_TEST(test_family_members)
 }
 END_TEST
 
+/* The cache gives a family again while its folders are as they were, and
+ * reads it anew when a run comes; a child's append changes nothing kept. */
+START_TEST(test_family_kept)
+{
+	struct ps_store *st;
+	struct family_cache *cache = family_cache_new();
+	struct family *a = NULL, *b = NULL;
+	ck_assert_int_eq(store_open(root, 0, &st), PS_OK);
+	ck_assert_int_eq(family_read(st, cache, P, S, &a), PS_OK);
+	ck_assert_int_eq(family_read(st, cache, P, S, &b), PS_OK);
+	ck_assert_ptr_eq(a, b);
+	family_free(b);
+	put(P "/" S "/run1/run-0/session.jsonl", CHILD_HDR("c0", "2026-01-01T00:00:05.000Z") "{\"x\":1}\n");
+	ck_assert_int_eq(family_read(st, cache, P, S, &b), PS_OK);
+	ck_assert_ptr_eq(a, b);
+	family_free(b);
+	mk(P "/" S "/run2");
+	mk(P "/" S "/run2/run-0");
+	put(P "/" S "/run2/run-0/session.jsonl", CHILD_HDR("c9", "2026-01-01T00:00:07.000Z"));
+	ck_assert_int_eq(family_read(st, cache, P, S, &b), PS_OK);
+	ck_assert_ptr_ne(a, b);
+	ck_assert_uint_eq(b->n, a->n + 1);
+	ck_assert_uint_eq(a->n, 4); /* the old reading is unchanged, still the caller's */
+	family_free(a);
+	family_free(b);
+	/* an artifact added: read anew too */
+	ck_assert_int_eq(family_read(st, cache, P, S, &a), PS_OK);
+	put(P "/subagent-artifacts/run2_late_0_output.md", "late\n");
+	ck_assert_int_eq(family_read(st, cache, P, S, &b), PS_OK);
+	ck_assert_ptr_ne(a, b);
+	const struct family_member *late = NULL;
+	for (size_t i = 0; i < b->n; i++)
+		if (b->members[i].run_id && !strcmp(b->members[i].run_id, "run2"))
+			late = &b->members[i];
+	ck_assert_ptr_nonnull(late);
+	ck_assert_str_eq(late->agent, "late");
+	family_free(a);
+	family_free(b);
+	store_free(st);
+	family_cache_free(cache);
+}
+END_TEST
+
 static int family_may_all(void *ctx, const struct stat *st)
 {
 	(void)ctx, (void)st;
@@ -167,6 +210,7 @@ Suite *family_suite(void)
 	tcase_add_checked_fixture(tc, family_fixture, family_cleanup);
 	tcase_add_test(tc, test_family_members);
 	tcase_add_test(tc, test_family_lookups);
+	tcase_add_test(tc, test_family_kept);
 	suite_add_tcase(s, tc);
 	return s;
 }
