@@ -51,7 +51,7 @@ for b in "$unit" "$fs_unit" "$tool" "$daemon"; do
 	fi
 done
 
-logdir=$root/fuzz/artifacts/valgrind
+logdir=$root/tests/valgrind/artifacts
 rm -rf "$logdir"
 mkdir -p "$logdir"
 export PS_VALGRIND_LOGDIR=$logdir PS_VALGRIND_TOOL=$tool PS_VALGRIND_DAEMON=$daemon
