@@ -338,9 +338,15 @@ ps_err store_stat_session(struct ps_store *st, const char *project, const char *
 	return S_ISREG(sb->st_mode) ? PS_OK : PS_ERR_NOENT;
 }
 
-static ps_err store_list(struct ps_store *st, const char *dir, int sessions, int need_stat, store_fill_fn fill,
-			 void *ctx)
+/* What store_list lists: session files (by stem), project folders
+ * (symlinks to folders followed, as pi follows them), or a project's own
+ * folders (never through a symlink: where a family folder may be). */
+enum store_listing { STORE_LIST_PROJECTS, STORE_LIST_SESSIONS, STORE_LIST_FOLDERS };
+
+static ps_err store_list(struct ps_store *st, const char *dir, enum store_listing what, int need_stat,
+			 store_fill_fn fill, void *ctx)
 {
+	int sessions = what == STORE_LIST_SESSIONS, follow = what == STORE_LIST_PROJECTS;
 	/* A project may be a symlink to a directory (store_stat_project). */
 	int root = store_dirfd(st);
 	if (root < 0 && strcmp(dir, ".") == 0)
@@ -369,7 +375,7 @@ static ps_err store_list(struct ps_store *st, const char *dir, int sessions, int
 		if (need_stat || de->d_type != want) {
 			/* Session files as they are (never through a symlink),
 			 * project directories followed. */
-			if (fstatat(dirfd(d), de->d_name, &sb, sessions ? AT_SYMLINK_NOFOLLOW : 0) != 0)
+			if (fstatat(dirfd(d), de->d_name, &sb, follow ? 0 : AT_SYMLINK_NOFOLLOW) != 0)
 				continue; /* removed meanwhile */
 			if (sessions ? !S_ISREG(sb.st_mode) : !S_ISDIR(sb.st_mode))
 				continue;
@@ -393,12 +399,12 @@ static ps_err store_list_in(struct ps_store *st, const char *project, int need_s
 {
 	if (!store_project_ok(project))
 		return PS_ERR_NOENT;
-	return store_list(st, *project ? project : ".", 1, need_stat, fill, ctx);
+	return store_list(st, *project ? project : ".", STORE_LIST_SESSIONS, need_stat, fill, ctx);
 }
 
 ps_err store_list_projects(struct ps_store *st, store_fill_fn fill, void *ctx)
 {
-	return store_list(st, ".", 0, 1, fill, ctx);
+	return store_list(st, ".", STORE_LIST_PROJECTS, 1, fill, ctx);
 }
 
 int store_project_is_link(const struct ps_store *st, const char *project)
@@ -416,7 +422,7 @@ ps_err store_list_sessions(struct ps_store *st, const char *project, store_fill_
 
 ps_err store_list_project_names(struct ps_store *st, store_fill_fn fill, void *ctx)
 {
-	return store_list(st, ".", 0, 0, fill, ctx);
+	return store_list(st, ".", STORE_LIST_PROJECTS, 0, fill, ctx);
 }
 
 ps_err store_list_session_names(struct ps_store *st, const char *project, store_fill_fn fill, void *ctx)
@@ -743,28 +749,9 @@ ps_err store_each_session(struct ps_store *store, const char *project, store_eac
 
 ps_err store_list_folders(struct ps_store *st, const char *project, store_fill_fn fill, void *ctx)
 {
-	int fd = -1;
-	ps_err err = store_open_project(st, project, &fd);
-	if (err)
-		return err;
-	DIR *d = fdopendir(fd);
-	if (!d) {
-		close(fd);
-		return PS_ERR_NOMEM;
-	}
-	struct dirent *de;
-	struct stat sb;
-	while ((de = readdir(d))) {
-		if (!store_name_ok(de->d_name) || de->d_type == DT_REG || de->d_type == DT_LNK)
-			continue;
-		if (de->d_type != DT_DIR &&
-		    (fstatat(dirfd(d), de->d_name, &sb, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR(sb.st_mode)))
-			continue;
-		if (fill(ctx, de->d_name, NULL))
-			break;
-	}
-	closedir(d);
-	return PS_OK;
+	if (!store_project_path_ok(project))
+		return PS_ERR_NOENT;
+	return store_list(st, project, STORE_LIST_FOLDERS, 0, fill, ctx);
 }
 
 ps_err store_open_project(struct ps_store *st, const char *project, int *fd)
