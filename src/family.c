@@ -107,6 +107,9 @@ static int family_cmp_names(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+/* Whether a name of the artifact folder is a run's file: the three shown
+ * beside a child, and the event streams (RUNID_AGENT[_N].jsonl,
+ * _transcript.jsonl), which go to the trash with the run too. */
 static int family_is_artifact_name(const char *name)
 {
 	size_t n = strlen(name);
@@ -115,7 +118,7 @@ static int family_is_artifact_name(const char *name)
 		if (n > sn && strcmp(name + n - sn, family_artifact_store_suffix[k]) == 0)
 			return 1;
 	}
-	return 0;
+	return n > 6 && strcmp(name + n - 6, ".jsonl") == 0;
 }
 
 /* The artifact folder of project, listed: a new listing (refs 1), or

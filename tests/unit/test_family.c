@@ -63,6 +63,7 @@ static void family_fixture(void)
 	mk(P "/subagent-artifacts");
 	put(P "/subagent-artifacts/run1_scout_0_output.md", "zero\n");
 	put(P "/subagent-artifacts/run1_scout_0_meta.json", "{}\n");
+	put(P "/subagent-artifacts/run1_scout_0.jsonl", "{}\n");
 	put(P "/subagent-artifacts/run1_my_agent_1_input.md", "one\n");
 	put(P "/subagent-artifacts/async1_reviewer_output.md", "async\n");
 	put(P "/subagent-artifacts/other_scout_0_output.md", "another parent's\n");
@@ -105,7 +106,7 @@ START_TEST(test_family_members)
 		ck_assert_ptr_null(fam->members[3].stem);
 		ck_assert_str_eq(fam->members[3].agent, "reviewer");
 		ck_assert_ptr_nonnull(strstr(fam->members[3].name, "_reviewer_async1_0"));
-		ck_assert_uint_eq(fam->n_artifacts, 4);
+		ck_assert_uint_eq(fam->n_artifacts, 5); /* the event stream too */
 		ck_assert_str_eq(fam->folder, P "/" S);
 		const struct family_member *m = family_find(fam, "2026-01-01T00-00-05-000Z_scout_run1_0.output.md", &art);
 		ck_assert_ptr_eq(m, &fam->members[1]);
