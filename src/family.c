@@ -122,15 +122,19 @@ static int family_is_artifact_name(const char *name)
 }
 
 /* The artifact folder of project, listed: a new listing (refs 1), or
- * NULL when there is none or memory ran out. */
-static struct family_artifacts *family_artifacts_list(int dirfd, const char *project, const struct stat *sb)
+ * NULL when it cannot be opened (gone meanwhile) or, with *nomem set,
+ * when memory ran out: a listing is never cut short silently. */
+static struct family_artifacts *family_artifacts_list(int dirfd, const char *project, const struct stat *sb,
+						      int *nomem)
 {
 	struct family_artifacts *a = calloc(1, sizeof *a);
 	int fd = openat(dirfd, FAMILY_ARTIFACTS_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
 	size_t cap = 0;
 	struct dirent *de;
+	*nomem = 0;
 	if (!d) {
+		*nomem = fd >= 0 || !a;
 		if (fd >= 0)
 			close(fd);
 		free(a);
@@ -162,6 +166,7 @@ static struct family_artifacts *family_artifacts_list(int dirfd, const char *pro
 	return a;
 fail:
 	closedir(d);
+	*nomem = 1;
 	family_artifacts_put(a);
 	return NULL;
 }
@@ -174,7 +179,8 @@ static int family_artifacts_fresh(const struct family_artifacts *a, const char *
 
 /* The project's artifact listing, from the cache while the folder is
  * unchanged: a reference the caller drops with family_artifacts_drop. */
-static struct family_artifacts *family_artifacts_get(struct family_cache *c, int dirfd, const char *project)
+static struct family_artifacts *family_artifacts_get(struct family_cache *c, int dirfd, const char *project,
+						     int *nomem)
 {
 	struct stat sb;
 	if (fstatat(dirfd, FAMILY_ARTIFACTS_DIR, &sb, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR(sb.st_mode))
@@ -191,7 +197,7 @@ static struct family_artifacts *family_artifacts_get(struct family_cache *c, int
 		}
 		pthread_mutex_unlock(&c->lock);
 	}
-	struct family_artifacts *a = family_artifacts_list(dirfd, project, &sb);
+	struct family_artifacts *a = family_artifacts_list(dirfd, project, &sb, nomem);
 	if (!a || !c)
 		return a;
 	pthread_mutex_lock(&c->lock);
@@ -427,7 +433,8 @@ static void family_walk_dir(struct family_walk *w, int fd, const char *rel, int 
 /* ------------------------------------------------------- the artifacts */
 
 /* Parses an artifact's name "RUNID_AGENT[_N]SUFFIX" of the run: 1 with
- * the kind, the agent (new) and the index (-1 when none), else 0. */
+ * the kind, the agent (new) and the index (-1 when none), else 0 (-1:
+ * out of memory). */
 static int family_artifact_parse(const char *name, const char *run_id, int *kind, char **agent, int *index)
 {
 	size_t rl = strlen(run_id), n = strlen(name);
@@ -448,7 +455,7 @@ static int family_artifact_parse(const char *name, const char *run_id, int *kind
 		}
 		*kind = k;
 		*agent = strndup(mid, ml);
-		return *agent != NULL;
+		return *agent ? 1 : -1;
 	}
 	return 0;
 }
@@ -496,7 +503,10 @@ static void family_match_run(struct family_walk *w, const struct family_artifact
 		int kind, index;
 		char *agent = NULL;
 		family_note_artifact(w, a->names[i]);
-		if (!family_artifact_parse(a->names[i], run_id, &kind, &agent, &index))
+		int parsed = family_artifact_parse(a->names[i], run_id, &kind, &agent, &index);
+		if (parsed < 0)
+			w->err = PS_ERR_NOMEM;
+		if (parsed <= 0)
 			continue;
 		/* A single run's artifacts have no index: its one child, run-0. */
 		int want = index < 0 ? 0 : index;
@@ -682,7 +692,7 @@ static void family_name_all(struct family_walk *w, int projfd)
 	for (size_t i = 0; i < fam->n; i++) {
 		fam->members[i] = s[i].m;
 		s[i].seen = 1;
-		for (size_t j = 0; j < i; j++)
+		for (size_t j = 0; !w->err && j < i; j++)
 			s[i].seen += strcmp(s[j].m.name, s[i].m.name) == 0;
 	}
 	for (size_t i = 0; !w->err && i < fam->n; i++) {
@@ -867,7 +877,10 @@ ps_err family_read(struct ps_store *store, struct family_cache *cache, const cha
 	struct stat ast;
 	family_note_sig(&w, FAMILY_ARTIFACTS_DIR,
 			fstatat(projfd, FAMILY_ARTIFACTS_DIR, &ast, AT_SYMLINK_NOFOLLOW) == 0 ? &ast : NULL);
-	a = family_artifacts_get(cache, projfd, project);
+	int nomem = 0;
+	a = family_artifacts_get(cache, projfd, project, &nomem);
+	if (nomem)
+		w.err = PS_ERR_NOMEM;
 	for (size_t i = 0; !w.err && i < w.n_runs; i++)
 		family_match_run(&w, a, w.runs[i]);
 	if (!w.err)
