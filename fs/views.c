@@ -7,7 +7,7 @@
 #include "buf.h"
 #include "caller.h"
 #include "catalog.h"
-#include "family.h"
+#include "familysearch.h"
 #include "escape.h"
 #include "title.h"
 #include "viewname.h"

@@ -4,8 +4,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <pthread.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,223 +12,15 @@
 #include <unistd.h>
 #include <jansson.h>
 #include "family.h"
+#include "familycache.h"
 
 /* How deep below STEM/ a child's session file may lie (pi-subagents: 2,
  * STEM/RUNID/run-N/), and how many members a family may have: a bound
  * on what one lookup costs, whatever the folder holds. */
 #define FAMILY_DEPTH 4
 #define FAMILY_MAX_MEMBERS 4096
-/* Projects whose artifact folder listing is kept (family_cache). */
-#define FAMILY_CACHE_PROJECTS 16
-/* Families kept (family_cache): beyond it the oldest kept goes. */
-#define FAMILY_CACHE_FAMILIES 4096
-#define FAMILY_CACHE_BUCKETS 8192
 
 const char *const family_artifact_suffix[FAMILY_ARTIFACT_KINDS] = { ".input.md", ".output.md", ".meta.json" };
-/* The same artifacts as pi-subagents names them (getArtifactPaths). */
-static const char *const family_artifact_store_suffix[FAMILY_ARTIFACT_KINDS] = { "_input.md", "_output.md",
-										   "_meta.json" };
-
-/* ------------------------------------------------ the artifact folder */
-
-struct family_artifacts {
-	char *project;
-	dev_t dev;
-	ino_t ino;
-	struct timespec mtime;
-	char **names; /* sorted; those with an artifact suffix only */
-	size_t n;
-	unsigned refs; /* guarded by the cache's lock */
-};
-
-/* What a family was read from: each folder walked, and the project's
- * artifact folder (ino 0: there was none), by its stamp. */
-struct family_sig {
-	char *rel; /* relative to the project folder */
-	ino_t ino;
-	struct timespec mtime;
-};
-
-struct family_kept {
-	char *key; /* "project/stem" */
-	struct family *fam; /* a reference */
-	struct family_sig *sigs;
-	size_t n_sigs;
-	struct family_kept *next; /* bucket chain */
-};
-
-struct family_cache {
-	pthread_mutex_t lock;
-	struct family_artifacts *kept[FAMILY_CACHE_PROJECTS]; /* most recent first */
-	struct family_kept *buckets[FAMILY_CACHE_BUCKETS];
-	struct family_kept *ring[FAMILY_CACHE_FAMILIES]; /* in the order kept: the oldest goes first */
-	size_t ring_next;
-};
-
-static void family_artifacts_put(struct family_artifacts *a)
-{
-	if (!a)
-		return;
-	for (size_t i = 0; i < a->n; i++)
-		free(a->names[i]);
-	free(a->names);
-	free(a->project);
-	free(a);
-}
-
-struct family_cache *family_cache_new(void)
-{
-	struct family_cache *c = calloc(1, sizeof *c);
-	if (c && pthread_mutex_init(&c->lock, NULL) != 0) {
-		free(c);
-		c = NULL;
-	}
-	return c;
-}
-
-static void family_kept_free(struct family_kept *k);
-
-void family_cache_free(struct family_cache *c)
-{
-	if (!c)
-		return;
-	for (size_t i = 0; i < FAMILY_CACHE_FAMILIES; i++)
-		family_kept_free(c->ring[i]);
-	for (size_t i = 0; i < FAMILY_CACHE_PROJECTS; i++)
-		family_artifacts_put(c->kept[i]);
-	pthread_mutex_destroy(&c->lock);
-	free(c);
-}
-
-static int family_cmp_names(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* Whether a name of the artifact folder is a run's file: the three shown
- * beside a child, and the event streams (RUNID_AGENT[_N].jsonl,
- * _transcript.jsonl), which go to the trash with the run too. */
-static int family_is_artifact_name(const char *name)
-{
-	size_t n = strlen(name);
-	for (size_t k = 0; k < FAMILY_ARTIFACT_KINDS; k++) {
-		size_t sn = strlen(family_artifact_store_suffix[k]);
-		if (n > sn && strcmp(name + n - sn, family_artifact_store_suffix[k]) == 0)
-			return 1;
-	}
-	return n > 6 && strcmp(name + n - 6, ".jsonl") == 0;
-}
-
-/* The artifact folder of project, listed: a new listing (refs 1), or
- * NULL when it cannot be opened (gone meanwhile) or, with *nomem set,
- * when memory ran out: a listing is never cut short silently. */
-static struct family_artifacts *family_artifacts_list(int dirfd, const char *project, const struct stat *sb,
-						      int *nomem)
-{
-	struct family_artifacts *a = calloc(1, sizeof *a);
-	int fd = openat(dirfd, FAMILY_ARTIFACTS_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
-	size_t cap = 0;
-	struct dirent *de;
-	*nomem = 0;
-	if (!d) {
-		*nomem = fd >= 0 || !a;
-		if (fd >= 0)
-			close(fd);
-		free(a);
-		return NULL;
-	}
-	if (!a || !(a->project = strdup(project)))
-		goto fail;
-	while ((de = readdir(d))) {
-		if (!family_is_artifact_name(de->d_name))
-			continue;
-		if (a->n == cap) {
-			size_t ncap = cap ? 2 * cap : 64;
-			char **grown = realloc(a->names, ncap * sizeof *grown);
-			if (!grown)
-				goto fail;
-			a->names = grown;
-			cap = ncap;
-		}
-		if (!(a->names[a->n] = strdup(de->d_name)))
-			goto fail;
-		a->n++;
-	}
-	closedir(d);
-	qsort(a->names, a->n, sizeof *a->names, family_cmp_names);
-	a->dev = sb->st_dev;
-	a->ino = sb->st_ino;
-	a->mtime = sb->st_mtim;
-	a->refs = 1;
-	return a;
-fail:
-	closedir(d);
-	*nomem = 1;
-	family_artifacts_put(a);
-	return NULL;
-}
-
-static int family_artifacts_fresh(const struct family_artifacts *a, const char *project, const struct stat *sb)
-{
-	return strcmp(a->project, project) == 0 && a->dev == sb->st_dev && a->ino == sb->st_ino &&
-	       a->mtime.tv_sec == sb->st_mtim.tv_sec && a->mtime.tv_nsec == sb->st_mtim.tv_nsec;
-}
-
-/* The project's artifact listing, from the cache while the folder is
- * unchanged: a reference the caller drops with family_artifacts_drop. */
-static struct family_artifacts *family_artifacts_get(struct family_cache *c, int dirfd, const char *project,
-						     int *nomem)
-{
-	struct stat sb;
-	if (fstatat(dirfd, FAMILY_ARTIFACTS_DIR, &sb, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR(sb.st_mode))
-		return NULL;
-	if (c) {
-		pthread_mutex_lock(&c->lock);
-		for (size_t i = 0; i < FAMILY_CACHE_PROJECTS && c->kept[i]; i++) {
-			struct family_artifacts *a = c->kept[i];
-			if (family_artifacts_fresh(a, project, &sb)) {
-				a->refs++;
-				pthread_mutex_unlock(&c->lock);
-				return a;
-			}
-		}
-		pthread_mutex_unlock(&c->lock);
-	}
-	struct family_artifacts *a = family_artifacts_list(dirfd, project, &sb, nomem);
-	if (!a || !c)
-		return a;
-	pthread_mutex_lock(&c->lock);
-	struct family_artifacts *dropped = NULL;
-	size_t i = 0;
-	/* The project's older listing, or else the least recent, leaves. */
-	while (i < FAMILY_CACHE_PROJECTS - 1 && c->kept[i] && strcmp(c->kept[i]->project, project) != 0)
-		i++;
-	dropped = c->kept[i];
-	memmove(c->kept + 1, c->kept, i * sizeof *c->kept);
-	c->kept[0] = a;
-	a->refs++;
-	if (dropped && --dropped->refs == 0)
-		pthread_mutex_unlock(&c->lock), family_artifacts_put(dropped);
-	else
-		pthread_mutex_unlock(&c->lock);
-	return a;
-}
-
-static void family_artifacts_drop(struct family_cache *c, struct family_artifacts *a)
-{
-	if (!a)
-		return;
-	if (!c) {
-		family_artifacts_put(a);
-		return;
-	}
-	pthread_mutex_lock(&c->lock);
-	int last = --a->refs == 0;
-	pthread_mutex_unlock(&c->lock);
-	if (last)
-		family_artifacts_put(a);
-}
 
 /* ------------------------------------------------------------ the walk */
 
@@ -241,7 +31,7 @@ struct family_walk {
 	const char *stem;
 	char **runs;  /* the folders right below STEM/: each may be a run's */
 	size_t n_runs, cap_runs;
-	struct family_sig *sigs; /* what it was read from (family_kept) */
+	struct family_sig *sigs; /* what it was read from (familycache_keep) */
 	size_t n_sigs, cap_sigs;
 	ps_err err;
 };
@@ -279,6 +69,21 @@ static void family_member_clear(struct family_member *m)
 	free(m->agent);
 	for (size_t k = 0; k < FAMILY_ARTIFACT_KINDS; k++)
 		free(m->artifact[k]);
+}
+
+static void family_hold(struct family *fam)
+{
+	__atomic_add_fetch(&fam->refs, 1, __ATOMIC_ACQ_REL);
+}
+
+struct family_cache *family_cache_new(void)
+{
+	return familycache_new(family_hold, family_free);
+}
+
+void family_cache_free(struct family_cache *c)
+{
+	familycache_free(c);
 }
 
 void family_free(struct family *fam)
@@ -441,8 +246,8 @@ static int family_artifact_parse(const char *name, const char *run_id, int *kind
 	if (strncmp(name, run_id, rl) != 0 || name[rl] != '_')
 		return 0;
 	for (int k = 0; k < FAMILY_ARTIFACT_KINDS; k++) {
-		size_t sn = strlen(family_artifact_store_suffix[k]);
-		if (n <= rl + 1 + sn || strcmp(name + n - sn, family_artifact_store_suffix[k]) != 0)
+		size_t sn = strlen(familycache_run_file_suffix[k]);
+		if (n <= rl + 1 + sn || strcmp(name + n - sn, familycache_run_file_suffix[k]) != 0)
 			continue;
 		const char *mid = name + rl + 1;
 		size_t ml = n - sn - rl - 1, digits = 0;
@@ -568,30 +373,6 @@ static int family_file_time(const char *iso, size_t n, char out[32])
 	return 1;
 }
 
-/* The "timestamp" of a session file's header line (its first), as pi
- * writes times in file names: 1, else 0. */
-static int family_header_time(int projfd, const char *rel, char out[32])
-{
-	char head[4096];
-	int fd = openat(projfd, rel, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-	ssize_t got = fd >= 0 ? pread(fd, head, sizeof head - 1, 0) : -1;
-	if (fd >= 0)
-		close(fd);
-	if (got <= 0)
-		return 0;
-	head[got] = '\0';
-	char *nl = strchr(head, '\n');
-	if (nl)
-		*nl = '\0';
-	/* pi writes the header with JSON.stringify: no space after ':'. */
-	const char *key = strstr(head, "\"timestamp\":\"");
-	if (!key || !strstr(head, "\"type\":\"session\""))
-		return 0;
-	key += strlen("\"timestamp\":\"");
-	const char *end = strchr(key, '"');
-	return end && family_file_time(key, (size_t)(end - key), out);
-}
-
 /* The time a member started, as pi writes it in file names
  * (2026-11-29T19-11-30-970Z): where its session file's name starts with
  * one (pi's TIMESTAMP_ID.jsonl), that; else its header's timestamp
@@ -599,7 +380,9 @@ static int family_header_time(int projfd, const char *rel, char out[32])
  * artifacts only, its first artifact's modification time (written once).
  * Never a time that moves while a child appends: a name once listed
  * keeps resolving.  "" when none is known. */
-static void family_start(int projfd, const struct family_member *m, const char *project, char out[32])
+static ps_err family_header_value(int dirfd, const char *rel, const char *member, char **value);
+
+static ps_err family_start(int projfd, const struct family_member *m, const char *project, char out[32])
 {
 	const char *us = m->stem ? strchr(m->stem, '_') : NULL;
 	size_t pl = strlen(project) + 1;
@@ -607,13 +390,17 @@ static void family_start(int projfd, const struct family_member *m, const char *
 	if (us && family_file_time_like(m->stem, (size_t)(us - m->stem))) {
 		memcpy(out, m->stem, (size_t)(us - m->stem));
 		out[us - m->stem] = '\0';
-		return;
+		return PS_OK;
 	}
 	if (m->stem) {
-		char rel[STORE_PROJECT_MAX + NAME_MAX + 8];
+		char rel[STORE_PROJECT_MAX + NAME_MAX + 8], *when = NULL;
+		ps_err err = PS_OK;
 		if ((size_t)snprintf(rel, sizeof rel, "%s/%s.jsonl", m->dir + pl, m->stem) < sizeof rel)
-			family_header_time(projfd, rel, out);
-		return;
+			err = family_header_value(projfd, rel, "timestamp", &when);
+		if (when && !family_file_time(when, strlen(when), out))
+			out[0] = '\0';
+		free(when);
+		return err == PS_ERR_NOMEM ? err : PS_OK;
 	}
 	struct stat sb;
 	int have = 0;
@@ -621,9 +408,9 @@ static void family_start(int projfd, const struct family_member *m, const char *
 		have = m->artifact[k] && fstatat(projfd, m->artifact[k] + pl, &sb, AT_SYMLINK_NOFOLLOW) == 0;
 	struct tm tm;
 	char when[24];
-	if (!have || !gmtime_r(&sb.st_mtim.tv_sec, &tm) || !strftime(when, sizeof when, "%Y-%m-%dT%H-%M-%S", &tm))
-		return;
-	snprintf(out, 32, "%.19s-%03uZ", when, (unsigned)(sb.st_mtim.tv_nsec / 1000000) % 1000);
+	if (have && gmtime_r(&sb.st_mtim.tv_sec, &tm) && strftime(when, sizeof when, "%Y-%m-%dT%H-%M-%S", &tm))
+		snprintf(out, 32, "%.19s-%03uZ", when, (unsigned)(sb.st_mtim.tv_nsec / 1000000) % 1000);
+	return PS_OK;
 }
 
 /* What a member is called, after its start time: the agent, run id and
@@ -683,7 +470,8 @@ static void family_name_all(struct family_walk *w, int projfd)
 	}
 	for (size_t i = 0; i < fam->n; i++) {
 		s[i].m = fam->members[i];
-		family_start(projfd, &s[i].m, w->project, s[i].start);
+		if (family_start(projfd, &s[i].m, w->project, s[i].start))
+			w->err = PS_ERR_NOMEM;
 		if (!(s[i].m.name = family_base_name(&s[i].m, s[i].start, fam->folder)))
 			w->err = PS_ERR_NOMEM;
 	}
@@ -709,135 +497,6 @@ static void family_name_all(struct family_walk *w, int projfd)
 	free(s);
 }
 
-/* --- families kept ------------------------------------------------------- */
-
-static void family_kept_free(struct family_kept *k)
-{
-	if (!k)
-		return;
-	family_free(k->fam);
-	for (size_t i = 0; i < k->n_sigs; i++)
-		free(k->sigs[i].rel);
-	free(k->sigs);
-	free(k->key);
-	free(k);
-}
-
-static size_t family_bucket(const char *project, const char *stem)
-{
-	uint64_t h = 14695981039346656037ULL; /* FNV-1a over project, '/', stem */
-	for (const char *p = project; *p; p++)
-		h = (h ^ (unsigned char)*p) * 1099511628211ULL;
-	h = (h ^ '/') * 1099511628211ULL;
-	for (const char *p = stem; *p; p++)
-		h = (h ^ (unsigned char)*p) * 1099511628211ULL;
-	return (size_t)(h % FAMILY_CACHE_BUCKETS);
-}
-
-/* The bucket of a kept key "project/stem" (its stem after the last '/'). */
-static size_t family_bucket_of_key(const char *key)
-{
-	const char *slash = strrchr(key, '/');
-	char project[STORE_PROJECT_MAX];
-	snprintf(project, sizeof project, "%.*s", (int)(slash - key), key);
-	return family_bucket(project, slash + 1);
-}
-
-static int family_kept_is(const struct family_kept *k, const char *project, const char *stem)
-{
-	size_t pl = strlen(project);
-	return strncmp(k->key, project, pl) == 0 && k->key[pl] == '/' && strcmp(k->key + pl + 1, stem) == 0;
-}
-
-/* The family kept for project/stem, a new reference, when every folder it
- * was read from is as it was then; else NULL. */
-static struct family *family_kept_get(struct family_cache *c, int projfd, const char *project, const char *stem)
-{
-	struct family_sig *sigs = NULL;
-	struct family *fam = NULL;
-	size_t n = 0;
-	if (!c)
-		return NULL;
-	pthread_mutex_lock(&c->lock);
-	struct family_kept *k = c->buckets[family_bucket(project, stem)];
-	while (k && !family_kept_is(k, project, stem))
-		k = k->next;
-	/* The stamps are looked at without the lock: a copy of them. */
-	if (k && (sigs = malloc(k->n_sigs * sizeof *sigs + 1))) {
-		n = k->n_sigs;
-		fam = k->fam;
-		__atomic_add_fetch(&fam->refs, 1, __ATOMIC_ACQ_REL);
-		for (size_t i = 0; i < n; i++) {
-			sigs[i] = k->sigs[i];
-			sigs[i].rel = strdup(k->sigs[i].rel);
-		}
-	}
-	pthread_mutex_unlock(&c->lock);
-	int same = fam != NULL;
-	for (size_t i = 0; i < n; i++) {
-		struct stat st;
-		int there = sigs[i].rel && fstatat(projfd, sigs[i].rel, &st, AT_SYMLINK_NOFOLLOW) == 0;
-		if (!sigs[i].rel || (sigs[i].ino ? !there || st.st_ino != sigs[i].ino ||
-						       st.st_mtim.tv_sec != sigs[i].mtime.tv_sec ||
-						       st.st_mtim.tv_nsec != sigs[i].mtime.tv_nsec
-						 : there))
-			same = 0;
-		free(sigs[i].rel);
-	}
-	free(sigs);
-	if (!same && fam) {
-		family_free(fam);
-		fam = NULL;
-	}
-	return fam;
-}
-
-/* Keeps fam (a reference of its own) as read from *sigs, which it takes. */
-static void family_kept_put(struct family_cache *c, const char *project, const char *stem, struct family *fam,
-			    struct family_sig **sigs, size_t *n_sigs)
-{
-	struct family_kept *k = c ? calloc(1, sizeof *k) : NULL;
-	if (!k || asprintf(&k->key, "%s/%s", project, stem) < 0) {
-		free(k);
-		return;
-	}
-	k->fam = fam;
-	__atomic_add_fetch(&fam->refs, 1, __ATOMIC_ACQ_REL);
-	k->sigs = *sigs;
-	k->n_sigs = *n_sigs;
-	*sigs = NULL;
-	*n_sigs = 0;
-	size_t b = family_bucket(project, stem);
-	struct family_kept *old = NULL, *gone = NULL;
-	pthread_mutex_lock(&c->lock);
-	/* This family's older reading goes, and so does the oldest kept
-	 * when the ring is full. */
-	for (struct family_kept **l = &c->buckets[b]; *l; l = &(*l)->next)
-		if (family_kept_is(*l, project, stem)) {
-			old = *l;
-			*l = old->next;
-			break;
-		}
-	for (size_t i = 0; old && i < FAMILY_CACHE_FAMILIES; i++)
-		if (c->ring[i] == old)
-			c->ring[i] = NULL;
-	gone = c->ring[c->ring_next];
-	if (gone) {
-		for (struct family_kept **l = &c->buckets[family_bucket_of_key(gone->key)]; *l; l = &(*l)->next)
-			if (*l == gone) {
-				*l = gone->next;
-				break;
-			}
-	}
-	c->ring[c->ring_next] = k;
-	c->ring_next = (c->ring_next + 1) % FAMILY_CACHE_FAMILIES;
-	k->next = c->buckets[b];
-	c->buckets[b] = k;
-	pthread_mutex_unlock(&c->lock);
-	family_kept_free(old);
-	family_kept_free(gone);
-}
-
 ps_err family_read(struct ps_store *store, struct family_cache *cache, const char *project, const char *stem,
 		   struct family **out)
 {
@@ -859,7 +518,7 @@ ps_err family_read(struct ps_store *store, struct family_cache *cache, const cha
 	fd = openat(projfd, stem, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		goto done;
-	struct family *kept = family_kept_get(cache, projfd, project, stem);
+	struct family *kept = familycache_family(cache, projfd, project, stem);
 	if (kept) {
 		close(fd);
 		close(projfd);
@@ -878,7 +537,7 @@ ps_err family_read(struct ps_store *store, struct family_cache *cache, const cha
 	family_note_sig(&w, FAMILY_ARTIFACTS_DIR,
 			fstatat(projfd, FAMILY_ARTIFACTS_DIR, &ast, AT_SYMLINK_NOFOLLOW) == 0 ? &ast : NULL);
 	int nomem = 0;
-	a = family_artifacts_get(cache, projfd, project, &nomem);
+	a = familycache_artifacts(cache, projfd, FAMILY_ARTIFACTS_DIR, project, &nomem);
 	if (nomem)
 		w.err = PS_ERR_NOMEM;
 	for (size_t i = 0; !w.err && i < w.n_runs; i++)
@@ -886,9 +545,9 @@ ps_err family_read(struct ps_store *store, struct family_cache *cache, const cha
 	if (!w.err)
 		family_name_all(&w, projfd);
 	if (!w.err)
-		family_kept_put(cache, project, stem, w.fam, &w.sigs, &w.n_sigs);
+		familycache_keep(cache, project, stem, w.fam, &w.sigs, &w.n_sigs);
 done:
-	family_artifacts_drop(cache, a);
+	familycache_artifacts_drop(cache, a);
 	for (size_t i = 0; i < w.n_runs; i++)
 		free(w.runs[i]);
 	free(w.runs);
@@ -932,22 +591,16 @@ ps_err family_header_parent(struct ps_store *store, const char *project, const c
 	return family_header_string(store, project, stem, "parentSession", parent);
 }
 
-ps_err family_header_string(struct ps_store *store, const char *project, const char *stem, const char *member,
-			    char **parent)
+/* A string member of the header line (the first, at most 64 KiB) of the
+ * file rel below dirfd: PS_OK with *value new, or NULL where the file is
+ * no session or its header has no such string; PS_ERR_NOENT (no file),
+ * PS_ERR_NOMEM. */
+static ps_err family_header_value(int dirfd, const char *rel, const char *member, char **value)
 {
 	enum { FAMILY_HEADER_MAX = 64 << 10 };
-	char rel[NAME_MAX + 8];
-	int dir = -1, fd = -1;
-	ps_err err = store_open_project(store, project, &dir);
-	*parent = NULL;
-	if (err)
-		return err;
-	if ((size_t)snprintf(rel, sizeof rel, "%s.jsonl", stem) >= sizeof rel) {
-		close(dir);
-		return PS_ERR_NOENT;
-	}
-	fd = openat(dir, rel, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-	close(dir);
+	ps_err err = PS_OK;
+	*value = NULL;
+	int fd = openat(dirfd, rel, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return errno == ENOMEM ? PS_ERR_NOMEM : PS_ERR_NOENT;
 	char *head = malloc(FAMILY_HEADER_MAX);
@@ -956,156 +609,34 @@ ps_err family_header_string(struct ps_store *store, const char *project, const c
 	if (!head)
 		return PS_ERR_NOMEM;
 	const char *nl = got > 0 ? memchr(head, '\n', (size_t)got) : NULL;
-	json_t *h = got > 0 ? json_loadb(head, nl ? (size_t)(nl - head) : (size_t)got, 0, NULL) : NULL;
-	const char *ps = json_string_value(json_object_get(h, member));
+	json_error_t why;
+	json_t *h = got > 0 ? json_loadb(head, nl ? (size_t)(nl - head) : (size_t)got, 0, &why) : NULL;
+	if (got > 0 && !h && json_error_code(&why) == json_error_out_of_memory)
+		err = PS_ERR_NOMEM;
+	const char *v = json_string_value(json_object_get(h, member));
 	const char *type = json_string_value(json_object_get(h, "type"));
 	if (!type || strcmp(type, "session") != 0)
-		ps = NULL;
-	if (ps && *ps && !(*parent = strdup(ps)))
+		v = NULL;
+	if (v && *v && !(*value = strdup(v)))
 		err = PS_ERR_NOMEM;
 	json_decref(h);
 	free(head);
 	return err;
 }
 
-/* --- a subagent's session found by id or name, store-wide ---------------- */
-
-struct family_search {
-	struct ps_store *store;
-	struct family_cache *cache;
-	int by_name;
-	const char *key;
-	family_may_fn may;
-	void *ctx;
-	char *found; /* the mount path below the root: new */
-	unsigned matches;
-	ps_err err;
-	char **names; /* a listing being walked */
-	size_t n, cap;
-};
-
-static int family_collect(void *ctx, const char *name, const struct stat *st)
+ps_err family_header_string(struct ps_store *store, const char *project, const char *stem, const char *member,
+			    char **value)
 {
-	struct family_search *f = ctx;
-	(void)st;
-	if (f->n == f->cap) {
-		size_t cap = f->cap ? 2 * f->cap : 32;
-		char **grown = realloc(f->names, cap * sizeof *grown);
-		if (!grown)
-			return f->err = PS_ERR_NOMEM, 1;
-		f->names = grown;
-		f->cap = cap;
-	}
-	if (!(f->names[f->n] = strdup(name)))
-		return f->err = PS_ERR_NOMEM, 1;
-	f->n++;
-	return 0;
-}
-
-/* Takes the listing collected so far: *names new, f's emptied. */
-static size_t family_take_names(struct family_search *f, char ***names)
-{
-	size_t n = f->n;
-	*names = f->names;
-	f->names = NULL;
-	f->n = f->cap = 0;
-	return n;
-}
-
-static void family_free_names(char **names, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		free(names[i]);
-	free(names);
-}
-
-/* Whether the child is the one asked for: its header's id (whole, or a
- * prefix of 8 characters or more), or its session name. */
-static int family_search_is(struct family_search *f, const struct family_member *m)
-{
-	char *value = NULL;
-	int is = 0;
-	if (!f->by_name) {
-		if (family_header_string(f->store, m->dir, m->stem, "id", &value) == PS_ERR_NOMEM)
-			f->err = PS_ERR_NOMEM;
-		size_t kl = strlen(f->key);
-		is = value && (strcmp(value, f->key) == 0 || (kl >= 8 && strncmp(value, f->key, kl) == 0));
-	} else {
-		struct ps_session *s = NULL;
-		if (store_open_skim(f->store, m->dir, m->stem, &s) == PS_OK && s->name != PS_NIL)
-			is = strcmp(session_str(s, s->name), f->key) == 0;
-		session_free(s);
-	}
-	free(value);
-	return is;
-}
-
-static void family_search_in(struct family_search *f, const char *project, const char *stem, const char *shown,
-			     int depth)
-{
-	struct family *fam = NULL;
-	if (depth > 8 || family_read(f->store, f->cache, project, stem, &fam) != PS_OK)
-		return;
-	for (size_t i = 0; !f->err && i < fam->n; i++) {
-		const struct family_member *m = &fam->members[i];
-		struct stat st;
-		char *path = NULL;
-		if (!m->stem || store_stat_session(f->store, m->dir, m->stem, &st) != PS_OK || !f->may(f->ctx, &st))
-			continue;
-		if (asprintf(&path, "%s/subagents/%s", shown, m->name) < 0) {
-			f->err = PS_ERR_NOMEM;
-			break;
-		}
-		if (family_search_is(f, m)) {
-			f->matches++;
-			if (!f->found) {
-				f->found = path;
-				path = NULL;
-			}
-		}
-		if (path)
-			family_search_in(f, m->dir, m->stem, path, depth + 1);
-		free(path);
-	}
-	family_free(fam);
-}
-
-ps_err family_search_store(struct ps_store *store, struct family_cache *cache, int by_name, const char *key,
-			   family_may_fn may, void *ctx, char **path)
-{
-	struct family_search f = { store, cache, by_name, key, may, ctx, NULL, 0, PS_OK, NULL, 0, 0 };
-	char **projects = NULL;
-	*path = NULL;
-	ps_err err = store_list_project_names(store, family_collect, &f);
-	size_t n_projects = family_take_names(&f, &projects);
-	for (size_t i = 0; !err && !f.err && i < n_projects; i++) {
-		char **folders = NULL;
-		if (store_project_is_link(store, projects[i]))
-			continue; /* met under its real folder */
-		(void)store_list_folders(store, projects[i], family_collect, &f);
-		size_t n_folders = family_take_names(&f, &folders);
-		for (size_t j = 0; !f.err && j < n_folders; j++) {
-			struct stat st;
-			char *shown = NULL;
-			if (store_stat_session(store, projects[i], folders[j], &st) != PS_OK || !may(ctx, &st))
-				continue;
-			if (asprintf(&shown, "%s/%s", projects[i], folders[j]) < 0)
-				f.err = PS_ERR_NOMEM;
-			else
-				family_search_in(&f, projects[i], folders[j], shown, 1);
-			free(shown);
-		}
-		family_free_names(folders, n_folders);
-	}
-	family_free_names(projects, n_projects);
-	family_free_names(f.names, f.n);
-	if (!err)
-		err = f.err;
-	/* An id's prefix that two children have names neither. */
-	if (err || f.matches != 1) {
-		free(f.found);
-		return err ? err : PS_ERR_NOENT;
-	}
-	*path = f.found;
-	return PS_OK;
+	char rel[NAME_MAX + 8];
+	int dir = -1;
+	ps_err err = store_open_project(store, project, &dir);
+	*value = NULL;
+	if (err)
+		return err;
+	if ((size_t)snprintf(rel, sizeof rel, "%s.jsonl", stem) < sizeof rel)
+		err = family_header_value(dir, rel, member, value);
+	else
+		err = PS_ERR_NOENT;
+	close(dir);
+	return err;
 }

@@ -101,16 +101,4 @@ ps_err family_header_parent(struct ps_store *store, const char *project, const c
 ps_err family_header_string(struct ps_store *store, const char *project, const char *stem, const char *member,
 			    char **value);
 
-/* The subagent's session of the store (in any family folder, at any
- * depth) whose header id is key (or begins with key, 8 characters or
- * more), or whose session name is key (by_name), among those may says
- * the caller may read (the parent's file and the child's): PS_OK with
- * *path new, its directory's path below the mount root
- * ("PROJECT/STEM/subagents/NAME"); PS_ERR_NOENT when none is, or when
- * more than one is; PS_ERR_NOMEM.  It walks every family of the store:
- * for a lookup that the top-level sessions did not answer. */
-typedef int (*family_may_fn)(void *ctx, const struct stat *st);
-ps_err family_search_store(struct ps_store *store, struct family_cache *cache, int by_name, const char *key,
-			   family_may_fn may, void *ctx, char **path);
-
 #endif

@@ -9,7 +9,7 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "family.h"
+#include "familysearch.h"
 #include "helpers.h"
 #include "store.h"
 #include "suites.h"
