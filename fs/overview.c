@@ -406,8 +406,9 @@ static ps_err overview_md_use(void *ctx, const char *project, const char *name, 
 		return PS_ERR_INVALID;
 	memcpy(&k, value, sizeof k);
 	if (child) {
-		/* A subagent's session: counted in its parent's row. */
-		if (md->parent >= 0) {
+		/* A subagent's session: counted in its parent's row (a file
+		 * that is no session is not one of them). */
+		if (md->parent >= 0 && k.listed) {
 			md->rows[md->parent].row.subagent_sessions++;
 			md->rows[md->parent].row.subagent_cost += k.cost;
 		}
@@ -470,9 +471,11 @@ static ps_err overview_md_derive(struct psfs *fs, const char *project, const cha
 	if (err)
 		return err;
 	if (child) {
-		/* A subagent's session has no row: its cost is its value. */
+		/* A subagent's session has no row: its cost is its value
+		 * (listed: it is a session, counted in its parent's row). */
 		struct overview_md_kept k;
 		memset(&k, 0, sizeof k);
+		k.listed = 1;
 		k.cost = cost;
 		return buf_put(value, &k, sizeof k) ? PS_ERR_NOMEM : PS_OK;
 	}

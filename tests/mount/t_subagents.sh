@@ -55,6 +55,12 @@ printf 'async task\n' >"$ART/${ASYNC}_reviewer_input.md"
 printf 'async result\n' >"$ART/${ASYNC}_reviewer_output.md"
 printf 'another session run\n' >"$ART/otherrun_scout_input.md"
 printf 'an agent file\n' >"$ART/outputs/u1/notes.md"
+# A file below the family folder that is no session: shown as a child that
+# is not one (session.jsonl and error), counted nowhere.
+mkdir -p "$FAM/odd"
+: >"$FAM/odd/empty.jsonl"
+# An artifact too large to read into a reader's snapshot (sparse).
+truncate -s 300M "$ART/otherrun_big_output.md"
 touch -d '2026-02-01 10:05:00 UTC' "$ART/${ASYNC}_reviewer_input.md" "$ART/${ASYNC}_reviewer_output.md"
 # Sessions that name the parent in their header: a /fork in the same
 # project, a forkFrom copy in another (through a symlinked store path, as
@@ -152,6 +158,12 @@ assert_errno "Operation not permitted" touch "$MNT/$P/subagent-artifacts/new.md"
 assert_errno "Operation not permitted" rm "$MNT/$P/subagent-artifacts/otherrun_scout_input.md"
 assert_errno "Operation not permitted" bash -c "echo x >> '$MNT/$P/subagent-artifacts/otherrun_scout_input.md'"
 assert_errno "No such file or directory" ls "$MNT/--home-u-other--/subagent-artifacts"
+assert_errno "File too large" cat "$MNT/$P/subagent-artifacts/otherrun_big_output.md"
+fsx_out cat "$MNT/.pisessionfs/log"
+assert_contains "an artifact too large to read says so in the log" "over the 256 MiB an artifact may have here" "$OUT"
+fsx_out ls "$SA/odd_empty"
+assert_eq "a file that is no session: session.jsonl and error" "error
+session.jsonl" "${OUT%$'\n'}"
 fsx_out ls "$MNT/$P/$LONE"
 assert_true "a session without a family lists no subagents" bash -c "! ls '$MNT/$P/$LONE' | grep -qx subagents"
 assert_errno "No such file or directory" ls "$MNT/$P/$LONE/subagents"
@@ -170,7 +182,8 @@ assert_eq "subagents/: runs in start order, named by start, agent, run id and in
 2026-02-01T10-01-00-500Z_worker_${RUN}_1.output.md
 2026-02-01T10-02-00-000Z_fork_01aa0000
 2026-02-01T10-05-00-000Z_reviewer_${ASYNC}_0.input.md
-2026-02-01T10-05-00-000Z_reviewer_${ASYNC}_0.output.md" "${OUT%$'\n'}"
+2026-02-01T10-05-00-000Z_reviewer_${ASYNC}_0.output.md
+odd_empty" "${OUT%$'\n'}"
 assert_same_bytes "$C0.output.md" "$ART/${RUN}_scout_0_output.md"
 assert_same_bytes "$SA/2026-02-01T10-01-00-500Z_worker_${RUN}_1.meta.json" "$ART/${RUN}_worker_1_meta.json"
 assert_same_bytes "$SA/2026-02-01T10-05-00-000Z_reviewer_${ASYNC}_0.output.md" "$ART/${ASYNC}_reviewer_output.md"
