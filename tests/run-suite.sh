@@ -11,7 +11,11 @@
 #                      SUITE-DIR/t_*.sh, in name order)
 #
 # Each test runs as `bash SUITE-DIR/t_NAME.sh DAEMON ARG...` in a fresh bash
-# with a scratch TMPDIR of its own and no standard input.  It passes only
+# with a scratch TMPDIR of its own and no standard input.  TEST_JOBS tests
+# run at once (default: as many as the machine has cores), started in the
+# order given; every test has its own scratch directory, store, mount and
+# daemon, so nothing but the machine is shared.  The results are printed
+# in the order given, whatever order the tests end in.  A test passes only
 # when all of these hold:
 #   * it exits 0 (77, "skipped", is a failure: a skipped test never passes);
 #   * it printed a "checks: N" line with N > 0 (tests/mount/lib.sh's finish:
@@ -55,6 +59,12 @@ case $daemon in
 *) daemon=$PWD/$daemon ;;
 esac
 per_test=${TEST_TIMEOUT:-$(awk -v b="$budget" -v k="${TIME_SCALE:-1}" 'BEGIN { v = b * k; if (v != int(v)) v = int(v) + 1; print v }')}
+
+jobs=${TEST_JOBS:-$(nproc 2>/dev/null || echo 1)}
+if [[ ! $jobs =~ ^[1-9][0-9]*$ ]]; then
+	echo "run-suite.sh: TEST_JOBS must be a positive whole number, not '$jobs'" >&2
+	exit 2
+fi
 
 names=("$@")
 if ((${#names[@]} == 0)) && [[ -n $default ]]; then
@@ -142,19 +152,23 @@ signal_test() {
 	kill -"$1" -- "$group" 2>/dev/null
 }
 
-# The tests are out of reach of the terminal's ^C (each is in a session
-# of its own): the runner passes it on when it is interrupted.
+# stop_test STATUS: in a worker, ends its test (TERM to the test's group)
+# and its timer, then the worker.
 stop_test() {
 	[[ -n $cur_test ]] && signal_test TERM "$cur_test"
 	[[ -n $cur_timer ]] && kill "$cur_timer" 2>/dev/null
 	exit "$1"
 }
-trap 'stop_test 130' INT HUP
-trap 'stop_test 143' TERM
 
-t_all=$(date +%s)
-echo "# $(basename "$suite"): daemon $daemon${args[*]:+, ${args[*]}}, ${per_test}s per test"
-for t in "${tests[@]}"; do
+# run_test T: one test from start to verdict, in a worker of its own (a
+# background subshell): runs it, unmounts whatever it left mounted, and
+# judges it.  The verdict goes to $base/NAME.verdict (two lines: seconds,
+# why it failed, empty when it passed), written whole with a rename, so
+# the runner reads it only once it is complete.  A worker's TERM (the
+# runner's, when it is interrupted) goes on to its test's whole group.
+run_test() {
+	local t=$1 name out tmp start secs why left
+	trap 'stop_test 143' TERM
 	name=$(basename "$t" .sh)
 	out=$base/$name.out
 	tmp=$base/$name
@@ -185,6 +199,16 @@ for t in "${tests[@]}"; do
 	elif ! grep -Eq '^checks: [1-9][0-9]*$' "$out"; then
 		why="${why:+$why; }did not report its checks (stopped early?)"
 	fi
+	printf '%s\n%s\n' "$secs" "$why" >"$base/$name.verdict.part"
+	mv "$base/$name.verdict.part" "$base/$name.verdict"
+}
+
+# report T: prints a finished test's verdict and counts it.
+report() {
+	local name out secs why
+	name=$(basename "$1" .sh)
+	out=$base/$name.out
+	{ read -r secs; read -r why; } <"$base/$name.verdict"
 	if [[ -z $why ]]; then
 		passed=$((passed + 1))
 		echo "ok $name ($(grep -E '^checks: ' "$out" | tail -1 | cut -d' ' -f2) checks, ${secs}s)"
@@ -205,8 +229,52 @@ for t in "${tests[@]}"; do
 				cut -c1-1500 | sed 's/^/    /'
 		fi
 	fi
-done
+}
 
+# The tests are out of reach of the terminal's ^C (each is in a session of
+# its own, and a worker ignores INT as every background job of a script
+# does): the runner passes it on to every running worker as TERM, and
+# each worker to its test.
+declare -A worker_test=() # worker pid -> index of its test in tests
+stop_workers() {
+	local w
+	for w in "${!worker_test[@]}"; do
+		kill -TERM "$w" 2>/dev/null
+	done
+	wait
+	exit "$1"
+}
+trap 'stop_workers 130' INT HUP
+trap 'stop_workers 143' TERM
+
+t_all=$(date +%s)
+echo "# $(basename "$suite"): daemon $daemon${args[*]:+, ${args[*]}}, ${per_test}s per test, $jobs at once"
+next=0
+printed=0
+while ((printed < ${#tests[@]})); do
+	while ((${#worker_test[@]} < jobs && next < ${#tests[@]})); do
+		run_test "${tests[next]}" &
+		worker_test[$!]=$next
+		next=$((next + 1))
+	done
+	if ((${#worker_test[@]} > 0)); then
+		done_pid=
+		wait -n -p done_pid "${!worker_test[@]}"
+		wrc=$?
+		if [[ -n $done_pid ]]; then
+			name=$(basename "${tests[${worker_test[$done_pid]}]}" .sh)
+			unset "worker_test[$done_pid]"
+			# A worker that died before its verdict (killed from
+			# outside) must not stall the runner, nor pass.
+			[[ -e $base/$name.verdict ]] ||
+				printf '0\nthe runner'"'"'s worker ended without a verdict (status %s)\n' "$wrc" >"$base/$name.verdict"
+		fi
+	fi
+	while ((printed < next)) && [[ -e $base/$(basename "${tests[printed]}" .sh).verdict ]]; do
+		report "${tests[printed]}"
+		printed=$((printed + 1))
+	done
+done
 left=$(mounts_under "$base")
 if [[ -n ${KEEP:-} ]]; then
 	echo "# KEEP is set: scratch files kept in $base"

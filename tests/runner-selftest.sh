@@ -14,7 +14,11 @@
 # closing line must be exactly "1 passed, 7 failed" with exit status 1,
 # the leftover mount must be gone, and a suite of good tests alone must
 # end "2 passed, 0 failed" with status 0 (passing --arg and --default
-# through).  Ends with "N passed, M failed" (these checks).
+# through).  With TEST_JOBS=2, two tests that can only pass together (each
+# waits for the other's mark) both pass, their results come in the order
+# given though the second ends first, and stopping the runner ends every
+# running test's processes at once.  Ends with "N passed, M failed" (these
+# checks).
 # shellcheck disable=SC2016 # the fake tests and the bash -c checks are single-quoted on purpose
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -122,6 +126,48 @@ check "--default runs its tests in its order" \
 	bash -c '[[ $(grep -E "^ok " "$1" | cut -d" " -f2 | tr "\n" " ") == "t_args t_good " ]]' _ "$out2"
 check "all good: '2 passed, 0 failed', status 0" \
 	bash -c '[[ $(tail -n 1 "$1") == "2 passed, 0 failed" && $2 == 0 ]]' _ "$out2" "$rc"
+
+# Two at once: each test marks that it runs, then waits for the other's
+# mark; run one after the other, the first would wait in vain.
+fake t_meet_a 'touch "$TMPDIR/../meet_a"; for _ in $(seq 100); do [[ -e $TMPDIR/../meet_b ]] && { sleep 1; echo "checks: 1"; exit 0; }; sleep 0.1; done; exit 1'
+fake t_meet_b 'touch "$TMPDIR/../meet_b"; for _ in $(seq 100); do [[ -e $TMPDIR/../meet_a ]] && { echo "checks: 1"; exit 0; }; sleep 0.1; done; exit 1'
+out3=$work/run3.out
+TEST_JOBS=2 TMPDIR=$work "$runner" --budget 30 "$suite" "$daemon" t_meet_a t_meet_b >"$out3" 2>&1
+rc=$?
+sed 's/^/    | /' "$out3"
+check "TEST_JOBS=2 runs two tests at once" \
+	bash -c '[[ $(grep -E "^(ok|FAIL) " "$1" | cut -d" " -f1,2 | tr "\n" " ") == "ok t_meet_a ok t_meet_b " && $2 == 0 ]]' _ "$out3" "$rc"
+check "TEST_JOBS=2: the results in the order given, though the second ended first" \
+	bash -c '[[ $(grep -E "^(ok|FAIL) " "$1" | cut -d" " -f2 | tr "\n" " ") == "t_meet_a t_meet_b " ]]' _ "$out3"
+check "TEST_JOBS=0 is refused" \
+	bash -c 'TEST_JOBS=0 TMPDIR=$3 "$1" "$2" "$4" t_good >/dev/null 2>&1; [[ $? == 2 ]]' _ "$runner" "$suite" "$work" "$daemon"
+
+# Stopped (TERM, as ^C's INT does: a background job here ignores INT, and
+# bash cannot trap a signal ignored on entry): both running tests'
+# processes end, and the runner with them.
+fake t_long_a 'sleep 300 & echo "$!" >"$TMPDIR/../../long_a.pid"; wait'
+fake t_long_b 'sleep 300 & echo "$!" >"$TMPDIR/../../long_b.pid"; wait'
+TEST_JOBS=2 TMPDIR=$work "$runner" --budget 300 "$suite" "$daemon" t_long_a t_long_b >"$work/run4.out" 2>&1 &
+runner_pid=$!
+for _ in $(seq 100); do
+	[[ -s $work/long_a.pid && -s $work/long_b.pid ]] && break
+	sleep 0.1
+done
+kill -TERM "$runner_pid"
+gone() { # PID: dead, or a zombie not yet reaped
+	local p=$1
+	for _ in $(seq 100); do
+		{ ! kill -0 "$p" 2>/dev/null || [[ $(awk '{print $3}' "/proc/$p/stat" 2>/dev/null) == Z ]]; } && return 0
+		sleep 0.1
+	done
+	return 1
+}
+check "stopped: the runner ends" gone "$runner_pid"
+wait "$runner_pid" 2>/dev/null
+rc=$?
+check "stopped: the runner's status is 143" [ "$rc" = 143 ]
+check "stopped: the first running test's processes end" gone "$(cat "$work/long_a.pid" 2>/dev/null || echo 0)"
+check "stopped: the second running test's processes end" gone "$(cat "$work/long_b.pid" 2>/dev/null || echo 0)"
 
 echo "$passed passed, $failed failed"
 ((failed == 0))

@@ -11,6 +11,9 @@
 #   t_model        the write path against its model: random call sequences from
 #                  several processes and threads (tests/model/README.md)
 #
+# t_model, the longest, starts first, so that the others run beside it
+# (tests/run-suite.sh runs TEST_JOBS tests at once).
+#
 # --quick: CI sizes (the first six in under 2 minutes, t_sshfs in about 30 s,
 # t_model 150 s); without it, `make stress`
 # sizes (under 10 minutes each; t_model 800 s of sequences).  They run through the one runner,
@@ -35,5 +38,5 @@ for a in "$@"; do
 	esac
 done
 exec "$here/../run-suite.sh" "${opts[@]}" \
-	--default "t_kill9 t_concurrency t_diskfull t_storegone t_escape t_million t_sshfs t_model" \
+	--default "t_model t_kill9 t_concurrency t_diskfull t_storegone t_escape t_million t_sshfs" \
 	"$here" "$daemon" "${names[@]}"
