@@ -142,9 +142,11 @@ $(BUILD)/src $(BUILD)/fs $(BUILD)/tests $(BUILD)/tests/unit $(BUILD)/tests/unit/
 check: all $(UNIT)
 	tests/check-all.sh
 
+# The core's suites in two halves and fs/'s, all three at once (each
+# prints its own "Checks:" line; tests/check-all.sh adds them up).
 check-unit: $(UNIT) $(FS_UNIT) check-includes check-fs-deps
-	$(UNIT)
-	$(FS_UNIT)
+	UNIT_SHARD=0/2 $(UNIT) & a=$$!; UNIT_SHARD=1/2 $(UNIT) & b=$$!; \
+	$(FS_UNIT); s=$$?; wait $$a || s=1; wait $$b || s=1; exit $$s
 
 # No two files of the core include each other, through any chain.
 check-includes:
@@ -233,6 +235,7 @@ clean:
 # (objects of their own in build/fuzz/src: the core is not rebuilt).
 FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 60
+FUZZ_SMOKE_SECONDS ?= 10
 FUZZ_CFLAGS  := $(CSTD) -Wall -Wextra -g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined $(JANSSON_CFLAGS) $(UUID_CFLAGS) $(PCRE2_CFLAGS) -DPS_VERSION=\"$(VERSION)\"
 FUZZERS      := fuzz_scan fuzz_session fuzz_render_parse fuzz_parse fuzz_jparse fuzz_sessioninfo
 FUZZ_OBJ     := $(patsubst src/%.c,$(BUILD)/fuzz/src/%.o,$(CORE_SRC))
@@ -249,7 +252,7 @@ fuzz-build: $(FUZZ_BINS)
 fuzz: $(FUZZ_BINS)
 	tests/fuzz/run.sh $(FUZZ_SECONDS)
 fuzz-smoke: $(FUZZ_BINS)
-	tests/fuzz/run.sh 10
+	tests/fuzz/run.sh $(FUZZ_SMOKE_SECONDS)
 check-valgrind: $(UNIT) $(FS_UNIT) $(TOOL) $(DAEMON) $(HELPER)
 	PSFS_PASSTHROUGH=$(abspath $(HELPER)) tests/valgrind/check-valgrind.sh $(UNIT) $(TOOL) $(DAEMON) $(FS_UNIT)
 

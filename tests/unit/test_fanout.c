@@ -20,6 +20,8 @@ struct count_ctx {
 	int stop_off_thread; /* stop was called on another thread */
 	int slow;            /* each item takes 200 us: the caller's thread takes some */
 	int wait_for_two;    /* the first items wait for a second thread (test_fanout_parallel) */
+	pthread_mutex_t lock; /* with two_seen: wakes the items waiting for a second thread */
+	pthread_cond_t two_seen;
 };
 
 static void count_item(void *ctx, size_t i)
@@ -29,18 +31,27 @@ static void count_item(void *ctx, size_t i)
 	int most = atomic_load(&c->most_at_once);
 	while (now > most && !atomic_compare_exchange_weak(&c->most_at_once, &most, now))
 		;
+	if (now >= 2) {
+		pthread_mutex_lock(&c->lock);
+		pthread_cond_broadcast(&c->two_seen);
+		pthread_mutex_unlock(&c->lock);
+	}
 	if (!pthread_equal(pthread_self(), c->caller))
 		atomic_fetch_add(&c->on_other_threads, 1);
-	/* The first items wait a little for a second thread, so that two
-	 * threads are seen at once even on a loaded machine; only where a
-	 * second one is to come (else every run with one thread spun 2 s an
-	 * item: 31 s of the suite). */
+	/* The first items wait for a second thread, so that two threads are
+	 * seen at once even on a loaded machine; asleep on a condition, not
+	 * spinning (a spin takes the core the second thread needs).  The 10 s
+	 * bound only ends a wait for a thread that never comes: the test then
+	 * fails on most_at_once. */
 	if (i < 4 && c->wait_for_two) {
-		struct timespec t0, t;
-		clock_gettime(CLOCK_MONOTONIC, &t0);
-		do
-			clock_gettime(CLOCK_MONOTONIC, &t);
-		while (atomic_load(&c->most_at_once) < 2 && (t.tv_sec - t0.tv_sec) < 2);
+		struct timespec until;
+		clock_gettime(CLOCK_REALTIME, &until);
+		until.tv_sec += 10;
+		pthread_mutex_lock(&c->lock);
+		while (atomic_load(&c->most_at_once) < 2)
+			if (pthread_cond_timedwait(&c->two_seen, &c->lock, &until) != 0)
+				break;
+		pthread_mutex_unlock(&c->lock);
 	}
 	if (c->slow)
 		nanosleep(&(struct timespec){ 0, 200000 }, NULL);
@@ -61,7 +72,16 @@ static struct count_ctx *count_new(void)
 	struct count_ctx *c = calloc(1, sizeof *c);
 	ck_assert_ptr_nonnull(c);
 	c->caller = pthread_self();
+	pthread_mutex_init(&c->lock, NULL);
+	pthread_cond_init(&c->two_seen, NULL);
 	return c;
+}
+
+static void count_free(struct count_ctx *c)
+{
+	pthread_cond_destroy(&c->two_seen);
+	pthread_mutex_destroy(&c->lock);
+	free(c);
 }
 
 START_TEST(test_fanout_each_once)
@@ -76,7 +96,7 @@ START_TEST(test_fanout_each_once)
 				ck_assert_int_eq(atomic_load(&c->done[i]), i < sizes[z] ? 1 : 0);
 			ck_assert_int_eq(atomic_load(&c->running), 0);
 			ck_assert_int_eq(c->stop_off_thread, 0);
-			free(c);
+			count_free(c);
 		}
 	}
 }
@@ -89,14 +109,14 @@ START_TEST(test_fanout_parallel)
 	ck_assert_int_eq(fanout_run(N_ITEMS, 2, count_item, NULL, c), 0);
 	ck_assert_int_eq(atomic_load(&c->most_at_once), 2);
 	ck_assert_int_gt(atomic_load(&c->on_other_threads), 0);
-	free(c);
+	count_free(c);
 
 	/* One thread: the caller does it all. */
 	c = count_new();
 	ck_assert_int_eq(fanout_run(N_ITEMS, 1, count_item, NULL, c), 0);
 	ck_assert_int_eq(atomic_load(&c->most_at_once), 1);
 	ck_assert_int_eq(atomic_load(&c->on_other_threads), 0);
-	free(c);
+	count_free(c);
 	ck_assert_uint_ge(fanout_threads(0), 1);
 	ck_assert_uint_eq(fanout_threads(1000), FANOUT_MAX_THREADS);
 }
@@ -116,7 +136,7 @@ START_TEST(test_fanout_stop)
 	ck_assert_uint_lt(done, N_ITEMS);
 	ck_assert_int_eq(atomic_load(&c->running), 0); /* all started ones finished */
 	ck_assert_int_eq(c->stop_off_thread, 0);
-	free(c);
+	count_free(c);
 }
 END_TEST
 
