@@ -190,9 +190,11 @@ except OSError as e:
 fsx() {
 	local o=$T_DIR/.fsx.$BASHPID.out e=$T_DIR/.fsx.$BASHPID.err rc=0
 	timeout -s KILL "$TIMEOUT" "$@" >"$o" 2>"$e" || rc=$?
-	[[ -s $o ]] && cat "$o"
-	[[ -s $e ]] && cat "$e" >&2
-	rm -f "$o" "$e"
+	# Emptied, not removed: the next fsx of this process writes them
+	# again, and cleanup removes the scratch directory (an rm a call
+	# was a fork and an exec more).
+	[[ -s $o ]] && { cat "$o"; : >"$o"; }
+	[[ -s $e ]] && { cat "$e" >&2; : >"$e"; }
 	if ((rc == 137)); then
 		echo "fsx: timed out after ${TIMEOUT}s (daemon hung?): $*" >&2
 		daemon_stacks >&2
@@ -245,13 +247,15 @@ daemon_stacks() {
 poll_until() {
 	local limit=$1
 	shift
-	local end
-	end=$(($(date +%s%N) / 1000000 + $(awk -v s="$limit" -v k="$TIME_SCALE" 'BEGIN { printf "%d", s * k * 1000 }')))
+	local end now
+	# EPOCHREALTIME (bash's own clock): a poll forks only its command.
+	end=$(awk -v s="$limit" -v k="$TIME_SCALE" -v t="$EPOCHREALTIME" 'BEGIN { printf "%d", t * 1000 + s * k * 1000 }')
 	while :; do
 		if timeout -s KILL "$TIMEOUT" "$@" >/dev/null 2>&1; then
 			return 0
 		fi
-		(($(date +%s%N) / 1000000 < end)) || return 1
+		now=${EPOCHREALTIME/./}
+		((now / 1000 < end)) || return 1
 		sleep 0.05
 	done
 }
