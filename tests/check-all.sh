@@ -52,7 +52,11 @@ stage golden make -s check-golden
 if [ "${SANITIZE:-}" != 1 ]; then
 	stage alloc make -s check-alloc
 fi
-stage runner make -s check-runner
+# Nor this one: it proves the runner fails what must fail, with fake
+# tests; a sanitized daemon changes nothing there.
+if [ "${SANITIZE:-}" != 1 ]; then
+	stage runner make -s check-runner
+fi
 stage mount make -s check-mount
 stage differential make -s check-diff
 stage search-differential make -s check-diff-search
