@@ -178,6 +178,7 @@ struct psfs_dirlist {
 	} *ents;
 	size_t n, cap;
 	int nomem;                               /* the listing is incomplete */
+	struct psfs_folder_hold *hold;           /* a folder's: who holds it open (sessionops.h) */
 };
 
 static void psfs_dirlist_clear(struct psfs_dirlist *dl)
@@ -224,10 +225,14 @@ static int psfs_dirlist_add(void *buf, const char *name, const struct stat *st, 
 
 int psfs_opendir(const char *path, struct fuse_file_info *fi)
 {
-	(void)path;
 	struct psfs_dirlist *dl = calloc(1, sizeof *dl);
 	if (!dl)
 		return -ENOMEM;
+	int res = psfs_folder_hold(path, &dl->hold);
+	if (res) {
+		free(dl);
+		return res;
+	}
 	fi->fh = (uint64_t)(uintptr_t)dl;
 	return 0;
 }
@@ -237,6 +242,7 @@ int psfs_releasedir(const char *path, struct fuse_file_info *fi)
 	struct psfs_dirlist *dl = (struct psfs_dirlist *)(uintptr_t)fi->fh;
 	(void)path;
 	if (dl) {
+		psfs_folder_release(dl->hold);
 		psfs_dirlist_clear(dl);
 		free(dl->ents);
 		free(dl);

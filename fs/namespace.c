@@ -386,6 +386,9 @@ int psfs_unlink(const char *path)
 	struct layout_node node;
 	int res;
 
+	if (psfs_folder_removal_refused(path))
+		return -EPERM; /* rm -rf MOUNT, rm -r PROJECT: nothing moves */
+
 	overlay_lock(psfs_overlay());
 	struct overlay_node *ov = overlay_get(psfs_overlay(), path);
 	res = ov ? 0 : 1;
@@ -561,6 +564,8 @@ out:
 int psfs_rmdir(const char *path)
 {
 	int kept_res;
+	if (psfs_folder_removal_refused(path))
+		return -EPERM;
 	if (cwdnew_rmdir(path, &kept_res))
 		return kept_res;
 	overlay_lock(psfs_overlay());

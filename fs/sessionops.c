@@ -246,6 +246,18 @@ struct psfs_walk {
 	int deleting;
 };
 
+/* An open listing of the root ("" folder) or of a folder in it. */
+struct psfs_folder_hold {
+	struct psfs_folder_hold *prev, *next;
+	pid_t process;
+	char folder[];
+};
+
+/* The processes whose recursive removal of a folder was refused, told in
+ * the log once each: rm -rf MOUNT meets every project. */
+#define PSFS_TOLD_KEPT 8
+#define PSFS_TOLD_SECONDS 60
+
 /* The mount's (struct psfs's sessionops). */
 struct sessionops_state {
 	pthread_mutex_t refused_rm_lock;
@@ -257,6 +269,13 @@ struct sessionops_state {
 	unsigned refused_rm_next; /* the slot the next refusal takes, round */
 	pthread_mutex_t walks_lock;
 	struct psfs_walk walks[PSFS_WALKS_KEPT];
+	pthread_mutex_t holds_lock;
+	struct psfs_folder_hold *holds; /* every open listing of a folder, newest first */
+	struct {
+		pid_t process;
+		time_t at;
+	} told[PSFS_TOLD_KEPT]; /* holds_lock */
+	unsigned told_next;
 };
 
 struct sessionops_state *sessionops_state_new(void)
@@ -266,6 +285,7 @@ struct sessionops_state *sessionops_state_new(void)
 		return NULL;
 	pthread_mutex_init(&st->refused_rm_lock, NULL);
 	pthread_mutex_init(&st->walks_lock, NULL);
+	pthread_mutex_init(&st->holds_lock, NULL);
 	return st;
 }
 
@@ -275,6 +295,7 @@ void sessionops_state_free(struct sessionops_state *st)
 		return;
 	pthread_mutex_destroy(&st->refused_rm_lock);
 	pthread_mutex_destroy(&st->walks_lock);
+	pthread_mutex_destroy(&st->holds_lock);
 	free(st);
 }
 
@@ -367,6 +388,113 @@ int psfs_session_deleting(const struct psfs_path *p)
 		w->at = now;
 	pthread_mutex_unlock(&st->walks_lock);
 	return deleting;
+}
+
+/* The folder a path is in at the top: "" for the root itself, else its
+ * first name (its length; 0 for the root). */
+static size_t psfs_top_folder(const char *path, const char **folder)
+{
+	while (*path == '/')
+		path++;
+	*folder = path;
+	return strcspn(path, "/");
+}
+
+int psfs_folder_hold(const char *path, struct psfs_folder_hold **hold)
+{
+	const char *folder;
+	size_t len = psfs_top_folder(path, &folder);
+	*hold = NULL;
+	if (folder[len] == '/' && folder[len + 1])
+		return 0; /* deeper: a session's own directories */
+	struct psfs_folder_hold *h = calloc(1, sizeof *h + len + 1);
+	if (!h)
+		return -ENOMEM;
+	memcpy(h->folder, folder, len);
+	h->process = psfs_caller_process();
+	struct sessionops_state *st = psfs_sessionops();
+	pthread_mutex_lock(&st->holds_lock);
+	h->next = st->holds;
+	if (st->holds)
+		st->holds->prev = h;
+	st->holds = h;
+	pthread_mutex_unlock(&st->holds_lock);
+	*hold = h;
+	return 0;
+}
+
+void psfs_folder_release(struct psfs_folder_hold *hold)
+{
+	if (!hold)
+		return;
+	struct sessionops_state *st = psfs_sessionops();
+	pthread_mutex_lock(&st->holds_lock);
+	if (hold->prev)
+		hold->prev->next = hold->next;
+	else
+		st->holds = hold->next;
+	if (hold->next)
+		hold->next->prev = hold->prev;
+	pthread_mutex_unlock(&st->holds_lock);
+	free(hold);
+}
+
+int psfs_folder_removal_refused(const char *path)
+{
+	struct sessionops_state *st = psfs_sessionops();
+	const char *folder;
+	size_t len = psfs_top_folder(path, &folder);
+	if (!len)
+		return 0;
+	time_t now = time(NULL);
+	pthread_mutex_lock(&st->holds_lock);
+	int any = st->holds != NULL;
+	for (size_t i = 0; i < PSFS_TOLD_KEPT && !any; i++)
+		any = st->told[i].process && now - st->told[i].at < PSFS_TOLD_SECONDS;
+	pthread_mutex_unlock(&st->holds_lock);
+	if (!any)
+		return 0; /* no folder held open, no removal refused (the usual case): no /proc read */
+	pid_t process = psfs_caller_process();
+	if (!process)
+		return 0;
+	const char *held = NULL; /* the folder the caller holds: "" the root */
+	int told = 0, refused;
+	pthread_mutex_lock(&st->holds_lock);
+	/* The root's hold first: the log then names the whole mount. */
+	for (struct psfs_folder_hold *h = st->holds; h; h = h->next)
+		if (h->process == process &&
+		    (!h->folder[0] || (!held && strlen(h->folder) == len && strncmp(h->folder, folder, len) == 0 &&
+				       folder[len] == '/'))) {
+			held = h->folder;
+			if (!*held)
+				break;
+		}
+	for (size_t i = 0; i < PSFS_TOLD_KEPT; i++)
+		if (st->told[i].process == process && now - st->told[i].at < PSFS_TOLD_SECONDS) {
+			st->told[i].at = now;
+			told = 1;
+		}
+	/* The folder's own rmdir comes after the walk let go of it: refused
+	 * as part of the removal it ends, without a line of its own. */
+	refused = held || (told && !folder[len]);
+	const char *what = !held || told ? NULL : *held ? "a project folder" : "the whole mount";
+	if (what) {
+		unsigned i = st->told_next++ % PSFS_TOLD_KEPT;
+		st->told[i].process = process;
+		st->told[i].at = now;
+	}
+	pthread_mutex_unlock(&st->holds_lock);
+	/* Its rm of a label further down (in a fork's directory, deeper than
+	 * rm keeps its parents open) clears nothing either. */
+	struct psfs_path p;
+	if (refused && !psfs_split(path, &p) && p.depth >= 2 && !p.link_to[0])
+		psfs_refused_rm_note(&p);
+	if (what)
+		journal_log("refused removing %s, and all else process %d removes in its recursive removal of %s: "
+			    "that moves no session to the trash; to delete a session, rm -r its own directory "
+			    "(rm -r PROJECT/SESSION ...)",
+			    path, (int)process, what);
+	return refused;
 }
 
 /* rm SESSION/session.jsonl: the first step of `rm -r SESSION` (a session

@@ -48,6 +48,24 @@ int psfs_session_rm_refused(const struct psfs_path *p);
  * answer; the session directory's moves the file to the trash), else 0. */
 int psfs_session_rmdir(const char *path, int *res);
 
+/* A listing of the mount's root or of a folder in it (a project, a view)
+ * that a process holds open (opendir .. releasedir), remembered so that a
+ * recursive removal of it is told from a deliberate one of a session
+ * (docs/layout.md "Deleting a session": rm -rf MOUNT, rm -r PROJECT and
+ * find MOUNT -delete hold the folder open while they remove what is in
+ * it).  psfs_folder_hold: 0 with *hold new (NULL when path is deeper:
+ * nothing to remember), or -ENOMEM; the calling process is the holder.
+ * psfs_folder_release frees it (NULL is a no-op). */
+struct psfs_folder_hold;
+int psfs_folder_hold(const char *path, struct psfs_folder_hold **hold);
+void psfs_folder_release(struct psfs_folder_hold *hold);
+
+/* unlink or rmdir of path by a process that holds open a listing of the
+ * root or of the folder path is in: 1 (refuse it, EPERM; the first such
+ * refusal of each hold logs one line saying how to delete a session),
+ * else 0. */
+int psfs_folder_removal_refused(const char *path);
+
 /* symlink(target, path) with path's folder parent a project or a flat
  * store's root: a fork of the entry target names, called name.  0 or
  * -errno, logged. */
