@@ -29,11 +29,14 @@ mounted=$(MP=$escaped awk '$5 == ENVIRON["MP"] {
 	} END { if (type) print type " " source }' /proc/self/mountinfo)
 # A pisessionfs mount whose daemon is gone (every call: "Transport
 # endpoint is not connected") is no mount to keep: the daemon clears it
-# (a lazy unmount) and says so.
+# (a lazy unmount) and says so.  Right after the daemon died the kernel
+# may still hold the root's attributes, so a stat succeeds; a listing
+# asks the daemon (as the daemon's own check does: opendir).  A live
+# daemon that does not answer within 10 s is taken as live.
 stale=
 if [ -n "$mounted" ] && [ "${mounted%% *}" = fuse.pisessionfs ]; then
-	case $(LC_ALL=C stat -- "$mountpoint" 2>&1 >/dev/null) in
-	*"Transport endpoint is not connected"*) stale=1 ;;
+	case $(LC_ALL=C timeout -s KILL 10 ls -A -- "$mountpoint" 2>&1 >/dev/null) in
+	*"Transport endpoint is not connected"* | *"Software caused connection abort"*) stale=1 ;;
 	esac
 fi
 if [ -n "$mounted" ] && [ -z "$stale" ]; then

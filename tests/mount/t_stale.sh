@@ -8,7 +8,9 @@
 #   2. a dead mount of another file system is not cleared: the daemon
 #      says it is stale and how to clear it (fusermount3 -u);
 #   3. quickstart.sh on a dead pisessionfs mount clears it and mounts,
-#      instead of saying it is already mounted.
+#      instead of saying it is already mounted; also at once after the
+#      kill, with the mount's attributes freshly cached by a stat (which
+#      then still succeeds), for the demo store and for the user's own.
 # Not tested: a user's own mount, which the daemon unmounts with
 # fusermount3 -u -z when umount2 is refused; /dev/fuse is root's alone on
 # the test machines, so no other user can mount there.
@@ -97,29 +99,61 @@ is_mounted_check "and leaves it mounted" "$OTHER"
 fsx fusermount3 -u "$OTHER" || fail "fusermount3 -u $OTHER failed"
 
 # --- 3. quickstart.sh on a dead pisessionfs mount ------------------------------
+# quickstart_on WHAT HOME MOUNTPOINT: runs quickstart.sh there as a user
+# whose home is HOME; $OUT, $ERR, $RC.
+quickstart_on() {
+	local home=$2 mp=$3
+	(
+		TIMEOUT=$(scaled 600)
+		fsx_out env -u PI_CODING_AGENT_DIR -u PI_CODING_AGENT_SESSION_DIR HOME="$home" \
+			XDG_CACHE_HOME="$home/cache" "$REPO/quickstart.sh" "$mp"
+		printf '%s' "$RC" >"$T_DIR/qs.rc"
+		printf '%s' "$OUT" >"$T_DIR/qs.out"
+		printf '%s' "$ERR" >"$T_DIR/qs.err"
+	)
+	OUT=$(cat "$T_DIR/qs.out")
+	ERR=$(cat "$T_DIR/qs.err")
+	RC=$(cat "$T_DIR/qs.rc")
+	assert_eq "$1: quickstart succeeds ($ERR)" 0 "$RC"
+	assert_contains "$1: it says the mount was stale and that it cleared it" \
+		"$mp was a stale mount of pisessionfs (its daemon is gone); unmounted it (fusermount3 -u -z $mp)" "$OUT$ERR"
+	assert_eq "$1: it does not say it is already mounted" "" "$(grep 'already mounted' <<<"$OUT$ERR" || true)"
+	assert_contains "$1: it says it mounted" "is mounted at $mp" "$OUT"
+	fsx_out ls -A "$mp"
+	assert_eq "$1: ls MOUNT works at once" 0 "$RC"
+	assert_contains "$1: ls MOUNT lists the root" "sessions.md" "$OUT"
+}
+
 H=$T_DIR/home
 QS=$T_DIR/qs
 mkdir -p "$H" "$QS"
 mount_fs --no-auto-unmount "$STORE" "$QS"
 kill_daemon "$QS"
 assert_errno "Transport endpoint is not connected" stat "$QS"
-(
-	TIMEOUT=$(scaled 600)
-	fsx_out env -u PI_CODING_AGENT_DIR -u PI_CODING_AGENT_SESSION_DIR HOME="$H" XDG_CACHE_HOME="$H/cache" \
-		"$REPO/quickstart.sh" "$QS"
-	printf '%s' "$RC" >"$T_DIR/qs.rc"
-	printf '%s' "$OUT" >"$T_DIR/qs.out"
-	printf '%s' "$ERR" >"$T_DIR/qs.err"
-)
-OUT=$(cat "$T_DIR/qs.out")
-ERR=$(cat "$T_DIR/qs.err")
-assert_eq "quickstart succeeds ($ERR)" 0 "$(cat "$T_DIR/qs.rc")"
-assert_contains "it says the mount was stale and that it cleared it" \
-	"$QS was a stale mount of pisessionfs (its daemon is gone); unmounted it (fusermount3 -u -z $QS)" "$OUT$ERR"
-assert_eq "it does not say it is already mounted" "" "$(grep 'already mounted' <<<"$OUT$ERR" || true)"
-assert_contains "it mounted the demo copy" "is mounted at $QS" "$OUT"
+quickstart_on "dead, demo store" "$H" "$QS"
 assert_eq "the mount's source is the copy" "$H/cache/pisessionfs/demo-store" "$(fsx findmnt -no SOURCE --mountpoint "$QS")"
 assert_true "and it works" test -f "$QS/sessions.md"
+fsx fusermount3 -u "$QS" || fail "fusermount3 -u $QS failed"
+
+# At once after the kill, the root's attributes cached: stat still
+# succeeds, and quickstart must not take that for a live mount.
+mount_fs --no-auto-unmount "$STORE" "$QS"
+fsx stat "$QS" >/dev/null
+kill_daemon "$QS"
+quickstart_on "just killed, attributes cached, demo store" "$H" "$QS"
+fsx fusermount3 -u "$QS" || fail "fusermount3 -u $QS failed"
+
+# The same for a user with a store of their own (~/.pi/agent/sessions).
+U=$T_DIR/user
+mkdir -p "$U/.pi/agent"
+cp -R "$STORE" "$U/.pi/agent/sessions"
+mount_fs --no-auto-unmount "$U/.pi/agent/sessions" "$QS"
+fsx stat "$QS" >/dev/null
+kill_daemon "$QS"
+quickstart_on "just killed, attributes cached, the user's store" "$U" "$QS"
+assert_eq "the mount's source is the user's store" "$U/.pi/agent/sessions" \
+	"$(fsx findmnt -no SOURCE --mountpoint "$QS")"
+assert_true "and it shows the user's session" test -d "$QS/--w--"
 fsx fusermount3 -u "$QS" || fail "fusermount3 -u $QS failed"
 
 finish
