@@ -243,17 +243,12 @@ static const char **views_listed_ids(const struct catalog_session *const *order,
 }
 
 /* A session's name in recent/: its title as pi's list shows it and the
- * end of its id (title.h), or NN-<file name> when it has no id.  ids are
- * the listed sessions'.  New string, NULL without memory. */
+ * end of its id (title.h).  ids are the listed sessions'.  New string,
+ * NULL without memory. */
 static char *views_recent_name(size_t rank, const struct catalog_session *c, const char *const *ids, size_t n,
 			       size_t self)
 {
-	char *name = NULL;
-	if (*c->id)
-		return title_file_name(rank, c->title, title_id_tail(ids, n, self));
-	if (asprintf(&name, "%02zu-%s", rank, c->stem) < 0)
-		name = NULL;
-	return name;
+	return title_file_name(rank, c->title, title_id_tail(ids, n, self));
 }
 
 /* The session a recent/ name (its rank taken off) leads to: one that had
@@ -298,21 +293,26 @@ static int views_build(enum views_kind kind, struct views_list *l)
 	const struct catalog_session **order = calloc(l->n_items ? l->n_items : 1, sizeof *order);
 	const char **ids = NULL; /* recent/: the listed sessions' ids */
 	int res = views_names_init(&l->names, l->n_items) || !l->links || !order ? -ENOMEM : 0;
+	size_t n = 0;
+	/* recent/ lists what sessions.md lists: no file without a session
+	 * header (empty, not JSON), as pi lists none. */
 	for (size_t i = 0; !res && i < l->n_items; i++)
-		order[i] = &l->items[i];
+		if (kind != VIEW_RECENT || *l->items[i].id)
+			order[n++] = &l->items[i];
 	if (!res && kind != VIEW_RECENT)
-		qsort(order, l->n_items, sizeof *order, views_oldest_first);
-	for (size_t i = 0; !res && i < l->n_items; i++) {
+		qsort(order, n, sizeof *order, views_oldest_first);
+	size_t n_recent = n < VIEWS_RECENT ? n : VIEWS_RECENT;
+	for (size_t i = 0; !res && i < n; i++) {
 		const struct catalog_session *c = order[i];
 		char *name = NULL, *base;
 		if (kind == VIEW_RECENT) {
 			if (i >= VIEWS_RECENT)
 				break;
-			if (!ids && !(ids = views_listed_ids(order, l->n_items < VIEWS_RECENT ? l->n_items : VIEWS_RECENT))) {
+			if (!ids && !(ids = views_listed_ids(order, n_recent))) {
 				res = -ENOMEM;
 				break;
 			}
-			name = views_recent_name(i + 1, c, ids, l->n_items < VIEWS_RECENT ? l->n_items : VIEWS_RECENT, i);
+			name = views_recent_name(i + 1, c, ids, n_recent, i);
 			res = views_add(l, name, c);
 			continue;
 		}
@@ -512,11 +512,26 @@ static const struct catalog_session *views_find(const struct views_list *l, enum
 			return same < 0 ? NULL : l->links[i].session;
 		}
 	}
-	if (kind != VIEW_BY_ID || strlen(name) < 4)
+	size_t len = strlen(name);
+	if (kind != VIEW_BY_ID || len < 4)
 		return NULL;
 	/* A unique prefix of an id resolves, as git resolves short hashes. */
 	for (size_t i = 0; i < l->n; i++) {
-		if (strncmp(l->links[i].session->id, name, strlen(name)) == 0) {
+		if (strncmp(l->links[i].session->id, name, len) == 0) {
+			if (found && found != l->links[i].session)
+				return NULL; /* ambiguous: a directory of candidates */
+			found = l->links[i].session;
+		}
+	}
+	if (found)
+		return found;
+	/* Else a unique tail: pi's ids are UUIDv7, whose first characters
+	 * are a timestamp that sessions started within a minute share, while
+	 * the tail (what recent/ shows after '~') is random. */
+	for (size_t i = 0; i < l->n; i++) {
+		const char *id = l->links[i].session->id;
+		size_t idlen = strlen(id);
+		if (idlen >= len && strcmp(id + idlen - len, name) == 0) {
 			if (found && found != l->links[i].session)
 				return NULL;
 			found = l->links[i].session;

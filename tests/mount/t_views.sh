@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The navigation views at the mount root: by-id/ (with unique prefixes),
+# The navigation views at the mount root: by-id/ (with unique prefixes and tails),
 # by-name/ (odd names, collisions), by-cwd/ (from the headers' cwd, so
 # dashes in paths are not ambiguous), recent/ (newest first, 50 at most).
 . "$(dirname "$0")/lib.sh" "$@"
@@ -43,6 +43,16 @@ assert_missing "$MNT/by-id/aaa"
 assert_missing "$MNT/by-id/zzzz"
 assert_missing "$MNT/by-id/cccc/cccc4444-0000-0000-0000-000000000004"
 assert_contains "cd through a prefix lands in the session" "0001-user.u1.md" "$(fsx ls "$MNT/by-id/bbbb3/")"
+# A unique tail resolves too (UUIDv7 ids share their first characters,
+# a timestamp; recent/ shows the tail): not listed, a link.
+assert_eq "a unique tail resolves" "../--srv-x--/2026-01-04T00-00-00-000Z_cccc4444" \
+	"$(fsx readlink "$MNT/by-id/000000000004")"
+assert_eq "a tail of 4 resolves" "../--home-u-my-proj--/2026-01-01T00-00-00-000Z_aaaa1111" \
+	"$(fsx readlink "$MNT/by-id/0001")"
+assert_contains "cd through a tail lands in the session" "0001-user.u1.md" "$(fsx ls "$MNT/by-id/0003/")"
+assert_missing "$MNT/by-id/0000"
+assert_missing "$MNT/by-id/001"
+assert_eq "tails are not listed" 0 "$(fsx ls "$MNT/by-id" | grep -c '^0' || true)"
 
 # by-name: collisions get a stable suffix; / is escaped, Unicode kept
 names=$(fsx ls "$MNT/by-name")
@@ -63,6 +73,20 @@ assert_missing "$MNT/by-cwd/home/u/nope"
 # recent: newest first
 assert_eq "recent is newest first, by title" "01-hello~00000004 02-a%2Fb: ünïcode ✓~00000003" \
 	"$(fsx ls "$MNT/recent" | head -2 | tr '\n' ' ' | sed 's/ $//')"
+
+# recent/ lists what sessions.md lists: files that are not sessions (empty,
+# not JSON, no header), newer than every session, are in neither.
+: >"$STORE/--srv-x--/2026-01-09T00-00-00-000Z_empty.jsonl"
+echo 'not json' >"$STORE/--srv-x--/2026-01-09T00-00-00-000Z_junk.jsonl"
+user_msg u1 null "no header" >"$STORE/--srv-x--/2026-01-09T00-00-00-000Z_nohdr.jsonl"
+touch -d @9000 "$STORE/--srv-x--/2026-01-09T00-00-00-000Z_"*.jsonl
+assert_poll "the files that are not sessions show in their project" 3 \
+	test -d "$MNT/--srv-x--/2026-01-09T00-00-00-000Z_junk"
+rows=$(fsx grep -c '^| ' "$MNT/sessions.md" || true) # with its head and rule
+assert_eq "recent lists exactly what sessions.md lists" "$((rows - 2))" "$(fsx ls "$MNT/recent" | wc -l)"
+assert_eq "recent lists no file that is not a session" 0 "$(fsx ls "$MNT/recent" | grep -c '2026-01-09' || true)"
+assert_eq "recent is still newest first" "01-hello~00000004" "$(fsx ls "$MNT/recent" | head -1)"
+rm "$STORE/--srv-x--/2026-01-09T00-00-00-000Z_"*.jsonl
 
 # Views follow the store.
 mk_session --srv-x-- 2026-01-05T00-00-00-000Z_dddd5555 dddd5555-0000-0000-0000-000000000005 /srv/x "Fresh" 5000
