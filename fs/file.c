@@ -623,6 +623,12 @@ int psfs_commit_file(const char *at, const char *as, uint64_t serial, struct dra
 			else
 				overlay_saved(file, psfs_saved_grace());
 		}
+		/* An entry moved aside and edited under its new name (mv E
+		 * new.md; echo > new.md): the edit is a branch now, and the
+		 * entry, still in history, shows again under its name. */
+		struct overlay_node *aside = edit_of && strcmp(edit_of, at) != 0 ? overlay_get(psfs_overlay(), edit_of) : NULL;
+		if (aside && aside->kind == OVERLAY_HIDDEN)
+			overlay_remove(psfs_overlay(), aside);
 		if (pending && (parent = overlay_get(psfs_overlay(), dir)) && parent->kind == OVERLAY_BRANCH)
 			overlay_remove(psfs_overlay(), parent);
 		overlay_unlock(psfs_overlay());

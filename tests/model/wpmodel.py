@@ -10,7 +10,8 @@ A generator makes random sequences of calls from several processes
 fresh session each: open (O_CREAT, O_EXCL, O_TRUNC, O_APPEND,
 O_RDONLY/O_WRONLY/O_RDWR), dup, fork, exit, write, pwrite, lseek,
 ftruncate, fsync, close, read, symlink/unlink in labels/, unlink and
-rename of entries, rename of side files; on new NAME.md files, entry
+rename of entries, an entry moved aside and written under its new name,
+rename of side files; on new NAME.md files, entry
 files, `name` and `session.jsonl`.  A reference model says what every
 call must answer and which entries the session file must hold after it.
 The executor runs the sequence against a real mount (each call bounded
@@ -503,6 +504,22 @@ class Model:
             if "ent:" + op["key"] in self.opened_entries or "ent:" + op["key"] in self.ro_entries:
                 raise Unsupported("unlink of an entry that was open")
             return "EPERM", sync, asyn
+        if k == "aside_edit":
+            # mv ENTRY m.md; echo TEXT > m.md: an edit of the entry (a
+            # sibling with its role), after which the entry shows again
+            # under its own name (the executor stats it).
+            key = op["key"]
+            if "ent:" + key in self.opened_entries or "ent:" + key in self.ro_entries:
+                raise Unsupported("an entry moved aside that had a draft or was open")
+            if ("aside:" + op["to"]) in self.new_names:
+                raise Unsupported("a name moved aside to twice")
+            self.new_names.add("aside:" + op["to"])
+            s = op["data"][:-1] if op["data"].endswith("\n") else op["data"]
+            if not s.strip() or "\0" in s:
+                raise Unsupported("an entry moved aside and emptied")
+            if s != TEXTS[key]:
+                self._append(sync, type="message", role=ROLES[key], text=s, parent=("sib", key))
+            return 0, sync, asyn
         if k == "rename_entry":
             # With the target open (read-only), libfuse first hides it as
             # .fuse_hidden...; the rename is still refused, and the entry
@@ -772,10 +789,15 @@ class Gen:
                         self.nnew += 1
                         self.try_op({"p": p, "op": "rename_side", "key": self.sides.pop(), "to": str(self.nnew)})
         else:
-            if r.random() < 0.5:
+            y = r.random()
+            if y < 0.35:
                 self.try_op({"p": p, "op": "unlink_entry", "key": "u1"})
-            else:
+            elif y < 0.7:
                 self.try_op({"p": p, "op": "rename_entry", "key": "u1", "to": r.choice(["a1", "u2"])})
+            else:
+                self.nnew += 1
+                self.try_op({"p": p, "op": "aside_edit", "key": r.choice(["u1", "a1", "u2"]), "to": str(self.nnew),
+                             "data": self.chunk("new")})
 
 
 def generate(seed):
@@ -923,6 +945,17 @@ def worker_loop(sock, sdir, wid, fds=None):
             res = call(lambda: os.unlink(os.path.join(sdir, FILES[op["key"]])))
         elif k == "rename_entry":
             res = call(lambda: os.rename(os.path.join(sdir, FILES[op["key"]]), os.path.join(sdir, FILES[op["to"]])))
+        elif k == "aside_edit":
+            def aside():
+                moved = os.path.join(sdir, "m%s.md" % op["to"])
+                os.rename(os.path.join(sdir, FILES[op["key"]]), moved)
+                f = os.open(moved, os.O_WRONLY | os.O_TRUNC)
+                try:
+                    os.write(f, op["data"].encode())
+                finally:
+                    os.close(f)
+                os.stat(os.path.join(sdir, FILES[op["key"]]))  # back under its name
+            res = call(aside)
         elif k == "mkbranch":
             res = call(lambda: os.mkdir(os.path.join(sdir, "%04d~%s" % (op["depth"], op["label"]))))
         elif k == "rmbranch":
@@ -1494,6 +1527,9 @@ def show_op(op):
         return "%s: unlink(%r)" % (p, FILES[op["key"]])
     if k == "rename_entry":
         return "%s: rename(%r, %r)" % (p, FILES[op["key"]], FILES[op["to"]])
+    if k == "aside_edit":
+        return "%s: rename(%r, 'm%s.md'); write %r to it (O_TRUNC); close; stat(%r)" % (
+            p, FILES[op["key"]], op["to"], op["data"], FILES[op["key"]])
     if k == "mkbranch":
         return "%s: mkdir('%04d~%s')" % (p, op["depth"], op["label"])
     if k == "rmbranch":
