@@ -95,7 +95,7 @@ FS_UNIT  := $(BUILD)/fs-unit-tests
 # inotify events for changes made underneath (tests/mount/t_nonotify.sh).
 HELPER   := $(BUILD)/tests/passthrough-store
 
-.PHONY: all check check-unit check-includes check-fs-deps check-golden check-alloc check-runner check-mount check-diff check-diff-search check-diff-fork check-diff-tree check-diff-forkfrom check-interop clean install uninstall bench
+.PHONY: all check check-unit check-includes check-fs-deps check-golden check-manpages check-alloc check-runner check-mount check-diff check-diff-search check-diff-fork check-diff-tree check-diff-forkfrom check-interop clean install uninstall bench
 
 all: $(DAEMON) $(TOOL)
 
@@ -160,6 +160,10 @@ check-includes:
 # (read from the objects with nm: tests/check-fs-deps.sh).
 check-fs-deps: $(FS_OBJ)
 	tests/check-fs-deps.sh $(BUILD)/fs
+
+# Every option and subcommand the programs' --help lists is in their man page.
+check-manpages: $(DAEMON) $(TOOL)
+	tests/check-manpages.py $(DAEMON) $(TOOL)
 
 check-golden: $(TOOL)
 	tests/golden/run.sh $(TOOL)

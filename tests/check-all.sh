@@ -48,6 +48,10 @@ stage() {
 
 stage unit make -s check-unit
 stage golden make -s check-golden
+# Nor this one in the sanitized pass: it compares texts.
+if [ "${SANITIZE:-}" != 1 ]; then
+	stage manpages make -s check-manpages
+fi
 # Not in the sanitized pass: its malloc shim cannot sit beside ASan's.
 if [ "${SANITIZE:-}" != 1 ]; then
 	stage alloc make -s check-alloc
