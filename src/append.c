@@ -176,6 +176,58 @@ static int append_id_known(const struct append_known *k, const json_t *id)
 
 static ps_err append_check(const struct append_known *s, const json_t *entry, struct append_error *err);
 
+/* Whether an assistant message holds a toolCall block with this id. */
+static int append_has_call(const json_t *entry, const char *call_id)
+{
+	const json_t *msg = json_object_get(entry, "message");
+	const json_t *content = json_object_get(msg, "content");
+	const char *role = json_string_value(json_object_get(msg, "role"));
+	size_t i;
+	const json_t *block;
+	if (!role || strcmp(role, "assistant") || !json_is_array(content))
+		return 0;
+	json_array_foreach(content, i, block) {
+		const char *type = json_string_value(json_object_get(block, "type"));
+		const char *id = json_string_value(json_object_get(block, "id"));
+		if (type && id && !strcmp(type, "toolCall") && !strcmp(id, call_id))
+			return 1;
+	}
+	return 0;
+}
+
+/* Whether the tool call call_id is on the path that ends at parent: the
+ * earlier items of the write first, then the session's entries, nearest
+ * first (a result follows its call, mostly at once).  1, 0, or -1 when an
+ * entry could not be read. */
+static int append_call_on_path(const struct append_known *k, const json_t *parent, const char *call_id)
+{
+	for (;;) {
+		const json_t *e = NULL;
+		for (size_t i = 0; json_is_string(parent) && i < k->n; i++)
+			if (json_equal(json_object_get(k->batch[i], "id"), parent))
+				e = k->batch[i];
+		if (!e)
+			break;
+		if (append_has_call(e, call_id))
+			return 1;
+		parent = json_object_get(e, "parentId");
+	}
+	if (!json_is_string(parent))
+		return 0;
+	uint32_t idx = session_find(k->s, json_string_value(parent), json_string_length(parent));
+	while (idx != PS_NIL) {
+		json_t *e;
+		if (session_load_entry_shared(k->s, idx, &e) != PS_OK)
+			return -1;
+		int has = append_has_call(e, call_id);
+		json_decref(e);
+		if (has)
+			return 1;
+		idx = k->s->entries[idx].parent;
+	}
+	return 0;
+}
+
 ps_err append_validate(const struct ps_session *s, const json_t *entry, struct append_error *err)
 {
 	struct append_known k = { s, NULL, 0 };
@@ -211,8 +263,25 @@ static ps_err append_check(const struct append_known *s, const json_t *entry, st
 	if (!ok)
 		return append_fail(err, PS_ERR_INVALID, "\"timestamp\" %s is not an ISO-8601 time", json_string_value(ts));
 
-	if (!strcmp(type, "message"))
-		return append_validate_message(json_object_get(entry, "message"), err);
+	if (!strcmp(type, "message")) {
+		json_t *msg = json_object_get(entry, "message");
+		ps_err code = append_validate_message(msg, err);
+		if (code || strcmp(json_string_value(json_object_get(msg, "role")), "toolResult"))
+			return code;
+		/* A result whose call is not on its path is an orphan in pi's
+		 * context, which a provider refuses (cp of a toolResult's file
+		 * into another branch). */
+		const char *call_id = json_string_value(json_object_get(msg, "toolCallId"));
+		int on_path = append_call_on_path(s, parent, call_id);
+		if (on_path < 0)
+			return append_fail(err, PS_ERR_IO, "reading the path above the toolResult failed");
+		if (!on_path)
+			return append_fail(err, PS_ERR_INVALID,
+					   "a toolResult for tool call %s, which no assistant message on its path made: "
+					   "the model would see a result without its call",
+					   call_id);
+		return PS_OK;
+	}
 	if (!strcmp(type, "label")) {
 		json_t *label = json_object_get(entry, "label");
 		if (!append_id_known(s, json_object_get(entry, "targetId")))
