@@ -23,6 +23,7 @@
 #include "family.h"
 #include "fanout.h"
 #include "journal.h"
+#include "pathresolve.h"
 #include "overlay.h"
 #include "pisessionfs.h"
 #include "trash.h"
@@ -529,11 +530,9 @@ int main(int argc, char *argv[])
 	}
 	if (fs.cfg.print_store) {
 		/* One implementation of pi's rules: quickstart.sh asks here. */
-		char *absolute = realpath(fs.cfg.store, NULL);
-		char *cwd = absolute || fs.cfg.store[0] == '/' ? NULL : getcwd(NULL, 0);
-		printf("%s%s%s\n", absolute ? absolute : cwd ? cwd : "", cwd ? "/" : "", absolute ? "" : fs.cfg.store);
+		char *absolute = path_resolve(fs.cfg.store);
+		printf("%s\n", absolute ? absolute : fs.cfg.store);
 		free(absolute);
-		free(cwd);
 		ret = 0;
 		goto out;
 	}
@@ -548,8 +547,10 @@ int main(int argc, char *argv[])
 		fprintf(stderr, "pisessionfs: no mountpoint given (see --help)\n");
 		goto out;
 	}
-	/* The daemon may change directory: keep the store's absolute path. */
-	char *absolute = realpath(fs.cfg.store, NULL);
+	/* The daemon may change directory: keep the store's absolute path,
+	 * as pi resolves it (no symlink followed: the paths written into
+	 * files, parentSession and the trash's Path=, are pi's). */
+	char *absolute = path_resolve(fs.cfg.store);
 	if (absolute) {
 		free(fs.cfg.store);
 		fs.cfg.store = absolute;

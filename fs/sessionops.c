@@ -407,6 +407,9 @@ int psfs_folder_hold(const char *path, struct psfs_folder_hold **hold)
 	*hold = NULL;
 	if (folder[len] == '/' && folder[len + 1])
 		return 0; /* deeper: a session's own directories */
+	struct psfs_path p;
+	if (len && !psfs_split(path, &p) && p.depth >= 2)
+		return 0; /* a session of a flat store (at the root): rm -r SESSION itself */
 	struct psfs_folder_hold *h = calloc(1, sizeof *h + len + 1);
 	if (!h)
 		return -ENOMEM;

@@ -291,19 +291,28 @@ ps_err trash_put(const char *path, const char *home_trash, uid_t uid, time_t now
 		err = trash_into(home_trash, path, path, now, trashed, &cross);
 	if (!cross)
 		return err;
-	char *dir = strndup(path, (size_t)(strrchr(path, '/') - path));
-	char *top = dir ? trash_topdir(*dir ? dir : "/") : NULL;
+	/* The volume's top directory is found on the real path: a store
+	 * reached through a symlink (kept in the path, as pi keeps it) may
+	 * be on another file system than the link. */
+	char *shown_dir = strndup(path, (size_t)(strrchr(path, '/') - path));
+	char *dir = shown_dir ? realpath(*shown_dir ? shown_dir : "/", NULL) : NULL;
+	char *real = dir ? malloc(strlen(dir) + strlen(strrchr(path, '/')) + 1) : NULL;
+	char *top = real ? trash_topdir(dir) : NULL;
 	err = PS_ERR_NOMEM;
+	if (real)
+		strcat(strcpy(real, strcmp(dir, "/") ? dir : ""), strrchr(path, '/'));
 	char *volume = top ? trash_volume_dir(top, uid, &err) : NULL;
 	if (volume) {
 		/* Relative to the top directory, as the specification
 		 * recommends there (the volume may be mounted elsewhere). */
 		size_t n = strcmp(top, "/") == 0 ? 1 : strlen(top) + 1;
-		err = trash_into(volume, path, path + n, now, trashed, &cross);
+		err = trash_into(volume, path, real + n, now, trashed, &cross);
 	}
 	free(volume);
 	free(top);
+	free(real);
 	free(dir);
+	free(shown_dir);
 	return err;
 }
 

@@ -7,7 +7,7 @@
 # in the trash, and log one line per command that says how to delete a
 # session.  Deleting sessions one by one still works: rm -r S1 S2, rm -r S
 # from inside the project, find S -delete, and rm -r PROJECT/* (the shell
-# names each session).
+# names each session).  A flat store (sessions at the root) likewise.
 . "$(dirname "$0")/lib.sh" "$@"
 
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -78,4 +78,19 @@ fsx_out bash -c 'rm -r "$1"/*' _ "$MNT/$Q"
 assert_eq "rm -r PROJECT/*: the session is in the trash" 5 "$(trashed)"
 assert_eq "rm -r PROJECT/*: the project's generated files were refused" 1 "$RC"
 assert_eq "no session file is left in the store" 0 "$(sessions)"
+
+# A flat store (sessions at its root): rm -rf of the mount moves nothing,
+# rm -r of one session still deletes it.
+FLAT=$T_DIR/flat
+MNT2=$T_DIR/mnt2
+mkdir -p "$FLAT" "$MNT2"
+for s in $A $B; do cp "$FIX" "$FLAT/$s.jsonl"; done
+mount_fs "$FLAT" "$MNT2"
+fsx_out rm -rf "$MNT2"
+assert_ne "flat store: rm -rf MOUNT fails" 0 "$RC"
+assert_eq "flat store: both sessions stay" 2 "$(find "$FLAT" -name '*.jsonl' | wc -l)"
+assert_eq "flat store: nothing in the trash" 5 "$(trashed)"
+fsx_out rm -r "$MNT2/$A"
+assert_eq "flat store: rm -r SESSION exits 0" 0 "$RC"
+assert_eq "flat store: one session left" 1 "$(find "$FLAT" -name '*.jsonl' | wc -l)"
 finish

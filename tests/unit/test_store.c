@@ -3,9 +3,12 @@
  * store root), that no name leaves the store, that an acquired session is
  * refreshed against its file, and that the cache keeps to its bound. */
 #include <fcntl.h>
+#include <limits.h>
+#include <unistd.h>
 #include <sys/stat.h>
 #include <sys/time.h>
 #include "helpers.h"
+#include "pathresolve.h"
 #include "store.h"
 #include "suites.h"
 
@@ -163,6 +166,41 @@ START_TEST(test_store_cache_bound)
 }
 END_TEST
 
+/* The store's path as pi's path.resolve makes it: lexical, no symlink
+ * followed (a symlink in the way stays in the path). */
+START_TEST(test_path_resolve)
+{
+	static const char *const cases[][2] = {
+		{ "/a/b/c", "/a/b/c" },       { "/a//b/./c/", "/a/b/c" }, { "/a/b/../c", "/a/c" },
+		{ "/../..", "/" },            { "/", "/" },               { "/a/./../..", "/" },
+		{ "/home/u/link/sessions", "/home/u/link/sessions" },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		char *got = path_resolve(cases[i][0]);
+		ck_assert_ptr_nonnull(got);
+		ck_assert_str_eq(got, cases[i][1]);
+		free(got);
+	}
+	char dir[64];
+	helper_tmpdir(dir, "pathresolve");
+	char link[PATH_MAX];
+	snprintf(link, sizeof link, "%s/link", dir);
+	ck_assert_int_eq(symlink("/usr", link), 0);
+	char *cwd = getcwd(NULL, 0);
+	ck_assert_int_eq(chdir(dir), 0);
+	char *got = path_resolve("link/./share/../bin");
+	char want[PATH_MAX];
+	char *real_dir = getcwd(NULL, 0); /* the directory as getcwd gives it */
+	snprintf(want, sizeof want, "%s/link/bin", real_dir);
+	ck_assert_str_eq(got, want);
+	ck_assert_int_eq(chdir(cwd), 0);
+	free(got);
+	free(real_dir);
+	free(cwd);
+	helper_rmtree(dir);
+}
+END_TEST
+
 Suite *store_suite(void)
 {
 	Suite *s = suite_create("store");
@@ -172,6 +210,9 @@ Suite *store_suite(void)
 	tcase_add_test(tc, test_store_names_stay_inside);
 	tcase_add_test(tc, test_store_acquire_refreshes);
 	tcase_add_test(tc, test_store_cache_bound);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("path_resolve");
+	tcase_add_test(tc, test_path_resolve);
 	suite_add_tcase(s, tc);
 	return s;
 }
