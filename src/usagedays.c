@@ -369,132 +369,207 @@ static void usagedays_money(double d, char out[USAGE_COST_TEXT + 1])
 #define SVG_LABELS_H 90
 #define SVG_LEGEND_ROW 20
 
-static int usagedays_svg(const struct usagedays *t, const char *title, struct buf *out)
+/* The time axis: days while the span fits in a quarter, else weeks (from
+ * Monday) up to two years, else months; each a slot of the axis whether
+ * or not it had usage, so a year without use is a year wide. */
+enum usagedays_unit { UNIT_DAY, UNIT_WEEK, UNIT_MONTH };
+#define UNIT_DAY_MAX_SPAN 92
+#define UNIT_WEEK_MAX_SPAN 731
+
+static int64_t usagedays_floor_div(int64_t a, int64_t b)
 {
-	size_t n_days = 0, n_models = 0;
-	struct usagedays_model *models = NULL;
-	double *day_cost = NULL, total = 0, max_day = 0;
-	int bad = 0;
-	/* The dated days (the rows are sorted: undated last) and the models. */
-	for (size_t i = 0; i < t->n; i++) {
-		if (t->rows[i].day != USAGE_UNDATED && (i == 0 || t->rows[i - 1].day != t->rows[i].day))
-			n_days++;
-		total += t->rows[i].sum.cost;
+	return a >= 0 ? a / b : -((-a + b - 1) / b);
+}
+
+/* The slot a day (days since 1970-01-01, a Thursday) falls in. */
+static int64_t usagedays_slot(int32_t day, enum usagedays_unit unit)
+{
+	int64_t y;
+	unsigned m, d;
+	switch (unit) {
+	case UNIT_WEEK:
+		return usagedays_floor_div((int64_t)day + 3, 7);
+	case UNIT_MONTH:
+		usagedays_civil(day, &y, &m, &d);
+		return y * 12 + (m - 1);
+	default:
+		return day;
 	}
-	models = calloc(t->n ? t->n : 1, sizeof *models);
-	day_cost = calloc(n_days ? n_days : 1, sizeof *day_cost);
-	if (!models || !day_cost) {
-		bad = 1;
-		goto out;
+}
+
+/* A slot's label: its first day (YYYY-MM-DD), or its month (YYYY-MM). */
+static void usagedays_slot_date(int64_t slot, enum usagedays_unit unit, char out[32])
+{
+	if (unit == UNIT_MONTH)
+		usagedays_date((int32_t)slot, 1, out);
+	else
+		usagedays_date((int32_t)(unit == UNIT_WEEK ? slot * 7 - 3 : slot), 0, out);
+}
+
+/* What the chart draws: its models (costliest first), its slots. */
+struct usagedays_chart {
+	struct usagedays_model *models;
+	size_t n_models, n_dated;   /* rows with a day come first */
+	enum usagedays_unit unit;
+	int64_t first, n_slots;     /* the first slot, how many */
+	double total, max_slot;
+	int step, bar, plot_w;      /* pixels */
+};
+
+static int usagedays_chart_make(const struct usagedays *t, struct usagedays_chart *c)
+{
+	memset(c, 0, sizeof *c);
+	while (c->n_dated < t->n && t->rows[c->n_dated].day != USAGE_UNDATED)
+		c->n_dated++;
+	for (size_t i = 0; i < t->n; i++)
+		c->total += t->rows[i].sum.cost;
+	int32_t span = c->n_dated ? t->rows[c->n_dated - 1].day - t->rows[0].day + 1 : 0;
+	c->unit = span <= UNIT_DAY_MAX_SPAN ? UNIT_DAY : span <= UNIT_WEEK_MAX_SPAN ? UNIT_WEEK : UNIT_MONTH;
+	if (c->n_dated) {
+		c->first = usagedays_slot(t->rows[0].day, c->unit);
+		c->n_slots = usagedays_slot(t->rows[c->n_dated - 1].day, c->unit) - c->first + 1;
 	}
-	for (size_t i = 0, d = 0; i < t->n; i++) {
+	c->models = calloc(t->n ? t->n : 1, sizeof *c->models);
+	if (!c->models)
+		return -1;
+	double slot_cost = 0;
+	for (size_t i = 0; i < c->n_dated; i++) {
 		const struct usagedays_row *r = &t->rows[i];
 		size_t k;
-		if (r->day == USAGE_UNDATED)
-			continue;
-		if (i > 0 && t->rows[i - 1].day != r->day)
-			d++;
-		day_cost[d] += r->sum.cost;
-		for (k = 0; k < n_models && usagedays_model_cmp(models[k].row, r) != 0; k++)
+		if (i > 0 && usagedays_slot(t->rows[i - 1].day, c->unit) != usagedays_slot(r->day, c->unit))
+			slot_cost = 0;
+		slot_cost += r->sum.cost;
+		if (slot_cost > c->max_slot)
+			c->max_slot = slot_cost;
+		for (k = 0; k < c->n_models && usagedays_model_cmp(c->models[k].row, r) != 0; k++)
 			;
-		if (k == n_models)
-			models[n_models++].row = r;
-		models[k].cost += r->sum.cost;
+		if (k == c->n_models)
+			c->models[c->n_models++].row = r;
+		c->models[k].cost += r->sum.cost;
 	}
-	if (n_models > 1)
-		qsort(models, n_models, sizeof *models, usagedays_by_cost);
-	for (size_t d = 0; d < n_days; d++)
-		if (day_cost[d] > max_day)
-			max_day = day_cost[d];
+	if (c->n_models > 1)
+		qsort(c->models, c->n_models, sizeof *c->models, usagedays_by_cost);
+	/* Slots as wide as fit in about 1400 pixels, between 3 and 36. */
+	int64_t step = c->n_slots ? 1400 / c->n_slots : 36;
+	c->step = step > 36 ? 36 : step < 3 ? 3 : (int)step;
+	c->bar = c->step * 3 / 4 > 2 ? c->step * 3 / 4 : 2;
+	c->plot_w = (int)c->n_slots * c->step < 480 ? 480 : (int)c->n_slots * c->step;
+	return 0;
+}
 
-	/* One bar per day with usage (the rows of usage-daily.csv), as wide as
-	 * fits in about 1400 pixels, between 3 and 36. */
-	int step = n_days ? (int)(1400 / n_days) : 36;
-	step = step > 36 ? 36 : step < 3 ? 3 : step;
-	int bar = step * 3 / 4 > 2 ? step * 3 / 4 : 2;
-	int plot_w = (int)n_days * step;
-	if (plot_w < 480)
-		plot_w = 480;
-	int width = SVG_LEFT + plot_w + SVG_RIGHT;
+/* The title, the plot area (its unit, first slot and slot width in data-
+ * attributes, for the tests) and the y axis: five ticks up to a round
+ * maximum. */
+static int usagedays_svg_frame(const struct usagedays_chart *c, const char *title, double ymax, struct buf *out)
+{
+	static const char *const per[] = { "day (UTC)", "week (UTC, from Monday)", "month (UTC)" };
+	static const char *const unit_name[] = { "day", "week", "month" };
+	int width = SVG_LEFT + c->plot_w + SVG_RIGHT;
 	int legend_y = SVG_TOP + SVG_PLOT_H + SVG_LABELS_H;
-	int height = legend_y + (int)(n_models ? n_models : 1) * SVG_LEGEND_ROW + 20;
-	double ymax = usagedays_nice(max_day);
+	int height = legend_y + (int)(c->n_models ? c->n_models : 1) * SVG_LEGEND_ROW + 20;
 	int base = SVG_TOP + SVG_PLOT_H;
-	char money[USAGE_COST_TEXT + 1];
+	char money[USAGE_COST_TEXT + 1], first[32];
+	int bad = 0;
 
-	usagedays_money(total, money);
+	usagedays_money(c->total, money);
+	usagedays_slot_date(c->first, c->unit, first);
 	bad |= buf_printf(out,
 			  "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
 			  "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
 			  "font-family=\"sans-serif\" font-size=\"12\">\n"
 			  "<rect width=\"100%%\" height=\"100%%\" fill=\"#ffffff\"/>\n"
-			  "<text x=\"%d\" y=\"28\" font-size=\"18\" font-weight=\"bold\">Cost per day (UTC): ",
-			  width, height, width, height, SVG_LEFT);
+			  "<text x=\"%d\" y=\"28\" font-size=\"18\" font-weight=\"bold\">Cost per %s: ",
+			  width, height, width, height, SVG_LEFT, per[c->unit]);
 	bad |= usagedays_xml(out, title, strlen(title));
 	bad |= buf_printf(out, ", total %s</text>\n", money);
-	/* The plot area, and the y axis: five ticks up to a round maximum. */
-	bad |= buf_printf(out, "<rect id=\"plot\" x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"none\"/>\n",
-			  SVG_LEFT, SVG_TOP, plot_w, SVG_PLOT_H);
+	bad |= buf_printf(out,
+			  "<rect id=\"plot\" x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"none\" "
+			  "data-unit=\"%s\" data-first=\"%s\" data-step=\"%d\"/>\n",
+			  SVG_LEFT, SVG_TOP, c->plot_w, SVG_PLOT_H, unit_name[c->unit], c->n_dated ? first : "", c->step);
 	for (int k = 0; k <= 5; k++) {
 		int y = base - SVG_PLOT_H * k / 5;
 		usagedays_money(ymax * k / 5, money);
 		bad |= buf_printf(out,
 				  "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"%s\"/>\n"
 				  "<text x=\"%d\" y=\"%d\" text-anchor=\"end\" fill=\"#333333\">%s</text>\n",
-				  SVG_LEFT, y, SVG_LEFT + plot_w, y, k ? "#e0e0e0" : "#333333", SVG_LEFT - 6, y + 4,
+				  SVG_LEFT, y, SVG_LEFT + c->plot_w, y, k ? "#e0e0e0" : "#333333", SVG_LEFT - 6, y + 4,
 				  money);
 	}
 	bad |= buf_printf(out, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#333333\"/>\n", SVG_LEFT,
 			  SVG_TOP, SVG_LEFT, base);
-	if (!n_days)
+	if (!c->n_dated)
 		bad |= buf_printf(out, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\" fill=\"#666666\">no usage</text>\n",
-				  SVG_LEFT + plot_w / 2, SVG_TOP + SVG_PLOT_H / 2);
-	/* The bars: each day's models stacked in the legend's order, the
-	 * costliest at the bottom; a label every 24 pixels or more (rotated, they need no more). */
-	int label_every = (24 + step - 1) / step;
+				  SVG_LEFT + c->plot_w / 2, SVG_TOP + SVG_PLOT_H / 2);
+	return bad;
+}
+
+/* The bars, each slot's models stacked in the legend's order, the
+ * costliest at the bottom, at the slot's place on the axis; a date under
+ * every slot 24 pixels or more apart (rotated, they need no more),
+ * empty slots included. */
+static int usagedays_svg_bars(const struct usagedays *t, const struct usagedays_chart *c, double ymax,
+			      struct buf *out)
+{
+	int base = SVG_TOP + SVG_PLOT_H, bad = 0;
+	int64_t label_every = (24 + c->step - 1) / c->step;
+	char money[USAGE_COST_TEXT + 1], date[32];
 	bad |= buf_puts(out, "<g id=\"bars\" shape-rendering=\"crispEdges\">\n");
-	for (size_t i = 0, d = 0; i < t->n && !bad; d++) {
-		if (t->rows[i].day == USAGE_UNDATED)
-			break;
+	for (size_t i = 0; i < c->n_dated && !bad;) {
+		int64_t slot = usagedays_slot(t->rows[i].day, c->unit);
 		size_t j = i;
-		while (j < t->n && t->rows[j].day == t->rows[i].day)
+		while (j < c->n_dated && usagedays_slot(t->rows[j].day, c->unit) == slot)
 			j++;
-		int x = SVG_LEFT + (int)d * step + (step - bar) / 2;
+		int x = SVG_LEFT + (int)(slot - c->first) * c->step + (c->step - c->bar) / 2;
 		double below = 0;
-		char date[32];
-		usagedays_date(t->rows[i].day, 0, date);
-		for (size_t k = 0; k < n_models && !bad; k++) {
-			for (size_t r = i; r < j; r++) {
-				if (usagedays_model_cmp(models[k].row, &t->rows[r]) != 0 || !(t->rows[r].sum.cost > 0))
-					continue;
-				double y0 = base - below / ymax * SVG_PLOT_H;
-				below += t->rows[r].sum.cost;
-				double y1 = base - below / ymax * SVG_PLOT_H;
-				size_t len;
-				const char *name = usagedays_model_name(&t->rows[r], &len);
-				usagedays_money(t->rows[r].sum.cost, money);
-				bad |= buf_printf(out,
-						  "<rect x=\"%d\" y=\"%.2f\" width=\"%d\" height=\"%.2f\" fill=\"%s\">"
-						  "<title>%s ",
-						  x, y1, bar, y0 - y1, usagedays_colours[k % USAGEDAYS_N_COLOURS], date);
-				bad |= usagedays_xml(out, name, len);
-				bad |= buf_printf(out, " %s</title></rect>\n", money);
-			}
-		}
-		if (d % (size_t)label_every == 0)
+		usagedays_slot_date(slot, c->unit, date);
+		for (size_t k = 0; k < c->n_models && !bad; k++) {
+			double cost = 0;
+			for (size_t r = i; r < j; r++)
+				if (usagedays_model_cmp(c->models[k].row, &t->rows[r]) == 0 && t->rows[r].sum.cost > 0)
+					cost += t->rows[r].sum.cost;
+			if (!(cost > 0))
+				continue;
+			double y0 = base - below / ymax * SVG_PLOT_H;
+			below += cost;
+			double y1 = base - below / ymax * SVG_PLOT_H;
+			size_t len;
+			const char *name = usagedays_model_name(c->models[k].row, &len);
+			usagedays_money(cost, money);
 			bad |= buf_printf(out,
-					  "<text x=\"%d\" y=\"%d\" text-anchor=\"end\" fill=\"#333333\" "
-					  "transform=\"rotate(-45 %d %d)\">%s</text>\n",
-					  x + bar / 2 + 4, base + 14, x + bar / 2 + 4, base + 14, date);
+					  "<rect x=\"%d\" y=\"%.2f\" width=\"%d\" height=\"%.2f\" fill=\"%s\"><title>%s ",
+					  x, y1, c->bar, y0 - y1, usagedays_colours[k % USAGEDAYS_N_COLOURS], date);
+			bad |= usagedays_xml(out, name, len);
+			bad |= buf_printf(out, " %s</title></rect>\n", money);
+		}
 		i = j;
 	}
+	for (int64_t s = 0; s < c->n_slots && !bad; s += label_every) {
+		int x = SVG_LEFT + (int)s * c->step + c->step / 2 + 4;
+		usagedays_slot_date(c->first + s, c->unit, date);
+		bad |= buf_printf(out,
+				  "<text x=\"%d\" y=\"%d\" text-anchor=\"end\" fill=\"#333333\" "
+				  "transform=\"rotate(-45 %d %d)\">%s</text>\n",
+				  x, base + 14, x, base + 14, date);
+	}
 	bad |= buf_puts(out, "</g>\n");
+	return bad;
+}
+
+static int usagedays_svg(const struct usagedays *t, const char *title, struct buf *out)
+{
+	struct usagedays_chart c;
+	char money[USAGE_COST_TEXT + 1];
+	if (usagedays_chart_make(t, &c) != 0)
+		return -1;
+	double ymax = usagedays_nice(c.max_slot);
+	int bad = usagedays_svg_frame(&c, title, ymax, out) || usagedays_svg_bars(t, &c, ymax, out);
 	/* The legend: each model's colour, name and cost. */
-	for (size_t k = 0; k < n_models && !bad; k++) {
+	int legend_y = SVG_TOP + SVG_PLOT_H + SVG_LABELS_H;
+	for (size_t k = 0; k < c.n_models && !bad; k++) {
 		int y = legend_y + (int)k * SVG_LEGEND_ROW;
 		size_t len;
-		const char *name = usagedays_model_name(models[k].row, &len);
-		usagedays_money(models[k].cost, money);
+		const char *name = usagedays_model_name(c.models[k].row, &len);
+		usagedays_money(c.models[k].cost, money);
 		bad |= buf_printf(out,
 				  "<rect x=\"%d\" y=\"%d\" width=\"12\" height=\"12\" fill=\"%s\"/>\n"
 				  "<text x=\"%d\" y=\"%d\">",
@@ -503,9 +578,7 @@ static int usagedays_svg(const struct usagedays *t, const char *title, struct bu
 		bad |= buf_printf(out, " %s</text>\n", money);
 	}
 	bad |= buf_puts(out, "</svg>\n");
-out:
-	free(models);
-	free(day_cost);
+	free(c.models);
 	return bad ? -1 : 0;
 }
 

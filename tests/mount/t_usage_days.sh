@@ -118,9 +118,11 @@ done
 
 # --- the picture ---------------------------------------------------------------------
 # svg_check SVG DAILY.CSV: well-formed XML, then drawn by Chromium: one bar
-# per row of the daily file, each as tall (coloured pixels in its column of
-# the plot) as its cost relative to the tallest, in as many colours as the
-# day has models.  Prints "ok" and the figures measured, or what is wrong.
+# per slot of the chart's time axis (day, week or month) that the daily
+# file has usage in, at that slot's place on the calendar, each as tall
+# (coloured pixels in its column of the plot) as its cost relative to the
+# tallest, in as many colours as the slot has models.  Prints "ok" and
+# the figures measured, or what is wrong.
 svg_check() {
 	local png=$T_DIR/shot.$RANDOM.png svg=$T_DIR/shot.svg
 	fsx cat "$1" >"$svg" || { echo "cat $1 failed"; return; }
@@ -190,21 +192,43 @@ for x in range(px0, min(px0 + pw, w)):
         cur = None
 if cur is not None:
     runs.append(cur)
-costs = [float(r["totalCost"]) for r in csv.DictReader(open(daily, newline=""))]
+# The daily rows summed into the chart's slots (days, weeks from Monday
+# or months), each slot at its place on the calendar: a slot without
+# usage is a gap as wide as a slot.
+import datetime
+unit, step = plot.get("data-unit"), int(plot.get("data-step"))
+def slot(day):
+    d = datetime.date.fromisoformat(day)
+    if unit == "week":
+        return (d - datetime.date(1970, 1, 5)).days // 7
+    if unit == "month":
+        return d.year * 12 + d.month - 1
+    return d.toordinal()
+slots = {}
+for row in csv.DictReader(open(daily, newline="")):
+    s = slots.setdefault(slot(row["date"]), [0.0, set(), row["date"]])
+    s[0] += float(row["totalCost"])
+    s[1].update(row["modelsUsed"].split(";"))
+order = sorted(slots)
+costs = [slots[k][0] for k in order]
 if len(runs) != len(costs):
-    sys.exit(f"{len(runs)} bars drawn for {len(costs)} days ({runs})")
+    sys.exit(f"{len(runs)} bars drawn for {len(costs)} {unit}s ({runs})")
 top, ctop = max(r[2] for r in runs), max(costs)
 worst = max(abs(r[2] / top - c / ctop) for r, c in zip(runs, costs))
 if worst > 0.02:
     sys.exit(f"bar heights {[r[2] for r in runs]} do not follow the costs {costs}")
-# A day of several models is stacked: as many colours in its column.
-rows = list(csv.DictReader(open(daily, newline="")))
-for r, row in zip(runs, rows):
+first = order[0]
+for r, k in zip(runs, order):
+    want = px0 + (k - first) * step + step / 2
+    if abs((r[0] + r[1] + 1) / 2 - want) > 2:
+        sys.exit(f"the bar of {slots[k][2]} is at x={(r[0] + r[1]) / 2}, its {unit} is at x={want}")
+# A slot of several models is stacked: as many colours in its column.
+for r, k in zip(runs, order):
     mid = (r[0] + r[1]) // 2
     colours = {rgb(mid, y) for y in range(py0, py0 + ph) if coloured(mid, y)}
-    if len(colours) < len(row["modelsUsed"].split(";")):
-        sys.exit(f"{row['date']}'s bar has colours {colours} for {row['modelsUsed']}")
-print(f"ok heights={[r[2] for r in runs]} costs={costs} worst={worst:.4f} size={w}x{h}")
+    if len(colours) < len(slots[k][1]):
+        sys.exit(f"{slots[k][2]}'s bar has colours {colours} for {sorted(slots[k][1])}")
+print(f"ok unit={unit} heights={[r[2] for r in runs]} costs={costs} worst={worst:.4f} size={w}x{h}")
 EOF
 }
 fsx cat "$MNT/usage-daily.csv" >"$T_DIR/daily.csv"
@@ -300,5 +324,38 @@ for f in $NEW; do
 done
 fsx_out setpriv --reuid=$OWNER --regid=$OWNER --clear-groups -- cat "$MNT/--c--/usage-daily-models.csv"
 assert_contains "the owner's --c--/usage-daily-models.csv has it" "2026-03-01,m-secret,7,7,0,0,14,9.00" "$OUT"
+
+# --- a time axis ------------------------------------------------------------------------
+# Days spaced by the calendar (--a--: 2026-01-01 .. 2026-02-03, empty days
+# between are gaps, checked above); a span of a year in weeks, one of
+# three years in months, each said in the title.
+mkdir -p "$STORE/--year--" "$STORE/--years--"
+{
+	header 3 11111111-2222-3333-4444-555555555561
+	user_msg u1 null "a year"
+	asst a1 u1 2025-02-03T10:00:00.000Z m-alpha 1 1 0 0 2 1
+	asst a2 a1 2025-02-05T10:00:00.000Z m-beta 1 1 0 0 2 2
+	asst a3 a2 2025-06-10T10:00:00.000Z m-alpha 1 1 0 0 2 0.5
+	asst a4 a3 2026-01-20T10:00:00.000Z m-alpha 1 1 0 0 2 4
+} >"$STORE/--year--/y.jsonl"
+{
+	header 3 11111111-2222-3333-4444-555555555562
+	user_msg u1 null "years"
+	asst a1 u1 2023-03-03T10:00:00.000Z m-alpha 1 1 0 0 2 1
+	asst a2 a1 2023-03-30T10:00:00.000Z m-alpha 1 1 0 0 2 1
+	asst a3 a2 2026-01-20T10:00:00.000Z m-beta 1 1 0 0 2 3
+} >"$STORE/--years--/y.jsonl"
+assert_poll "a year's usage.svg is drawn in weeks" 10 grep -qF "Cost per week (UTC, from Monday)" "$MNT/--year--/usage.svg"
+fsx cat "$MNT/--year--/usage-daily.csv" >"$T_DIR/daily.csv"
+out=$(svg_check "$MNT/--year--/usage.svg" "$T_DIR/daily.csv" 2>&1 || true)
+echo "svg check (--year--): $out"
+assert_eq "chromium draws a year by weeks, on the calendar" ok "${out%% *}"
+assert_contains "two days of one week are one bar" "unit=week" "$out"
+assert_poll "three years' usage.svg is drawn in months" 10 grep -qF "Cost per month (UTC)" "$MNT/--years--/usage.svg"
+fsx cat "$MNT/--years--/usage-daily.csv" >"$T_DIR/daily.csv"
+out=$(svg_check "$MNT/--years--/usage.svg" "$T_DIR/daily.csv" 2>&1 || true)
+echo "svg check (--years--): $out"
+assert_eq "chromium draws three years by months, on the calendar" ok "${out%% *}"
+assert_contains "--a-- is drawn in days" "Cost per day (UTC)" "$(fsx cat "$MNT/--a--/usage.svg")"
 
 finish
