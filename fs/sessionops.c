@@ -493,9 +493,9 @@ int psfs_folder_removal_refused(const char *path)
 	if (refused && !psfs_split(path, &p) && p.depth >= 2 && !p.link_to[0])
 		psfs_refused_rm_note(&p);
 	if (what)
-		journal_log("refused removing %s, and all else process %d removes in its recursive removal of %s: "
-			    "that moves no session to the trash; to delete a session, rm -r its own directory "
-			    "(rm -r PROJECT/SESSION ...)",
+		journal_log("refused removing %s, and all else process %d removes under %s, which it holds open (rm -rf, "
+			    "find -delete, tar x): no session moves to the trash that way; to delete a session, rm -r its "
+			    "own directory (rm -r PROJECT/SESSION ...)",
 			    path, (int)process, what);
 	return refused;
 }

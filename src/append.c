@@ -160,6 +160,7 @@ struct append_known {
 	const struct ps_session *s;
 	json_t *const *batch;
 	size_t n;
+	const struct append_item *item; /* the entry's own, NULL when checked alone */
 };
 
 static int append_id_known(const struct append_known *k, const json_t *id)
@@ -193,6 +194,22 @@ static int append_has_call(const json_t *entry, const char *call_id)
 			return 1;
 	}
 	return 0;
+}
+
+/* Whether the entry an edit revises (its item appends a sibling) is a
+ * toolResult for call_id: the edit takes its place, and is no more an
+ * orphan than it was (a file written by hand may hold one). */
+static int append_revises_result(const struct append_known *k, const char *call_id)
+{
+	const struct append_item *it = k->item;
+	json_t *e;
+	if (!it || it->parent != APPEND_PARENT_SIBLING || it->ref >= k->s->n_entries ||
+	    session_load_entry_shared(k->s, it->ref, &e) != PS_OK)
+		return 0;
+	const char *was = json_string_value(json_object_get(json_object_get(e, "message"), "toolCallId"));
+	int same = was && !strcmp(was, call_id);
+	json_decref(e);
+	return same;
 }
 
 /* Whether the tool call call_id is on the path that ends at parent: the
@@ -230,7 +247,7 @@ static int append_call_on_path(const struct append_known *k, const json_t *paren
 
 ps_err append_validate(const struct ps_session *s, const json_t *entry, struct append_error *err)
 {
-	struct append_known k = { s, NULL, 0 };
+	struct append_known k = { s, NULL, 0, NULL };
 	return append_check(&k, entry, err);
 }
 
@@ -275,7 +292,7 @@ static ps_err append_check(const struct append_known *s, const json_t *entry, st
 		int on_path = append_call_on_path(s, parent, call_id);
 		if (on_path < 0)
 			return append_fail(err, PS_ERR_IO, "reading the path above the toolResult failed");
-		if (!on_path)
+		if (!on_path && !append_revises_result(s, call_id))
 			return append_fail(err, PS_ERR_INVALID,
 					   "a toolResult for tool call %s, which no assistant message on its path made: "
 					   "the model would see a result without its call",
@@ -714,7 +731,7 @@ ps_err append_items(struct ps_session *s, uint64_t generation, struct append_ite
 			}
 		}
 		/* Earlier items of the batch count as entries of the session. */
-		struct append_known known = { s, batch, i };
+		struct append_known known = { s, batch, i, &items[i] };
 		code = append_check(&known, e, err);
 		if (code)
 			goto out;

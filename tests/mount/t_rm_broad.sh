@@ -28,7 +28,7 @@ mount_fs "$STORE" "$MNT"
 store_sums() { (cd "$STORE" && find . -type f -name '*.jsonl' -print0 | sort -z | xargs -0 sha256sum); }
 sessions() { find "$STORE" -type f -name '*.jsonl' | wc -l; }
 trashed() { find "$TRASH/files" -type f 2>/dev/null | wc -l; }
-log_lines() { fsx grep -c "in its recursive removal of $1" "$MNT/.pisessionfs/log" || true; }
+log_lines() { fsx grep -c "removes under $1, which it holds open" "$MNT/.pisessionfs/log" || true; }
 store_sums >"$T_DIR/before.sums"
 assert_exists "$MNT/$P/$A/labels"
 labels_before=$(fsx ls -A "$MNT/$P/$A/labels")
