@@ -103,6 +103,7 @@ done
 LOGS_DIR=$T_DIR/logs
 mkdir -p "$LOGS_DIR"
 STOP=$T_DIR/stop
+PAUSE=$T_DIR/pause # while it exists, writers open nothing (writer.py)
 WRITER_LIMIT=$((ROUNDS * 8 + 120))
 # ms between one writer's writes, and how often A writes a big file: keeps
 # the files (and the checks) small over 100 rounds.
@@ -118,7 +119,7 @@ writer() {
 	local name=$1 sfile=$2
 	shift 2
 	timeout -s KILL "$WRITER_LIMIT" python3 "$STRESS_DIR/writer.py" --log "$LOGS_DIR/$name.log" \
-		--tag "k-$name" --seconds "$WRITER_LIMIT" --stop-file "$STOP" --sleep "$WRITER_SLEEP" "$@" \
+		--tag "k-$name" --seconds "$WRITER_LIMIT" --stop-file "$STOP" --pause-file "$PAUSE" --sleep "$WRITER_SLEEP" "$@" \
 		>"$LOGS_DIR/$name.out" 2>&1 &
 	WPIDS+=($!)
 	VERIFY_LOGS+=(--log "$sfile=$LOGS_DIR/$name.log")
@@ -314,18 +315,24 @@ for ((round = 1; round <= ROUNDS; round++)); do
 		LOGS+=("$serr")
 		"$DAEMON" --store "$STORE" -f -o auto_unmount "$MNT" >/dev/null 2>"$serr" &
 		spid=$!
+		t0=$(now_ms)
 		if poll_until 10 test -d "$S1" && grep -qF "$MNT was a stale mount of pisessionfs (its daemon is gone); unmounted it" "$serr"; then
 			stale_seen=$((stale_seen + 1))
-			pass "round $round: a daemon started on the stale mountpoint cleared it and mounted: $(head -1 "$serr")"
+			pass "round $round: a daemon started on the stale mountpoint cleared it and mounted ($(($(now_ms) - t0)) ms): $(head -1 "$serr")"
 		else
-			fail "round $round: a daemon started on the stale mountpoint: $(head -c 600 "$serr")"
+			fail "round $round: a daemon started on the stale mountpoint, $(($(now_ms) - t0)) ms ago, $(kill -0 "$spid" 2>/dev/null && echo running || echo gone), $(is_mounted "$MNT" && echo mounted || echo not mounted), test -d S1: $(timeout -s KILL 5 stat -c %F "$S1" 2>&1); its stderr: $(head -c 600 "$serr")"
+			daemon_stacks | sed "s/^/    /" # (it finds the daemon by its command line)
 		fi
-		if poll_until 3 fusermount3 -u "$MNT" && ! is_mounted "$MNT"; then
+		# A writer's open descriptor makes fusermount3 -u fail with EBUSY,
+		# as on any file system: the writers pause while it unmounts.
+		: >"$PAUSE"
+		if poll_until 10 fusermount3 -u "$MNT" && ! is_mounted "$MNT"; then
 			pass "round $round: and unmounts as usual"
 		else
-			fail "round $round: fusermount3 -u of the new mount failed for 3 s: $(timeout -s KILL 10 fusermount3 -u "$MNT" 2>&1)"
+			fail "round $round: fusermount3 -u of the new mount failed for 10 s, writers paused: $(timeout -s KILL 10 fusermount3 -u "$MNT" 2>&1)"
 			timeout -s KILL 10 fusermount3 -uz "$MNT" 2>/dev/null || true
 		fi
+		rm -f "$PAUSE"
 		rc=0
 		timeout -s KILL 10 tail --pid="$spid" -f /dev/null || true
 		wait "$spid" 2>/dev/null || rc=$?

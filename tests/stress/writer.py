@@ -3,10 +3,12 @@
 
     writer.py --mode md|raw|name --target PATH --log LOG --tag TAG
               --seconds S [--sleep MS] [--big-every N] [--big-kb K]
-              [--parent ID] [--chain] [--batch N] [--op-timeout S] [--stop-file F]
+              [--parent ID] [--chain] [--batch N] [--op-timeout S] [--stop-file F] [--pause-file F]
               [--delay-ms MS] [--at EPOCH_MS] [--start N]
 
-Loops until S seconds have passed (or F exists), one write per iteration:
+Loops until S seconds have passed (or the stop file exists), one write per
+iteration; while the pause file exists it waits with no file open (so that
+a test can unmount without EBUSY from a writer's descriptor):
 
   md    a new file TARGET/TAG-N.md holding one line of text (a user message
         in the tree directory TARGET); every --big-every'th one holds
@@ -62,6 +64,7 @@ def main():
     ap.add_argument("--batch", type=int, default=1)
     ap.add_argument("--op-timeout", type=float, default=10)
     ap.add_argument("--stop-file")
+    ap.add_argument("--pause-file")
     ap.add_argument("--start", type=int, default=0, help="first sequence number")
     ap.add_argument("--delay-ms", type=float, default=0, help="wait before the first write")
     ap.add_argument("--at", type=float, default=0, help="wait until this time (ms since the epoch)")
@@ -112,6 +115,9 @@ def main():
     while time.monotonic() < end:
         if a.stop_file and os.path.exists(a.stop_file):
             break
+        if a.pause_file and os.path.exists(a.pause_file):
+            time.sleep(0.02)
+            continue
         n += 1
         fd = None
         stage = "open"
