@@ -32,15 +32,17 @@ struct journal {
 	unsigned rejected;  /* the number of the latest rejected text */
 	size_t budget;      /* of the rejected texts' bytes; fixed at journal_new */
 	struct overlay *ov; /* where the rejected texts are kept: borrowed */
+	const char *mountpoint; /* borrowed */
 };
 
-struct journal *journal_new(size_t rejected_budget, struct overlay *ov)
+struct journal *journal_new(size_t rejected_budget, struct overlay *ov, const char *mountpoint)
 {
 	struct journal *j = calloc(1, sizeof *j);
 	if (!j)
 		return NULL;
 	pthread_mutex_init(&j->lock, NULL);
 	j->ov = ov;
+	j->mountpoint = mountpoint;
 	/* Room for the note that ends a text cut to the budget. */
 	j->budget = rejected_budget < JOURNAL_REJECTED_MIN_BUDGET ? JOURNAL_REJECTED_MIN_BUDGET : rejected_budget;
 	return j;
@@ -175,10 +177,12 @@ void journal_reject_in(struct journal *jr, const char *path, const char *data, s
 		overlay_remove(jr->ov, node);
 	overlay_unlock(jr->ov);
 	if (kept_ok && note_len)
-		journal_log_in(jr, "refused %s: %s (your text is kept in MOUNT%s, cut to its first %zu of %zu bytes: the "
-			       "rejected texts kept are at most %zu MiB)", path, why, kept, keep, len, jr->budget >> 20);
+		journal_log_in(jr, "refused %s: %s (your text is kept in %s%s, cut to its first %zu of %zu bytes: the "
+			       "rejected texts kept are at most %zu MiB)", path, why, jr->mountpoint ? jr->mountpoint : "", kept, keep, len,
+			       jr->budget >> 20);
 	else if (kept_ok)
-		journal_log_in(jr, "refused %s: %s (your text is kept in MOUNT%s)", path, why, kept);
+		journal_log_in(jr, "refused %s: %s (your text is kept in %s%s)", path, why,
+			       jr->mountpoint ? jr->mountpoint : "", kept);
 	else
 		journal_log_in(jr, "refused %s: %s (and the text could not be kept: out of memory)", path, why);
 }

@@ -26,9 +26,12 @@ struct overlay;
 #define JOURNAL_REJECTED_DEFAULT_BUDGET ((size_t)64 << 20)
 #define JOURNAL_REJECTED_MIN_BUDGET ((size_t)256)
 /* A new journal, empty (NULL when out of memory), keeping the rejected
- * texts in ov, which it borrows: ov must outlive it.  journal_free frees
- * it (the rejected texts stay in the overlay: overlay_free frees them). */
-struct journal *journal_new(size_t rejected_budget, struct overlay *ov);
+ * texts in ov, which it borrows: ov must outlive it, as must mountpoint
+ * (borrowed; the absolute path the mount is on, which the log names so
+ * that a kept text's path can be opened as it stands).  journal_free
+ * frees it (the rejected texts stay in the overlay: overlay_free frees
+ * them). */
+struct journal *journal_new(size_t rejected_budget, struct overlay *ov, const char *mountpoint);
 void journal_free(struct journal *j);
 
 /* A line on stderr and in the log, as the caller's (psfs_caller_get): it

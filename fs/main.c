@@ -624,7 +624,7 @@ int main(int argc, char *argv[])
 	}
 	fs.journal = journal_new(fs.cfg.rejected_kept_mib > 0 ? (size_t)fs.cfg.rejected_kept_mib << 20
 							      : JOURNAL_REJECTED_DEFAULT_BUDGET,
-				 fs.overlay);
+				 fs.overlay, fs.mountpoint);
 	if (!fs.journal) {
 		fprintf(stderr, "pisessionfs: out of memory\n");
 		goto out;

@@ -95,7 +95,7 @@ if [[ -n $keep ]]; then
 		"$(fsx tail -c +$((${keep% *} + 1)) "$R/1-session.jsonl")"
 fi
 assert_contains "the log says it was cut" \
-	"(your text is kept in MOUNT/.pisessionfs/rejected/1-session.jsonl, cut to its first ${keep% *} of $((1500 << 10)) bytes: the rejected texts kept are at most 1 MiB)" \
+	"(your text is kept in $MNT/.pisessionfs/rejected/1-session.jsonl, cut to its first ${keep% *} of $((1500 << 10)) bytes: the rejected texts kept are at most 1 MiB)" \
 	"$(fsx cat "$MNT/.pisessionfs/log")"
 rm -f "$T_DIR/D" "$T_DIR/D.kept"
 

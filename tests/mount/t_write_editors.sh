@@ -433,7 +433,7 @@ refused_save() {
 	sed 's/^role: user$/role: assistant/' "$T_DIR/$SESS.orig" >"$T_DIR/refused.md"
 	log=$(fsx cat "$MNT/.pisessionfs/log" | tail -n +$((MARK_LOG + 1)) | grep "refused /$PROJ/$SESS/$E: " || true)
 	assert_contains "$what: the log says why" 'front matter field "role" cannot change (was user, now assistant)' "$log"
-	kept=$(sed -n 's|.*your text is kept in MOUNT/\(.pisessionfs/rejected/[^)]*\)).*|\1|p' <<<"$log" | tail -1)
+	kept=$(sed -n "s|.*your text is kept in $MNT/\\(.pisessionfs/rejected/[^)]*\\)).*|\\1|p" <<<"$log" | tail -1)
 	if [[ -n $kept ]] && fsx cat "$MNT/$kept" | cmp -s - "$T_DIR/refused.md"; then
 		pass
 	else

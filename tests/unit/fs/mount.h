@@ -71,7 +71,7 @@ static inline void test_mount_open(struct test_mount *m)
 	ck_assert_int_eq(infocache_new(SEARCH_CACHE_DEFAULT, &m->fs.infos), PS_OK);
 	ck_assert_ptr_nonnull(m->fs.overlay = overlay_new());
 	ck_assert_ptr_nonnull(m->fs.sessionops = sessionops_state_new());
-	ck_assert_ptr_nonnull(m->fs.journal = journal_new(JOURNAL_REJECTED_DEFAULT_BUDGET, m->fs.overlay));
+	ck_assert_ptr_nonnull(m->fs.journal = journal_new(JOURNAL_REJECTED_DEFAULT_BUDGET, m->fs.overlay, "/mnt"));
 	ck_assert_ptr_nonnull(m->fs.search = search_results_new(SEARCH_VERDICTS_SHARE(SEARCH_CACHE_DEFAULT)));
 	ck_assert_ptr_nonnull(m->fs.overview = overview_memo_new());
 }

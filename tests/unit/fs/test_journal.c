@@ -26,7 +26,7 @@ static void journal_fixture(void)
 	close(null);
 	ov = overlay_new();
 	ck_assert_ptr_nonnull(ov);
-	j = journal_new(JOURNAL_REJECTED_DEFAULT_BUDGET, ov);
+	j = journal_new(JOURNAL_REJECTED_DEFAULT_BUDGET, ov, "/mnt");
 	ck_assert_ptr_nonnull(j);
 	psfs_caller_act_for(1000, 1000);
 }
@@ -172,7 +172,7 @@ START_TEST(test_journal_reject_keeps_the_text)
 	free(text);
 	text = log_as(1000, &len);
 	ck_assert_ptr_nonnull(strstr(text, "refused /proj/s1/new.md: no front matter (your text is kept in "
-					   "MOUNT/.pisessionfs/rejected/1-new.md)\n"));
+					   "/mnt/.pisessionfs/rejected/1-new.md)\n"));
 	free(text);
 	/* Numbered on: the second refusal of the same name is kept too. */
 	journal_reject_in(j, "/proj/s1/new.md", "again", 5, "still not");
@@ -186,7 +186,7 @@ END_TEST
 START_TEST(test_journal_reject_within_the_budget)
 {
 	journal_free(j);
-	j = journal_new(1000, ov);
+	j = journal_new(1000, ov, "/mnt");
 	char a[600], b[600];
 	memset(a, 'a', sizeof a);
 	memset(b, 'b', sizeof b);
@@ -213,7 +213,7 @@ END_TEST
 START_TEST(test_journal_reject_cuts_to_the_budget)
 {
 	journal_free(j);
-	j = journal_new(1000, ov);
+	j = journal_new(1000, ov, "/mnt");
 	char big[5000];
 	for (size_t i = 0; i < sizeof big; i++)
 		big[i] = (char)('a' + i % 26);
@@ -241,7 +241,7 @@ START_TEST(test_journal_reject_cuts_to_the_budget)
 	journal_free(j);
 	overlay_free(ov);
 	ck_assert_ptr_nonnull(ov = overlay_new());
-	j = journal_new(10, ov);
+	j = journal_new(10, ov, "/mnt");
 	journal_reject_in(j, "/p/s/big.md", big, sizeof big, "too big");
 	text = kept("1-big.md", &len, NULL);
 	ck_assert_ptr_nonnull(text);
