@@ -121,10 +121,11 @@ $(LIBFS): $(filter-out $(BUILD)/fs/main.o,$(FS_OBJ))
 $(DAEMON): $(FS_OBJ) $(LIBCORE)
 	$(CC) $(SANFLAGS) $(LDFLAGS) -o $@ $(FS_OBJ) $(LIBCORE) $(FUSE_LIBS) $(LIBS_CORE)
 
-$(TOOL): $(BUILD)/src/cli/pisession.o $(LIBCORE)
-	$(CC) $(SANFLAGS) $(LDFLAGS) -o $@ $< $(LIBCORE) $(LIBS_CORE)
+TOOL_OBJ := $(patsubst src/cli/%.c,$(BUILD)/src/cli/%.o,$(wildcard src/cli/*.c))
+$(TOOL): $(TOOL_OBJ) $(LIBCORE)
+	$(CC) $(SANFLAGS) $(LDFLAGS) -o $@ $(TOOL_OBJ) $(LIBCORE) $(LIBS_CORE)
 
-$(BUILD)/src/cli/pisession.o: src/cli/pisession.c $(NO_DEPFILE) | $(BUILD)/src/cli
+$(BUILD)/src/cli/%.o: src/cli/%.c $(NO_DEPFILE) | $(BUILD)/src/cli
 	$(CC) $(CORE_CFLAGS) -Isrc -c $< -o $@
 
 $(UNIT): $(UNIT_OBJ) $(LIBCORE)
@@ -280,5 +281,5 @@ stress-quick: $(DAEMON)
 
 # The dependency files -MMD wrote beside each object or program (none
 # before the first build).
--include $(CORE_OBJ:.o=.d) $(FS_OBJ:.o=.d) $(UNIT_OBJ:.o=.d) $(FS_UNIT_OBJ:.o=.d) $(BUILD)/src/cli/pisession.d $(FUZZ_OBJ:.o=.d) \
+-include $(CORE_OBJ:.o=.d) $(FS_OBJ:.o=.d) $(UNIT_OBJ:.o=.d) $(FS_UNIT_OBJ:.o=.d) $(TOOL_OBJ:.o=.d) $(FUZZ_OBJ:.o=.d) \
 	$(HELPER).d $(FAILMALLOC:.so=.d) $(FUZZ_BINS:=.d)

@@ -17,6 +17,8 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include "cachedir.h"
+#include "cachesweep.h"
 #include "caller.h"
 #include "catalog.h"
 #include "entrycache.h"
@@ -76,6 +78,7 @@ static const struct fuse_opt psfs_opts[] = {
 	PSFS_OPT("timeout=%lf", timeout),
 	PSFS_OPT("search_budget=%lf", search_budget),
 	PSFS_OPT("cache_dir=%s", cache_dir),
+	PSFS_OPT("cache_max=%d", cache_max_mib),
 	PSFS_OPT("read_threads=%u", read_threads),
 	PSFS_OPT("keep_at_exit=%d", keep_at_exit),
 	PSFS_OPT("-h", show_help),
@@ -119,6 +122,9 @@ static void psfs_usage(const char *prog)
 	       "  -o cache_dir=DIR       where titles, rows and search texts are kept\n"
 	       "                         across mounts (default $XDG_CACHE_HOME/pisessionfs,\n"
 	       "                         else ~/.cache/pisessionfs; off: nowhere)\n"
+	       "  -o cache_max=MIB       the most that directory takes, all stores'\n"
+	       "                         databases together (default 1024); past it the\n"
+	       "                         least recently used go (pisession cache shows it)\n"
 	       "  -o read_threads=N      threads that read sessions a first time for\n"
 	       "                         sessions.md, usage.csv, search/ and the views\n"
 	       "                         (default: one per core, at most 16)\n"
@@ -178,20 +184,14 @@ static void psfs_keeper_stop(struct psfs *fs)
  * only when out of memory. */
 static int psfs_disk_open(struct psfs *fs)
 {
-	const char *xdg = getenv("XDG_CACHE_HOME"), *home = psfs_home();
 	char *dir = NULL;
-	int n;
 	if (fs->cfg.cache_dir && strcmp(fs->cfg.cache_dir, "off") == 0)
 		return 0;
 	if (fs->cfg.cache_dir && *fs->cfg.cache_dir)
-		n = asprintf(&dir, "%s", fs->cfg.cache_dir);
-	else if (xdg && xdg[0] == '/') /* the spec: a relative one is ignored */
-		n = asprintf(&dir, "%s/pisessionfs", xdg);
-	else if (home)
-		n = asprintf(&dir, "%s/.cache/pisessionfs", home);
-	else
-		return 0;
-	if (n < 0)
+		dir = strdup(fs->cfg.cache_dir);
+	else if ((errno = 0, !(dir = cachedir_default(psfs_home()))))
+		return errno == ENOMEM ? -1 : 0; /* no home: nowhere to keep it */
+	if (!dir)
 		return -1;
 	ps_err err = diskmemo_open(dir, fs->cfg.store, PSFS_DISK_FORMAT, psfs_disk_note, fs->journal, &fs->disk);
 	free(dir);
@@ -508,6 +508,7 @@ int main(int argc, char *argv[])
 	fs.cfg.context_cache_mib = -1;
 	fs.cfg.search_cache_mib = -1;
 	fs.cfg.rejected_kept_mib = -1;
+	fs.cfg.cache_max_mib = -1;
 	if (fuse_opt_parse(&args, &fs.cfg, psfs_opts, psfs_opt_proc) != 0)
 		goto out;
 	if (fs.cfg.show_help) {
@@ -605,6 +606,10 @@ int main(int argc, char *argv[])
 		fprintf(stderr, "pisessionfs: out of memory\n");
 		goto out;
 	}
+	if (fs.cfg.cache_max_mib != -1 && (fs.cfg.cache_max_mib < 1 || fs.cfg.cache_max_mib > 1048576)) {
+		fprintf(stderr, "pisessionfs: -o cache_max=%d: give 1 to 1048576 (MiB)\n", fs.cfg.cache_max_mib);
+		goto out;
+	}
 	if (fs.cfg.rejected_kept_mib != -1 && (fs.cfg.rejected_kept_mib < 1 || fs.cfg.rejected_kept_mib > 4096)) {
 		fprintf(stderr, "pisessionfs: -o rejected_kept=%d: give 1 to 4096 (MiB)\n", fs.cfg.rejected_kept_mib);
 		goto out;
@@ -686,6 +691,11 @@ int main(int argc, char *argv[])
 		fprintf(stderr, "pisessionfs: note: inotify unavailable, changes show after the cache timeout\n");
 	if (!(fs.sizer = sizer_start(&fs)))
 		fprintf(stderr, "pisessionfs: note: no sizer thread, entry files are sized as they are listed\n");
+	/* The other stores' databases are looked at only now: a thread
+	 * started before fuse_daemonize's fork would not be in the daemon. */
+	if (fs.disk && diskmemo_path(fs.disk))
+		fs.sweep = cachesweep_start(&fs, (uint64_t)(fs.cfg.cache_max_mib > 0 ? fs.cfg.cache_max_mib
+										      : CACHEDIR_DEFAULT_MAX_MIB) << 20);
 	if (fs.disk && infokeeper_start(fs.infos, fanout_threads(fs.cfg.read_threads), &fs.keeper) != PS_OK)
 		fprintf(stderr, "pisessionfs: note: no keeper thread, searches write the cache as they read\n");
 	loop = fuse_loop_cfg_create();
@@ -719,6 +729,7 @@ out:
 	family_cache_free(fs.family);
 	search_results_free(fs.search);
 	infocache_free(fs.infos);
+	cachesweep_stop(fs.sweep);
 	diskmemo_free(fs.disk);
 	journal_free(fs.journal);
 	overlay_free(fs.overlay);

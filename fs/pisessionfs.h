@@ -18,6 +18,7 @@ struct psfs_config {
 	double timeout;       /* kernel entry/attribute timeout, seconds; NAN: by the watcher */
 	double search_budget; /* seconds of regex matching CPU one query may spend; NAN: the default */
 	char *cache_dir;      /* -o cache_dir=DIR; NULL: the XDG default; "off": none */
+	int cache_max_mib;    /* -o cache_max=MiB: the cache directory's bound; -1 when not given */
 	unsigned read_threads; /* -o read_threads=N: threads a first read of many sessions uses; 0: one per core */
 	int keep_at_exit;      /* -o keep_at_exit=SECONDS: the keeper's time at the daemon's stop; -1: the default */
 	int show_help;
@@ -58,6 +59,7 @@ struct psfs {
 	struct search_results *search; /* search/'s latest results (searchdir.h) */
 	struct overview_memo *overview; /* the overview files' sizes (overview.h) */
 	struct diskmemo *disk;      /* what was derived, kept across mounts (diskmemo.h) */
+	struct cachesweep *sweep;   /* that directory's sweep at mount (cachesweep.h) */
 	struct overlay *overlay;    /* the in-memory files (overlay.h) */
 	struct sessionops_state *sessionops; /* the session walks and refusals remembered (sessionops.h) */
 	struct family_cache *family; /* the projects' artifact folders as last listed (family.h) */

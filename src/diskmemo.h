@@ -18,11 +18,16 @@
  * database.
  *
  * Ownership: keys and values are copied in and out.  Thread-safe (one
- * lock around the connection).  A NULL memo keeps nothing. */
+ * lock around the connection).  A NULL memo keeps nothing.
+ *
+ * While open it holds its database's lock in the cache directory
+ * (cachedir.h), so no other mount's sweep or `pisession cache clear`
+ * removes it. */
 #ifndef PS_DISKMEMO_H
 #define PS_DISKMEMO_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include "buf.h"
 #include "filestamp.h"
 #include "ps_error.h"
@@ -59,8 +64,17 @@ int diskmemo_has(struct diskmemo *m, const char *key, size_t key_len, const stru
 /* Keeps the value for key with this stamp (in the open batch). */
 void diskmemo_put(struct diskmemo *m, const char *key, size_t key_len, const struct filestamp *stamp,
 		  const void *data, size_t len);
-/* Commits the open batch. */
+/* Commits the open batch; then, past the budget, drops the values seen
+ * least recently (with a note saying how many). */
 void diskmemo_flush(struct diskmemo *m);
+/* Bounds the cache directory to max_bytes (-o cache_max) from now on:
+ * sweeps it (cachedir_sweep: what it removes goes to the note callback)
+ * and keeps this database to the room the others leave, at each flush;
+ * when it needs more, other databases no mount uses give way first, the
+ * least recently used first, then its own values used least recently.
+ * Takes as long as the sweep: the daemon calls it in a thread of its
+ * own. */
+void diskmemo_set_bound(struct diskmemo *m, uint64_t max_bytes);
 
 /* Values kept on disk now (for tests; -1 when disabled). */
 long diskmemo_count(struct diskmemo *m);

@@ -24,6 +24,7 @@
 #include "sessionfork.h"
 #include "sessionforkfrom.h"
 #include "sessioninfo.h"
+#include "cli/cache.h"
 #include <unistd.h>
 
 static void usage(FILE *out)
@@ -58,7 +59,12 @@ static void usage(FILE *out)
 		"       pisession family STORE PROJECT STEM\n"
 		"                                           the subagent runs kept beside the session\n"
 		"                                           STORE/PROJECT/STEM.jsonl, as SESSION/subagents/\n"
-		"                                           names them: one line each (docs/layout.md)\n");
+		"                                           names them: one line each (docs/layout.md)\n"
+		"       pisession cache [--dir DIR]           the cache's databases: size, last use,\n"
+		"                                           state (in use, kept, gone) and store\n"
+		"       pisession cache clear [--dir DIR] [STORE]\n"
+		"                                           removes the databases no mount uses (or\n"
+		"                                           STORE's alone)\n");
 }
 
 /* `pisession family`: each member of the family as the mount lists it,
@@ -726,6 +732,8 @@ int main(int argc, char **argv)
 		printf("pisession %s\n", PS_VERSION);
 		return 0;
 	}
+	if (argc >= 2 && !strcmp(argv[1], "cache"))
+		return cmd_cache(argc, argv);
 	if (argc < 3) {
 		usage(stderr);
 		return 2;

@@ -8,6 +8,9 @@
 #include <math.h>
 #include <sqlite3.h>
 #include <sys/stat.h>
+#include <sys/file.h>
+#include <utime.h>
+#include "cachedir.h"
 #include "diskmemo.h"
 #include "helpers.h"
 #include "infohelpers.h"
@@ -374,6 +377,139 @@ static struct sessioninfo *through_bytes(const struct sessioninfo *info)
 	return back;
 }
 
+/* A database made for store in dir, closed, last used days ago. */
+static char *cache_db_aged(const char *dir, const char *store, int days)
+{
+	struct diskmemo *m = open_memo(dir, store, "fmt 1");
+	struct filestamp s1 = stamp_of_n(1);
+	char *path = strdup(diskmemo_path(m));
+	diskmemo_put(m, "a", 1, &s1, "row a", 5);
+	diskmemo_free(m);
+	time_t t = time(NULL) - (time_t)days * 86400;
+	struct utimbuf ut = { t, t };
+	char lock[300];
+	snprintf(lock, sizeof lock, "%.*s.lock", (int)(strlen(path) - 7), path);
+	ck_assert_int_eq(utime(path, &ut), 0);
+	ck_assert_int_eq(utime(lock, &ut), 0);
+	return path;
+}
+
+static int exists(const char *path)
+{
+	struct stat st;
+	return stat(path, &st) == 0;
+}
+
+START_TEST(test_cachedir_sweep_gone_stores)
+{
+	char dir[64], store[128], gone[128];
+	helper_tmpdir(dir, "cachedir");
+	snprintf(store, sizeof store, "%s/store", dir);
+	snprintf(gone, sizeof gone, "%s/gone", dir);
+	ck_assert_int_eq(mkdir(store, 0700), 0);
+	snprintf(dir + strlen(dir), sizeof dir - strlen(dir), "/c");
+	char *old_gone = cache_db_aged(dir, gone, 31);     /* removed */
+	char *new_gone = cache_db_aged(dir, "/x/gone2", 10); /* used lately: kept */
+	char *old_kept = cache_db_aged(dir, store, 40);    /* its store is there: kept */
+	char *held_gone = cache_db_aged(dir, "/x/gone3", 60);
+	int hold = cachedir_hold(held_gone);                /* a mount uses it: kept */
+	ck_assert_int_ge(hold, 0);
+	notes[0] = '\0';
+	uint64_t room = cachedir_sweep(dir, NULL, (uint64_t)1 << 30, 0, time(NULL), note, NULL);
+	ck_assert(!exists(old_gone));
+	ck_assert(exists(new_gone) && exists(old_kept) && exists(held_gone));
+	ck_assert_ptr_nonnull(strstr(notes, "a store that no longer exists, unused since"));
+	ck_assert_ptr_nonnull(strstr(notes, gone));
+	ck_assert_ptr_null(strstr(notes, "gone2"));
+	ck_assert_uint_lt(room, (uint64_t)1 << 30); /* the others' bytes are not the mount's */
+	/* `pisession cache clear` leaves the one in use alone. */
+	ck_assert_int_eq(cachedir_remove(held_gone), 1);
+	ck_assert(exists(held_gone));
+	cachedir_release(hold);
+	ck_assert_int_eq(cachedir_remove(held_gone), 0);
+	ck_assert(!exists(held_gone));
+	struct cachedir_db *dbs;
+	size_t n;
+	ck_assert_int_eq(cachedir_list(dir, &dbs, &n), 0);
+	ck_assert_uint_eq(n, 2);
+	ck_assert_str_eq(dbs[0].store, store); /* the least recently used first */
+	ck_assert(dbs[0].store_exists && !dbs[0].in_use);
+	ck_assert_str_eq(dbs[1].store, "/x/gone2");
+	ck_assert(!dbs[1].store_exists);
+	cachedir_list_free(dbs, n);
+	free(old_gone);
+	free(new_gone);
+	free(old_kept);
+	free(held_gone);
+}
+END_TEST
+
+START_TEST(test_cachedir_sweep_over_the_bound)
+{
+	char dir[64];
+	helper_tmpdir(dir, "cachedir");
+	char *oldest = cache_db_aged(dir, "/s/1", 3), *middle = cache_db_aged(dir, "/s/2", 2),
+	     *own = cache_db_aged(dir, "/s/own", 5);
+	struct stat st;
+	ck_assert_int_eq(stat(own, &st), 0);
+	uint64_t one = (uint64_t)st.st_size;
+	/* Room for two: the least recently used other goes, never the own. */
+	notes[0] = '\0';
+	uint64_t room = cachedir_sweep(dir, own, 2 * one + one / 2, 0, time(NULL), note, NULL);
+	ck_assert(!exists(oldest) && exists(middle) && exists(own));
+	ck_assert_ptr_nonnull(strstr(notes, "to keep the cache directory within -o cache_max=0 MiB"));
+	ck_assert_uint_eq(room, 2 * one + one / 2 - one);
+	/* Never less than an eighth of the bound for the mount itself. */
+	room = cachedir_sweep(dir, own, one, 0, time(NULL), note, NULL);
+	ck_assert(!exists(middle) && exists(own));
+	ck_assert_uint_eq(room, one);
+	free(oldest);
+	free(middle);
+	free(own);
+}
+END_TEST
+
+START_TEST(test_diskmemo_budget)
+{
+	char dir[64];
+	helper_tmpdir(dir, "diskmemo");
+	char *other = cache_db_aged(dir, "/store/other", 1); /* no mount uses it */
+	struct diskmemo *m = open_memo(dir, "/store/big", "fmt 1");
+	diskmemo_set_bound(m, 2 << 20); /* room for both, for now */
+	ck_assert(exists(other));
+	static char value[100000];
+	memset(value, 'x', sizeof value);
+	char key[32];
+	for (int i = 0; i < 60; i++) {
+		struct filestamp st = stamp_of_n((uint64_t)i);
+		snprintf(key, sizeof key, "k%d", i);
+		/* Small rows and large texts, as sessions.md and search keep. */
+		diskmemo_put(m, key, strlen(key), &st, value, i % 2 ? sizeof value : 10);
+	}
+	notes[0] = '\0';
+	diskmemo_flush(m);
+	/* Past the bound: the other database gives way first, then the
+	 * values used least recently. */
+	ck_assert(!exists(other));
+	ck_assert_ptr_nonnull(strstr(notes, "to keep the cache directory within -o cache_max=2 MiB"));
+	ck_assert_ptr_nonnull(strstr(notes, "more than its 2.1 MB share of -o cache_max: dropped the"));
+	long left = diskmemo_count(m);
+	ck_assert_int_lt(left, 60);
+	/* The large values went first: every small one is still there. */
+	for (int i = 0; i < 60; i += 2) {
+		snprintf(key, sizeof key, "k%d", i);
+		ck_assert_int_eq(memo_value(m, key, (uint64_t)i, "xxxxxxxxxx"), 1);
+	}
+	char *path = strdup(diskmemo_path(m));
+	diskmemo_free(m);
+	struct stat st;
+	ck_assert_int_eq(stat(path, &st), 0);
+	ck_assert_int_le(st.st_size, 2 << 20); /* the pages went back to the file system */
+	free(path);
+	free(other);
+}
+END_TEST
+
 START_TEST(test_infofreeze_round_trip)
 {
 	char *path = helper_write(HEADER USER("u1", "Hello Ωorld", 1767225601000) NAMED("n1", "first") "{\"type\":\"mess");
@@ -577,6 +713,9 @@ Suite *diskmemo_suite(void)
 	tcase_add_test(tc, test_diskmemo_corrupt_and_unusable);
 	tcase_add_test(tc, test_diskmemo_unsynced_marker);
 	tcase_add_test(tc, test_diskmemo_parallel_gets);
+	tcase_add_test(tc, test_cachedir_sweep_gone_stores);
+	tcase_add_test(tc, test_cachedir_sweep_over_the_bound);
+	tcase_add_test(tc, test_diskmemo_budget);
 	tcase_add_test(tc, test_infofreeze_round_trip);
 	tcase_add_test(tc, test_infocache_disk);
 	tcase_add_test(tc, test_infokeeper);
