@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "draft.h"
+#include "draftrecord.h"
 #include "lockorder.h"
 
 struct draft *draft_new(enum draft_target target)
@@ -44,6 +45,11 @@ void draft_put(struct draft *d)
 	if (!d || __atomic_sub_fetch(&d->refs, 1, __ATOMIC_ACQ_REL) != 0)
 		return;
 	pthread_mutex_destroy(&d->lock);
+	/* A text fsynced, then neither appended nor refused (its last commit
+	 * failed: a full disk): its record stays for the next start to
+	 * recover.  Otherwise the writer threw it away (the file was removed)
+	 * or it was appended. */
+	draftrecord_end(d->record, d->failed && d->dirty);
 	free(d->data);
 	free(d);
 }

@@ -49,7 +49,7 @@ struct draft {
 	int refused;            /* refused at a write: the rest is refused too */
 	int committed;          /* committed at least once */
 	int failed;             /* its last commit failed and kept it (ENOSPC, ENOMEM): the error
-				 * was reported, so only an explicit fsync or close retries */
+				 * was reported, so only an explicit close retries */
 	/* The session it is written into (EDIT, REVISE, NAME, RAW). */
 	char project[STORE_PROJECT_MAX];
 	char session[NAME_MAX + 1];
@@ -58,6 +58,9 @@ struct draft {
 	uint64_t generation;
 	char id[128];           /* REVISE: the entry the next commit edits */
 	uint64_t raw_base;      /* RAW: the file's size before these bytes */
+	/* The durable copy of its text that the last fsync() made, until a
+	 * commit appends or refuses it (draftrecord.h); NULL: none. */
+	struct draftrecord *record;
 };
 
 /* A new, empty draft with one reference; NULL without memory. */

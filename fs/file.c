@@ -1,6 +1,7 @@
 /* File handles: open, read and write, and the commit of what was written
  * at its commit points (docs/layout.md, "When a write is committed"): the
- * opener's close, fsync, the last release.  A reader gets a snapshot taken
+ * opener's close and the last release (an fsync makes the text durable
+ * without appending it: draftrecord.h).  A reader gets a snapshot taken
  * at open (or at its first read, for immutable files), or the raw session
  * file; a writer fills a draft (draft.h: its own, or an in-memory file's)
  * that becomes entries through commit.c.  Shared internals:
@@ -14,6 +15,7 @@
 #include <unistd.h>
 #include "caller.h"
 #include "commit.h"
+#include "draftrecord.h"
 #include "journal.h"
 #include "ops_internal.h"
 #include "sizer.h"
@@ -643,15 +645,15 @@ out:
 	return res;
 }
 
+/* fsync() is not one: it makes the text durable (psfs_sync_draft). */
 enum psfs_commit_point {
 	AT_CLOSE,   /* a flush: a close() of one of the file's descriptors */
-	AT_FSYNC,
 	AT_RELEASE, /* the last descriptor closed */
 };
 
 /* Commits a draft written over an entry, `name` or session.jsonl (locked):
  * 0 or -errno, nothing appended on error. */
-static int psfs_commit_session(struct psfs_file *f, struct draft *d, enum psfs_commit_point at)
+static int psfs_commit_session(struct psfs_file *f, struct draft *d)
 {
 	struct psfs *fs = psfs_self();
 	struct store_ref ref;
@@ -659,11 +661,6 @@ static int psfs_commit_session(struct psfs_file *f, struct draft *d, enum psfs_c
 	const char *text = d->data ? d->data : "";
 	int res = 0;
 
-	/* fsync() of session.jsonl while its last line is incomplete: no
-	 * line is taken, and the close (or an fsync once it is whole) takes
-	 * them all. */
-	if (d->target == DRAFT_RAW && at == AT_FSYNC && d->len && text[d->len - 1] != '\n')
-		return -EINVAL;
 	ps_err err = store_acquire(fs->store, d->project, d->session, &ref);
 	if (err) {
 		journal_reject(f->path, text, d->len, err == PS_ERR_NOMEM ? "out of memory" : "the session is gone");
@@ -739,7 +736,7 @@ static int psfs_commit_session(struct psfs_file *f, struct draft *d, enum psfs_c
 }
 
 /* Turns what a handle's draft holds into entries, if `at` is one of its
- * commit points.  Errors reach the caller's close() or fsync(). */
+ * commit points.  Errors reach the caller's close(). */
 static int psfs_commit(struct psfs_file *f, enum psfs_commit_point at)
 {
 	struct draft *d = f->draft;
@@ -773,7 +770,7 @@ static int psfs_commit(struct psfs_file *f, enum psfs_commit_point at)
 	if (d->refused) {
 		/* Refused at its first write (psfs_edit_check_text), which said
 		 * so and logged it; close() need not say it again (cat, Python
-		 * would report it twice).  fsync() says nothing is durable. */
+		 * would report it twice). */
 		res = last ? -EINVAL : 0;
 		goto out;
 	}
@@ -791,7 +788,7 @@ static int psfs_commit(struct psfs_file *f, enum psfs_commit_point at)
 	if (at == AT_RELEASE && d->failed)
 		goto out;
 	if (d->target != DRAFT_OVERLAY) {
-		res = psfs_commit_session(f, d, at);
+		res = psfs_commit_session(f, d);
 		goto out;
 	}
 	/* mkstemp's file is about to be renamed into place (an edit, or a
@@ -823,6 +820,12 @@ static int psfs_commit(struct psfs_file *f, enum psfs_commit_point at)
 out:
 	if ((res == -ENOSPC || res == -ENOMEM) && d->dirty)
 		d->failed = 1;
+	/* Appended, or refused and kept in rejected/: what an fsync() made
+	 * durable is no longer needed. */
+	if (d->record && !d->dirty) {
+		draftrecord_end(d->record, 0);
+		d->record = NULL;
+	}
 	psfs_caller_act_for_done();
 	draft_unlock(d);
 	free(path);
@@ -860,6 +863,54 @@ static int psfs_edit_is_blank(struct psfs_file *f)
 	return blank;
 }
 
+/* The store directory a draft's record goes in: its session's project
+ * folder (for a new file, the one its path names now).  0, or -errno. */
+static int psfs_draft_dir(struct psfs_file *f, struct draft *d, char *dir, size_t size, char *path, size_t path_size)
+{
+	const char *project = d->project;
+	struct psfs_path p;
+	snprintf(path, path_size, "%s", f->path);
+	if (d->target == DRAFT_OVERLAY) {
+		overlay_lock(psfs_overlay());
+		if (!f->node->unlinked)
+			snprintf(path, path_size, "%s", f->node->path);
+		overlay_unlock(psfs_overlay());
+		if (psfs_split(path, &p) != 0 || p.depth < 2)
+			return -EIO;
+		project = p.project;
+	}
+	const char *root = store_root(psfs_self()->store);
+	int n = *project ? snprintf(dir, size, "%s/%s", root, project) : snprintf(dir, size, "%s", root);
+	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
+}
+
+/* fsync(): the draft's text made durable beside its session, not
+ * appended: the close appends it once, whole, and a daemon killed before
+ * that close leaves it for the next start (draftrecord.h).  0 once it is
+ * on the disk, or -errno (nothing is durable then). */
+static int psfs_sync_draft(struct psfs_file *f)
+{
+	struct draft *d = f->draft;
+	char dir[PATH_MAX], path[PATH_MAX];
+	int res = 0;
+	if (!d || !f->writable)
+		return 0;
+	draft_lock(d);
+	if (d->refused) {
+		/* Refused at its first write, which said so: nothing of it is
+		 * durable. */
+		res = -EINVAL;
+	} else if (d->dirty && (res = psfs_draft_dir(f, d, dir, sizeof dir, path, sizeof path)) == 0) {
+		ps_err err = draftrecord_save(&d->record, dir, path, f->uid, f->gid, d->data, d->len);
+		if (err)
+			journal_log("could not make %s durable (%s): fsync failed; its text stays in the file",
+				    path, ps_strerror(err));
+		res = err ? -psfs_errno(err) : 0;
+	}
+	draft_unlock(d);
+	return res;
+}
+
 int psfs_fsync(const char *path, int datasync, struct fuse_file_info *fi)
 {
 	struct psfs_file *f = (struct psfs_file *)(uintptr_t)fi->fh;
@@ -872,7 +923,7 @@ int psfs_fsync(const char *path, int datasync, struct fuse_file_info *fi)
 	 * is, so the close refuses it (docs/layout.md, "Refusals"). */
 	if (psfs_edit_is_blank(f))
 		return 0;
-	return psfs_commit(f, AT_FSYNC);
+	return psfs_sync_draft(f);
 }
 
 /* A new entry name closed for the last time without a byte in it

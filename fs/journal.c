@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include "caller.h"
+#include "draftrecord.h"
 #include "journal.h"
 #include "overlay.h"
 #include "pisessionfs.h"
@@ -137,26 +138,32 @@ static void journal_make_room(const struct journal *j, size_t room)
 	}
 }
 
-void journal_reject_in(struct journal *jr, const char *path, const char *data, size_t len, const char *why)
+/* Keeps data as rejected/N-NAME (NAME: path's last part) for the caller
+ * (psfs_caller_get), cut to the budget, with backing (may be NULL) as its
+ * node's backing file: 1 with its mount path in kept, *keep the bytes of
+ * data kept; 0 when out of memory. */
+static int journal_keep(struct journal *jr, const char *path, const char *data, size_t len, const char *backing,
+			char *kept, size_t kept_size, size_t *keep)
 {
 	const char *base = strrchr(path, '/');
-	char kept[512], note[128];
-	size_t keep = len, note_len = 0;
+	char note[128];
+	size_t note_len = 0;
 	base = base ? base + 1 : path;
+	*keep = len;
 	pthread_mutex_lock(&jr->lock);
 	unsigned n = ++jr->rejected;
 	pthread_mutex_unlock(&jr->lock);
-	snprintf(kept, sizeof kept, JOURNAL_REJECTED "/%u-%s", n, base);
+	snprintf(kept, kept_size, JOURNAL_REJECTED "/%u-%s", n, base);
 	if (len > jr->budget) {
 		/* The note's length depends on the numbers in it. */
 		note_len = (size_t)snprintf(note, sizeof note, JOURNAL_CUT_NOTE, jr->budget, len);
-		keep = jr->budget - note_len;
-		note_len = (size_t)snprintf(note, sizeof note, JOURNAL_CUT_NOTE, keep, len);
+		*keep = jr->budget - note_len;
+		note_len = (size_t)snprintf(note, sizeof note, JOURNAL_CUT_NOTE, *keep, len);
 	}
 	struct psfs_caller who;
 	psfs_caller_get(&who);
 	overlay_lock(jr->ov);
-	journal_make_room(jr, keep + note_len);
+	journal_make_room(jr, *keep + note_len);
 	/* The writer's own, readable by the writer alone: a refused text may
 	 * be a secret pasted into the wrong file. */
 	struct overlay_node *node = overlay_add(jr->ov, kept, OVERLAY_FILE, 0400);
@@ -166,25 +173,60 @@ void journal_reject_in(struct journal *jr, const char *path, const char *data, s
 	}
 	/* The node is new: its draft is made whole here (the overlay lock
 	 * is held, so no draft may be locked). */
-	char *whole = node ? malloc(keep + note_len + 1) : NULL;
+	char *whole = node ? malloc(*keep + note_len + 1) : NULL;
 	if (whole) {
-		memcpy(whole, data, keep);
-		memcpy(whole + keep, note, note_len);
+		memcpy(whole, data, *keep);
+		memcpy(whole + *keep, note, note_len);
 	}
-	int kept_ok = whole && overlay_set_data(node, whole, keep + note_len) == 0;
+	int kept_ok = whole && overlay_set_data(node, whole, *keep + note_len) == 0 &&
+		      (!backing || (node->backing = strdup(backing)));
 	free(whole);
 	if (node && !kept_ok)
 		overlay_remove(jr->ov, node);
 	overlay_unlock(jr->ov);
-	if (kept_ok && note_len)
-		journal_log_in(jr, "refused %s: %s (your text is kept in %s%s, cut to its first %zu of %zu bytes: the "
-			       "rejected texts kept are at most %zu MiB)", path, why, jr->mountpoint ? jr->mountpoint : "", kept, keep, len,
-			       jr->budget >> 20);
-	else if (kept_ok)
-		journal_log_in(jr, "refused %s: %s (your text is kept in %s%s)", path, why,
-			       jr->mountpoint ? jr->mountpoint : "", kept);
-	else
+	return kept_ok;
+}
+
+void journal_reject_in(struct journal *jr, const char *path, const char *data, size_t len, const char *why)
+{
+	char kept[512];
+	size_t keep;
+	const char *mp = jr->mountpoint ? jr->mountpoint : "";
+	if (!journal_keep(jr, path, data, len, NULL, kept, sizeof kept, &keep))
 		journal_log_in(jr, "refused %s: %s (and the text could not be kept: out of memory)", path, why);
+	else if (keep < len)
+		journal_log_in(jr, "refused %s: %s (your text is kept in %s%s, cut to its first %zu of %zu bytes: the "
+			       "rejected texts kept are at most %zu MiB)", path, why, mp, kept, keep, len, jr->budget >> 20);
+	else
+		journal_log_in(jr, "refused %s: %s (your text is kept in %s%s)", path, why, mp, kept);
+}
+
+void journal_recover_draft(struct journal *jr, const char *record)
+{
+	char *path, *time, *data, kept[512];
+	uid_t uid;
+	gid_t gid;
+	size_t len, keep;
+	ps_err err = draftrecord_read(record, &path, &uid, &gid, &time, &data, &len);
+	if (err) {
+		journal_log_in(jr, "left %s as it is: %s", record,
+			       err == PS_ERR_INVALID ? "it is not the record of a draft" : ps_strerror(err));
+		return;
+	}
+	/* The text and the line are the writer's, as they would have been. */
+	psfs_caller_act_for(uid, gid);
+	if (journal_keep(jr, path, data, len, record, kept, sizeof kept, &keep))
+		journal_log_in(jr, "recovered %s: fsynced at %s, but the daemon was killed before the file was closed, so "
+			       "nothing was appended; the text is kept in %s%s until you remove it there (the store keeps "
+			       "it as %s until then)%s", path, time, jr->mountpoint ? jr->mountpoint : "", kept, record,
+			       keep < len ? ", cut to the budget of rejected texts there" : "");
+	else
+		journal_log_in(jr, "could not show %s, the text of %s fsynced at %s: out of memory (it stays in the store)",
+			       record, path, time);
+	psfs_caller_act_for_done();
+	free(path);
+	free(time);
+	free(data);
 }
 
 /* The lines of the log who may read, without their owners, into out

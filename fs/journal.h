@@ -45,6 +45,12 @@ void journal_log_in(struct journal *j, const char *fmt, ...) __attribute__((form
  * kept cut to it, ending in a note that says so. */
 void journal_reject_in(struct journal *j, const char *path, const char *data, size_t len, const char *why);
 
+/* At start-up: the draft a dead daemon had fsynced (record: its file,
+ * draftrecord.h), shown in rejected/ as its writer's, with a log line; the
+ * record is removed when that file is (the store keeps the text until
+ * the user has it). */
+void journal_recover_draft(struct journal *j, const char *record);
+
 /* A copy of the log as the caller may read it (new buffer): the lines
  * about its own writes and calls (root: every line); *len its length.
  * journal_size: that length. */

@@ -380,6 +380,9 @@ static void psfs_note_recovery(void *ctx, const struct recover_event *ev)
 	case RECOVER_TEMP_REMOVED:
 		journal_log_in(j, "removed %s, the temporary file of a migration whose daemon was killed", ev->path);
 		break;
+	case RECOVER_DRAFT:
+		journal_recover_draft(j, ev->path);
+		break;
 	}
 }
 

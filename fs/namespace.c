@@ -401,6 +401,10 @@ int psfs_unlink(const char *path)
 			ov->kind == OVERLAY_FILE && ov->edit_of ? overlay_get(psfs_overlay(), ov->edit_of) : NULL;
 		if (hidden && hidden->kind == OVERLAY_HIDDEN)
 			overlay_remove(psfs_overlay(), hidden);
+		/* A recovered draft's text goes from the store when the user
+		 * removes it here, having read it (draftrecord.h). */
+		if (ov->backing)
+			unlink(ov->backing);
 		if (ov->kind == OVERLAY_ALIAS)
 			overlay_saved_keep(ov, psfs_saved_grace());
 		else

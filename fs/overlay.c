@@ -32,6 +32,7 @@ static void overlay_free_node(struct overlay_node *node)
 	free(node->edit_of);
 	free(node->fork_id);
 	free(node->label);
+	free(node->backing);
 	free(node);
 }
 

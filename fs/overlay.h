@@ -53,6 +53,8 @@ struct overlay_node {
 	int temporary;        /* FILE: made the way mkstemp makes files (O_RDWR|O_CREAT|O_EXCL,
 			       * mode 0600): an entry only once renamed into place */
 	struct timespec expires; /* SAVED: CLOCK_MONOTONIC time its name stops answering */
+	char *backing;        /* FILE in rejected/: a file of the store that keeps the same text
+			       * (a recovered draft's record), removed when the user removes this */
 };
 
 /* Ownership: a struct overlay (struct psfs's overlay, made by main.c)

@@ -50,6 +50,8 @@ static void append_note_recovery(void *ctx, const struct recover_event *ev)
 		snprintf(err->note + used, sizeof err->note - used,
 			 "%sremoved %s, left by a migration whose writer died", sep, ev->path);
 		break;
+	case RECOVER_DRAFT:
+		break; /* found at start-up only */
 	}
 }
 

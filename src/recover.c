@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include "buf.h"
 #include "fileio.h"
+#include "draftrecord.h"
 #include "recover.h"
 
 /* statfs(2)'s f_type of a FUSE file system. */
@@ -573,17 +574,37 @@ void recover_migrations(const char *session_path, recover_report_fn report, void
 	free(dir);
 }
 
+/* A draft record whose lock can be taken: its daemon is dead, and what
+ * it fsynced is reported (the caller shows it; the record stays until
+ * then removed). */
+static void recover_draft(int dfd, const char *dirpath, const char *entry, recover_report_fn report, void *ctx)
+{
+	int fd = openat(dfd, entry, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	char *path = NULL;
+	if (fd < 0)
+		return;
+	if (flock(fd, LOCK_EX | LOCK_NB) == 0 && report && asprintf(&path, "%s/%s", dirpath, entry) >= 0) {
+		struct recover_event ev = { .what = RECOVER_DRAFT, .path = path };
+		report(ctx, &ev);
+		free(path);
+	}
+	close(fd);
+}
+
 static void recover_store_entry(int dfd, const char *dirpath, const char *entry, recover_report_fn report, void *ctx)
 {
 	if (strncmp(entry, RECOVER_INTENT_PREFIX, sizeof RECOVER_INTENT_PREFIX - 1) == 0)
 		recover_one(dfd, dirpath, entry, report, ctx);
 	else if (recover_is_temp(entry))
 		recover_temp(dfd, dirpath, entry, report, ctx);
+	else if (draftrecord_is_name(entry))
+		recover_draft(dfd, dirpath, entry, report, ctx);
 }
 
 static int recover_store_wants(const char *entry)
 {
-	return strncmp(entry, RECOVER_INTENT_PREFIX, sizeof RECOVER_INTENT_PREFIX - 1) == 0 || recover_is_temp(entry);
+	return strncmp(entry, RECOVER_INTENT_PREFIX, sizeof RECOVER_INTENT_PREFIX - 1) == 0 || recover_is_temp(entry) ||
+	       draftrecord_is_name(entry);
 }
 
 ps_err recover_store(const char *root, recover_report_fn report, void *ctx)

@@ -72,6 +72,8 @@ enum recover_what {
 			       * others' (`why`): the file was left as it is */
 	RECOVER_UNFIXABLE,    /* the file could not be changed (`why`); the record is kept */
 	RECOVER_TEMP_REMOVED, /* a dead migration's temporary file was removed */
+	RECOVER_DRAFT,        /* the record of a draft a dead daemon had fsynced and never
+			       * appended (draftrecord.h): `path`, left in place */
 };
 
 struct recover_event {
@@ -93,7 +95,7 @@ ps_err recover_session(const char *session_path, recover_report_fn report, void 
  * earlier migrations of it whose writers are dead. */
 void recover_migrations(const char *session_path, recover_report_fn report, void *ctx);
 
-/* At start-up: every record and migration temporary file in every project
+/* At start-up: every record, draft record and migration temporary file in every project
  * directory of the store (real directories only, one level, as the store
  * is).  Returns PS_ERR_NOENT/PS_ERR_IO only when the root cannot be read;
  * a project directory that cannot be read is skipped. */

@@ -97,7 +97,7 @@ def target_path(t, d=None):
 
 
 def skipping(what):
-    """WPM_SKIP=rawfsync,hidden: leave out the cases of known bugs (see
+    """WPM_SKIP=hidden: leave out the cases of known bugs (see
     README.md), to see what else fails."""
     return what in os.environ.get("WPM_SKIP", "").split(",")
 
@@ -241,15 +241,11 @@ class Model:
         d.committed = True
         return 0
 
-    def _commit_raw(self, d, out, at_fsync):
+    def _commit_raw(self, d, out):
         pend = d.pending
         if not pend:
             d.dirty = False
             return 0
-        if at_fsync and not pend.endswith(b"\n"):
-            if skipping("rawfsync"):
-                raise Unsupported("(WPM_SKIP) fsync of an incomplete raw line")
-            return "EINVAL"  # an incomplete line waits for the close
         body = pend if pend.endswith(b"\n") else pend + b"\n"
         lines = [x + "\n" for x in body.decode().split("\n")[:-1]]
         seen = {a["id"] for a in self.appends if a["type"] == "raw"}
@@ -274,7 +270,10 @@ class Model:
         return 0
 
     def _commit(self, d, out, why):
-        """why: close (the opener's), fsync, release."""
+        """why: close (the opener's), release.  fsync() is no commit point:
+        it makes the text durable beside the session and appends nothing
+        (docs/layout.md "fsync"), so it answers 0 and the model is
+        unchanged."""
         if d.kind == "ro":
             return 0
         if d.kind == "new":
@@ -297,7 +296,7 @@ class Model:
             return 0
         if d.kind == "raw":
             if d.dirty:
-                return self._commit_raw(d, out, why == "fsync")
+                return self._commit_raw(d, out)
             return 0
         raise AssertionError(d.kind)
 
@@ -463,8 +462,8 @@ class Model:
             del d.text[op["len"]:]
             return 0, sync, asyn
         if k == "fsync":
-            d = self._fd(p, op["fd"])
-            return self._commit(d, sync, "fsync"), sync, asyn
+            self._fd(p, op["fd"])
+            return 0, sync, asyn
         if k == "read":
             d = self._fd(p, op["fd"])
             if d.acc == "O_WRONLY":
@@ -479,8 +478,7 @@ class Model:
             res = []
             for c in op["chunks"]:
                 w = self._write(d, c)
-                f = self._commit(d, sync, "fsync")
-                res.append([w, f])
+                res.append([w, 0])  # fsync: durable, nothing appended
             return res, sync, asyn
         if k == "label":
             name = op["name"]
@@ -1378,6 +1376,10 @@ class Runner:
                 raise Failure("content", why, ("content", "more" if n > e else "fewer" if n < e else "differs"))
             if model.rejected:
                 self.check_rejected(model, sdir)
+            left = draft_records(path)
+            if left:
+                raise Failure("content", "every descriptor is closed, but the store keeps %d record(s) of an fsynced "
+                              "draft of this session: %s" % (len(left), left[0]), ("content", "draft record"))
             self.pool.used.append((path, model, "%s (on %s)" % (self.label, os.path.basename(path))))
         except BaseException:
             for w in workers.values():
@@ -1449,6 +1451,24 @@ class Runner:
             if time.time() > end:
                 raise Failure("lost", "refused text is not in .pisessionfs/rejected/: %r" % missing[0], ("lost", "rejected"))
             time.sleep(0.02)
+
+
+def draft_records(session_path):
+    """The records of fsynced drafts (docs/layout.md "fsync") beside the
+    session file that name it: none once every descriptor is closed."""
+    d = os.path.dirname(session_path)
+    stem = os.path.basename(session_path)[:-len(".jsonl")]
+    out = []
+    for n in os.listdir(d):
+        if n.startswith(".pisessionfs-draft."):
+            try:
+                with open(os.path.join(d, n), "rb") as f:
+                    head = json.loads(f.readline())
+            except (OSError, ValueError):
+                continue
+            if ("/" + stem + "/") in head.get("path", ""):
+                out.append(n)
+    return out
 
 
 class Conn:

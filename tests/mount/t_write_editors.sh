@@ -443,9 +443,10 @@ refused_save() {
 		"$(printf '%s\n' "$BEFORE_LS" "$@" | grep . | sort)" "$(ls_names "$S" | sort)"
 }
 
-# vim: the message of :write, caught (v:exception); E667 with its backup,
-# and without one (backupskip=*, as for files under /tmp) the same E667,
-# after which vim adds "WARNING: Original file may be lost or damaged".
+# vim: the message of :write, caught (v:exception): vim's fsync() only
+# makes the text durable (docs/layout.md "fsync"), its close() is refused:
+# E512, with its backup and without one (backupskip=*, as for files under
+# /tmp).
 vim_refused() {
 	local c=$1 settings=$2
 	shift 2
@@ -454,7 +455,7 @@ vim_refused() {
 	(cd "$S" && fsx vim -Nu NONE -i NONE -n -es -c "set $settings" -c '%s/^role: user$/role: assistant/' \
 		-c "try | write | catch | call writefile([v:exception], '$T_DIR/vim.msg') | endtry" -c 'q!' "$E") \
 		>"$T_DIR/vim.out" 2>&1 || true
-	assert_eq "vim ($settings), refused save: what :write says" "Vim(write):E667: Fsync failed ($E)" \
+	assert_eq "vim ($settings), refused save: what :write says" "Vim(write):E512: Close failed ($E)" \
 		"$(cat "$T_DIR/vim.msg" 2>/dev/null || echo "no error: $(cat "$T_DIR/vim.out")")"
 	refused_save "vim ($settings), refused save" "$@"
 }

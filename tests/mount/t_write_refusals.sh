@@ -144,9 +144,10 @@ changed 's/^toolName: bash$/toolName: read/' "$T_DIR/tr.orig" "$TR" "changing to
 changed 's/^customType: note$/customType: other/' "$T_DIR/cm.orig" "$CM" "changing customType:"
 changed 's/^role: user$/rôle user/' "$T_DIR/u1.orig" "$U1" "invalid front matter line"
 
-# The refusal is fsync()'s error too.
+# With an fsync before the close, the refusal is still the close's: fsync()
+# only makes the text durable (docs/layout.md "fsync").
 sed 's/^role: user$/role: system/' "$T_DIR/u1.orig" >"$T_DIR/changed"
-refuse "changed role, fsync" fsync:EINVAL "$U1" "$T_DIR/changed" fsync "$S/$U1" "$T_DIR/changed"
+refuse "changed role, fsync" close:EINVAL "$U1" "$T_DIR/changed" fsync "$S/$U1" "$T_DIR/changed"
 
 # An entry emptied (open with O_TRUNC, nothing written): "an empty file".
 : >"$T_DIR/empty"
