@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 #include "caller.h"
 #include "draftrecord.h"
 #include "journal.h"
@@ -208,6 +209,11 @@ void journal_recover_draft(struct journal *jr, const char *record)
 	gid_t gid;
 	size_t len, keep;
 	ps_err err = draftrecord_read(record, &path, &uid, &gid, &time, &data, &len);
+	if (err == PS_ERR_TOOBIG && unlink(record) == 0) {
+		journal_log_in(jr, "removed %s, the record of a draft that a killed daemon had not finished writing (its "
+			       "fsync() never returned; an earlier record of the draft holds what was fsynced before)", record);
+		return;
+	}
 	if (err) {
 		journal_log_in(jr, "left %s as it is: %s", record,
 			       err == PS_ERR_INVALID ? "it is not the record of a draft" : ps_strerror(err));

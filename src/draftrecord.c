@@ -48,15 +48,15 @@ static int draftrecord_write_all(int fd, const char *p, size_t len)
 }
 
 /* The header line (new), NULL without memory. */
-static char *draftrecord_header(const char *mount_path, uid_t uid, gid_t gid)
+static char *draftrecord_header(const char *mount_path, uid_t uid, gid_t gid, size_t len)
 {
 	char stamp[32];
 	time_t now = time(NULL);
 	struct tm tm;
 	if (!gmtime_r(&now, &tm) || !strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", &tm))
 		strcpy(stamp, "?");
-	json_t *o = json_pack("{s:s, s:I, s:I, s:s}", "path", mount_path, "uid", (json_int_t)uid, "gid",
-			      (json_int_t)gid, "time", stamp);
+	json_t *o = json_pack("{s:s, s:I, s:I, s:s, s:I}", "path", mount_path, "uid", (json_int_t)uid, "gid",
+			      (json_int_t)gid, "time", stamp, "len", (json_int_t)len);
 	char *line = o ? json_dumps(o, JSON_COMPACT) : NULL;
 	json_decref(o);
 	return line;
@@ -65,7 +65,7 @@ static char *draftrecord_header(const char *mount_path, uid_t uid, gid_t gid)
 ps_err draftrecord_save(struct draftrecord **rec, const char *dir, const char *mount_path, uid_t uid, gid_t gid,
 			const char *data, size_t len)
 {
-	char *header = draftrecord_header(mount_path, uid, gid), *path = NULL;
+	char *header = draftrecord_header(mount_path, uid, gid, len), *path = NULL;
 	ps_err err = PS_OK;
 	int fd = -1, dfd = -1;
 	if (!header || asprintf(&path, "%s/" DRAFTRECORD_PREFIX "XXXXXX", dir) < 0) {
@@ -122,12 +122,6 @@ void draftrecord_end(struct draftrecord *rec, int keep)
 	free(rec);
 }
 
-int draftrecord_is_name(const char *name)
-{
-	size_t n = sizeof DRAFTRECORD_PREFIX - 1;
-	return strncmp(name, DRAFTRECORD_PREFIX, n) == 0 && strlen(name + n) == 6;
-}
-
 ps_err draftrecord_read(const char *path, char **mount_path, uid_t *uid, gid_t *gid, char **time, char **data,
 			size_t *len)
 {
@@ -146,14 +140,19 @@ ps_err draftrecord_read(const char *path, char **mount_path, uid_t *uid, gid_t *
 		goto out;
 	}
 	all[size] = '\0';
-	json_int_t u, g;
+	json_int_t u, g, want;
 	const char *p, *t;
 	if (!(nl = memchr(all, '\n', size)) || !(o = json_loadb(all, (size_t)(nl - all), 0, NULL)) ||
-	    json_unpack(o, "{s:s, s:I, s:I, s:s}", "path", &p, "uid", &u, "gid", &g, "time", &t) != 0) {
+	    json_unpack(o, "{s:s, s:I, s:I, s:s, s:I}", "path", &p, "uid", &u, "gid", &g, "time", &t, "len", &want) !=
+		    0) {
 		err = PS_ERR_INVALID;
 		goto out;
 	}
 	*len = size - (size_t)(nl + 1 - all);
+	if (want < 0 || (size_t)want != *len) {
+		err = PS_ERR_TOOBIG; /* cut short: its writer died writing it */
+		goto out;
+	}
 	if (!(*mount_path = strdup(p)) || !(*time = strdup(t)) || !(*data = malloc(*len + 1))) {
 		free(*mount_path);
 		free(*time);

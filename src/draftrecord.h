@@ -8,7 +8,7 @@
  *     .pisessionfs-draft.XXXXXX
  *
  * one line of JSON ({"path": the file's path in the mount, "uid", "gid",
- * "time"}) and then the text, written whole, fsynced, and renamed over the
+ * "time", "len": the text's bytes}) and then the text, written whole, fsynced, and renamed over the
  * draft's earlier record (with the directory fsynced), so a crash leaves
  * the latest fsynced text or the one before, never a mix.  The writing
  * daemon holds flock(LOCK_EX) on it for as long as the draft lives, and
@@ -25,8 +25,9 @@
 #include <stddef.h>
 #include <sys/types.h>
 #include "ps_error.h"
+#include "recover.h"
 
-#define DRAFTRECORD_PREFIX ".pisessionfs-draft."
+#define DRAFTRECORD_PREFIX RECOVER_DRAFT_PREFIX
 
 struct draftrecord;
 
@@ -42,12 +43,12 @@ ps_err draftrecord_save(struct draftrecord **rec, const char *dir, const char *m
  * NULL is fine. */
 void draftrecord_end(struct draftrecord *rec, int keep);
 
-/* 1 when name is a record's (not a temporary one being written). */
-int draftrecord_is_name(const char *name);
-
 /* Reads the record at path: PS_OK with *mount_path and *data (new; *data
  * holds *len bytes and a NUL), *uid, *gid and *time (new, ISO 8601).
- * PS_ERR_INVALID when it is not a record; PS_ERR_IO, PS_ERR_NOMEM. */
+ * PS_ERR_INVALID when it is not a record; PS_ERR_TOOBIG when it holds
+ * less text than its header says (its writer was killed writing it,
+ * before the fsync() returned: the draft's earlier record, if any, holds
+ * what was fsynced last); PS_ERR_IO, PS_ERR_NOMEM. */
 ps_err draftrecord_read(const char *path, char **mount_path, uid_t *uid, gid_t *gid, char **time, char **data,
 			size_t *len);
 

@@ -12,7 +12,6 @@
 #include <unistd.h>
 #include "buf.h"
 #include "fileio.h"
-#include "draftrecord.h"
 #include "recover.h"
 
 /* statfs(2)'s f_type of a FUSE file system. */
@@ -574,6 +573,12 @@ void recover_migrations(const char *session_path, recover_report_fn report, void
 	free(dir);
 }
 
+static int recover_is_draft(const char *name)
+{
+	size_t n = sizeof RECOVER_DRAFT_PREFIX - 1;
+	return strncmp(name, RECOVER_DRAFT_PREFIX, n) == 0 && strlen(name + n) == 6;
+}
+
 /* A draft record whose lock can be taken: its daemon is dead, and what
  * it fsynced is reported (the caller shows it; the record stays until
  * then removed). */
@@ -597,14 +602,14 @@ static void recover_store_entry(int dfd, const char *dirpath, const char *entry,
 		recover_one(dfd, dirpath, entry, report, ctx);
 	else if (recover_is_temp(entry))
 		recover_temp(dfd, dirpath, entry, report, ctx);
-	else if (draftrecord_is_name(entry))
+	else if (recover_is_draft(entry))
 		recover_draft(dfd, dirpath, entry, report, ctx);
 }
 
 static int recover_store_wants(const char *entry)
 {
 	return strncmp(entry, RECOVER_INTENT_PREFIX, sizeof RECOVER_INTENT_PREFIX - 1) == 0 || recover_is_temp(entry) ||
-	       draftrecord_is_name(entry);
+	       recover_is_draft(entry);
 }
 
 ps_err recover_store(const char *root, recover_report_fn report, void *ctx)

@@ -40,6 +40,8 @@
 
 #define RECOVER_INTENT_PREFIX ".pisessionfs-intent."
 #define RECOVER_MIGRATE_INFIX ".pisessionfs-migrate-"
+/* The record of an fsynced draft (draftrecord.h): PREFIX and 6 letters. */
+#define RECOVER_DRAFT_PREFIX ".pisessionfs-draft."
 
 /* An append under way, recorded. */
 struct recover_intent;

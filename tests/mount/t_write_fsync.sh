@@ -213,12 +213,21 @@ mount_fs "$STORE" "$MNT"
 assert_eq "and the next mount shows nothing" "" "$(ls "$R")"
 umount_fs "$MNT"
 
-# A record that is not one is left as it is, with a log line.
+# A record that is not one is left as it is, with a log line; one cut
+# short (its daemon was killed writing it, before its fsync returned) is
+# removed, with a log line.
 echo "garbage" >"$STORE/$P/.pisessionfs-draft.AbCdEf"
+printf '%s\n%s' '{"path":"/x/y/z.md","uid":0,"gid":0,"time":"2026-01-01T00:00:00Z","len":100}' "only part" \
+	>"$STORE/$P/.pisessionfs-draft.CutCut"
 mount_fs "$STORE" "$MNT"
+log=$(cat "$MNT/.pisessionfs/log")
 assert_contains "a bad record is named in the log" \
-	"left $STORE/$P/.pisessionfs-draft.AbCdEf as it is: it is not the record of a draft" "$(cat "$MNT/.pisessionfs/log")"
+	"left $STORE/$P/.pisessionfs-draft.AbCdEf as it is: it is not the record of a draft" "$log"
 assert_true "and left" test -f "$STORE/$P/.pisessionfs-draft.AbCdEf"
+assert_contains "a record cut short is removed, with a log line" \
+	"removed $STORE/$P/.pisessionfs-draft.CutCut, the record of a draft that a killed daemon had not finished writing" "$log"
+assert_true "it is gone" test ! -e "$STORE/$P/.pisessionfs-draft.CutCut"
+assert_eq "and shows nothing in rejected/" "" "$(ls "$MNT/.pisessionfs/rejected/")"
 umount_fs "$MNT"
 rm -f "$STORE/$P/.pisessionfs-draft.AbCdEf"
 finish

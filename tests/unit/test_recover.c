@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include "append.h"
 #include "helpers.h"
+#include "draftrecord.h"
 #include "recover.h"
 #include "suites.h"
 
@@ -18,8 +19,9 @@ struct fixture {
 };
 
 struct seen {
-	int truncated, left, unfixable, temps;
+	int truncated, left, unfixable, temps, drafts;
 	uint64_t offset, bytes;
+	char draft[256];
 };
 
 static void fixture_make(struct fixture *f, const char *text)
@@ -97,6 +99,10 @@ static void on_event(void *ctx, const struct recover_event *ev)
 		break;
 	case RECOVER_TEMP_REMOVED:
 		s->temps++;
+		break;
+	case RECOVER_DRAFT:
+		s->drafts++;
+		snprintf(s->draft, sizeof s->draft, "%s", ev->path);
 		break;
 	}
 }
@@ -547,6 +553,62 @@ START_TEST(test_recover_append_takes_back_first)
 }
 END_TEST
 
+
+/* An fsynced draft's record (draftrecord.h): the latest text, read back
+ * whole; left alone while its writer holds it; reported once it is dead;
+ * removed when the draft ends without keeping it. */
+START_TEST(test_recover_draft_records)
+{
+	struct fixture f;
+	struct seen seen = { 0 };
+	struct draftrecord *rec = NULL;
+	fixture_make(&f, "");
+	ck_assert_int_eq(draftrecord_save(&rec, f.dir, "/--p--/s/new.md", 1000, 1001, "first", 5), PS_OK);
+	ck_assert_int_eq(draftrecord_save(&rec, f.dir, "/--p--/s/new.md", 1000, 1001, "first\n\0second", 13), PS_OK);
+	ck_assert_int_eq(count_prefix(&f, DRAFTRECORD_PREFIX), 1); /* replaced, not added */
+	ck_assert_int_eq(recover_store(f.root, on_event, &seen), PS_OK);
+	ck_assert_int_eq(seen.drafts, 0); /* its writer lives */
+	draftrecord_end(rec, 1);          /* as a killed daemon leaves it */
+	ck_assert_int_eq(recover_store(f.root, on_event, &seen), PS_OK);
+	ck_assert_int_eq(seen.drafts, 1);
+	char *path, *time, *data;
+	uid_t uid;
+	gid_t gid;
+	size_t len;
+	ck_assert_int_eq(draftrecord_read(seen.draft, &path, &uid, &gid, &time, &data, &len), PS_OK);
+	ck_assert_str_eq(path, "/--p--/s/new.md");
+	ck_assert_uint_eq(uid, 1000);
+	ck_assert_uint_eq(gid, 1001);
+	ck_assert_uint_eq(len, 13);
+	ck_assert_mem_eq(data, "first\n\0second", 13);
+	ck_assert_int_eq(strlen(time), 20);
+	free(path);
+	free(time);
+	free(data);
+	/* Cut short (killed while writing it, before the fsync returned). */
+	struct stat st;
+	ck_assert_int_eq(stat(seen.draft, &st), 0);
+	ck_assert_int_eq(truncate(seen.draft, st.st_size - 1), 0);
+	ck_assert_int_eq(draftrecord_read(seen.draft, &path, &uid, &gid, &time, &data, &len), PS_ERR_TOOBIG);
+	/* A record that is not one is told as such. */
+	FILE *bad = fopen(seen.draft, "w");
+	fputs("no json here\ntext", bad);
+	fclose(bad);
+	ck_assert_int_eq(draftrecord_read(seen.draft, &path, &uid, &gid, &time, &data, &len), PS_ERR_INVALID);
+	unlink(seen.draft);
+	/* Ended without keeping: gone. */
+	rec = NULL;
+	ck_assert_int_eq(draftrecord_save(&rec, f.dir, "/--p--/s/x.md", 0, 0, "x", 1), PS_OK);
+	draftrecord_end(rec, 0);
+	ck_assert_int_eq(count_prefix(&f, DRAFTRECORD_PREFIX), 0);
+	/* A directory that cannot take it: an error, nothing left. */
+	rec = NULL;
+	ck_assert_int_ne(draftrecord_save(&rec, "/nonexistent/dir", "/p/s/x.md", 0, 0, "x", 1), PS_OK);
+	ck_assert_ptr_null(rec);
+	fixture_free(&f);
+}
+END_TEST
+
 Suite *recover_suite(void)
 {
 	Suite *s = suite_create("recover");
@@ -567,6 +629,7 @@ Suite *recover_suite(void)
 	tcase_add_test(tc, test_recover_garbage_records);
 	tcase_add_test(tc, test_recover_migration_temps);
 	tcase_add_test(tc, test_recover_append_takes_back_first);
+	tcase_add_test(tc, test_recover_draft_records);
 	suite_add_tcase(s, tc);
 	return s;
 }
