@@ -185,10 +185,12 @@ fi
 
 # --- space again ---------------------------------------------------------------
 rm -f "$STORE/.filler" "$STORE/.filler2"
-# The same descriptor after a refusal: an invalid line, fsync() (refused),
+# The same descriptor after an invalid line: an invalid line, fsync(),
 # then a valid line, fsync(), close().  The valid line must be appended, or
-# every later call must fail: a close() that returns 0 while the valid line
-# is not in the file is a silent loss.
+# a later call must fail: a close() that returns 0 while the valid line is
+# not in the file is a silent loss.  (fsync() makes the lines durable and
+# appends nothing, docs/layout.md "fsync": the close takes both lines, and
+# refuses them together, keeping them in rejected/.)
 printf 'this is not JSON\n' >"$D/bad"
 printf '{"type":"message","id":"after-refusal","parentId":"a1","timestamp":"2026-01-01T00:00:09.000Z","message":{"role":"user","content":"valid","timestamp":1}}\n' >"$D/good"
 fsop refused-then-valid "$S/session.jsonl" "$D/bad" "$D/good"
