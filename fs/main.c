@@ -4,7 +4,6 @@
 #include <errno.h>
 #include <jansson.h>
 #include <math.h>
-#include <pwd.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <dirent.h>
@@ -139,16 +138,6 @@ static void psfs_usage(const char *prog)
 	       "Unmount with: fusermount3 -u MOUNTPOINT\n", prog, prog);
 }
 
-/* The home directory as Node's os.homedir() finds it: $HOME, else the
- * password database. */
-static const char *psfs_home(void)
-{
-	const char *home = getenv("HOME");
-	if (home && *home)
-		return home;
-	struct passwd *pw = getpwuid(getuid());
-	return pw && pw->pw_dir && *pw->pw_dir ? pw->pw_dir : NULL;
-}
 
 static void psfs_disk_note(void *ctx, const char *what)
 {
@@ -189,7 +178,7 @@ static int psfs_disk_open(struct psfs *fs)
 		return 0;
 	if (fs->cfg.cache_dir && *fs->cfg.cache_dir)
 		dir = strdup(fs->cfg.cache_dir);
-	else if ((errno = 0, !(dir = cachedir_default(psfs_home()))))
+	else if ((errno = 0, !(dir = cachedir_default(path_home()))))
 		return errno == ENOMEM ? -1 : 0; /* no home: nowhere to keep it */
 	if (!dir)
 		return -1;
@@ -213,7 +202,7 @@ static char *psfs_expand_tilde(const char *path)
 	char *out = NULL;
 	if (strcmp(path, "~") != 0 && strncmp(path, "~/", 2) != 0)
 		return strdup(path);
-	if (!(home = psfs_home()))
+	if (!(home = path_home()))
 		return NULL;
 	if (asprintf(&out, "%s%s", home, path + 1) < 0)
 		return NULL;
@@ -267,7 +256,7 @@ static char *psfs_default_store(const char **why)
 	}
 	if (agent_env && *agent_env) {
 		agent = psfs_expand_tilde(agent_env);
-	} else if ((home = psfs_home())) {
+	} else if ((home = path_home())) {
 		if (asprintf(&agent, "%s/.pi/agent", home) < 0)
 			agent = NULL;
 	}
@@ -643,7 +632,7 @@ int main(int argc, char *argv[])
 				"ASCII as they are, where pi lowers them\n");
 	/* Where `rm -r SESSION` puts the file: the user's own trash, as
 	 * pi's `trash` command would (docs/layout.md "Deleting a session"). */
-	fs.trash_home = trash_home_dir(getenv("XDG_DATA_HOME"), psfs_home());
+	fs.trash_home = trash_home_dir(getenv("XDG_DATA_HOME"), path_home());
 	if (psfs_disk_open(&fs) != 0)
 		goto out;
 	err = store_open(fs.cfg.store, fs.cfg.cache_sessions, &fs.store);

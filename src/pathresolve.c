@@ -1,4 +1,5 @@
 /* path.resolve without symlinks (pathresolve.h). */
+#include <pwd.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -49,4 +50,13 @@ char *path_resolve(const char *path)
 	out[len] = '\0';
 	free(joined);
 	return out;
+}
+
+const char *path_home(void)
+{
+	const char *home = getenv("HOME");
+	if (home && *home)
+		return home;
+	struct passwd *pw = getpwuid(getuid());
+	return pw && pw->pw_dir && *pw->pw_dir ? pw->pw_dir : NULL;
 }

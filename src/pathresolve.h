@@ -12,4 +12,9 @@
 
 char *path_resolve(const char *path);
 
+/* The home directory as Node's os.homedir() finds it (and so pi): $HOME,
+ * else the password database.  Borrowed (the environment's or getpwuid's
+ * static), or NULL when neither says. */
+const char *path_home(void);
+
 #endif

@@ -1,7 +1,6 @@
 /* `pisession cache [--dir DIR]` and `pisession cache clear [--dir DIR]
  * [STORE]` (cache.h, docs/layout.md "The cache kept across mounts"). */
 #include <errno.h>
-#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,17 +8,6 @@
 #include "cachedir.h"
 #include "cache.h"
 #include "pathresolve.h"
-
-/* The home directory as the daemon finds it: $HOME, else the password
- * database. */
-static const char *cache_home(void)
-{
-	const char *home = getenv("HOME");
-	if (home && *home)
-		return home;
-	struct passwd *pw = getpwuid(getuid());
-	return pw && pw->pw_dir && *pw->pw_dir ? pw->pw_dir : NULL;
-}
 
 static const char *cache_state(const struct cachedir_db *d)
 {
@@ -122,7 +110,7 @@ int cmd_cache(int argc, char **argv)
 			return 2;
 		}
 	}
-	char *dir = dir_arg ? strdup(dir_arg) : cachedir_default(cache_home());
+	char *dir = dir_arg ? strdup(dir_arg) : cachedir_default(path_home());
 	if (!dir) {
 		fprintf(stderr, "pisession: no cache directory: neither XDG_CACHE_HOME nor a home directory is known\n");
 		return 1;
