@@ -1376,6 +1376,12 @@ class Runner:
                 raise Failure("content", why, ("content", "more" if n > e else "fewer" if n < e else "differs"))
             if model.rejected:
                 self.check_rejected(model, sdir)
+            # A release commits after close() returned: its append and the
+            # removal of the record are two steps, so the record may go
+            # a moment after the line shows.
+            end = time.time() + WAIT_APPEND
+            while draft_records(path) and time.time() < end:
+                time.sleep(0.01)
             left = draft_records(path)
             if left:
                 raise Failure("content", "every descriptor is closed, but the store keeps %d record(s) of an fsynced "
