@@ -637,9 +637,10 @@ static void overview_slot_free(struct overview_slot *m)
 
 /* Keeps len for the listing (taken: *listing is emptied), and the text it
  * is the length of (taken, may be NULL): `cat` stats the file, then opens
- * it, and building it twice was a tenth of a store's first sessions.md.
- * Only the newest text is kept, so a stat of every overview file (ls -l)
- * holds one file's text, not six. */
+ * it, and building it twice was a tenth of a store's first sessions.md;
+ * every later open of the unchanged file copies it.  Only the newest text
+ * is kept, so a stat of every overview file (ls -l) holds one file's
+ * text, not six. */
 static void overview_remember(struct overview_memo *memo, int file, const char *project, struct buf *listing,
 			      size_t len, char **text)
 {
@@ -678,10 +679,11 @@ static void overview_remember(struct overview_memo *memo, int file, const char *
 	*text = NULL;
 }
 
-/* The text overview_remember kept for file as of listing, taken (new), or
- * NULL: built since by another stat, taken by another open, or the
- * sessions changed. */
-static char *overview_take_text(struct overview_memo *memo, int file, const char *project,
+/* A copy (new) of the text overview_remember kept for file as of
+ * listing, or NULL: another file's kept since, or the sessions changed.
+ * The text stays kept: each `cat` stats, then opens, and a cat of an
+ * unchanged file should cost a walk of the store, not a build. */
+static char *overview_copy_text(struct overview_memo *memo, int file, const char *project,
 				const struct buf *listing, size_t *len)
 {
 	char *text = NULL;
@@ -689,9 +691,10 @@ static char *overview_take_text(struct overview_memo *memo, int file, const char
 	for (size_t i = 0; i < OVERVIEW_SLOTS && !text; i++) {
 		struct overview_slot *m = &memo->slot[i];
 		if (m->text && overview_slot_matches(m, file, project, listing)) {
-			text = m->text;
+			if ((text = malloc(m->len ? m->len : 1)))
+				memcpy(text, m->text, m->len);
 			*len = m->len;
-			m->text = NULL;
+			break;
 		}
 	}
 	pthread_mutex_unlock(&memo->lock);
@@ -830,11 +833,26 @@ void overview_readdir(const struct psfs_path *dir, void *buf, fuse_fill_dir_t fi
 int overview_open(struct psfs *fs, const struct psfs_path *p, int flags, char **data, size_t *len)
 {
 	const char *name = overview_name(p), *project = p->depth == 2 ? p->project : NULL;
+	int file = overview_file_of(name), res;
 	struct overview_list listing;
+	char *keep = NULL;
 	if ((flags & O_ACCMODE) != O_RDONLY)
 		return -EACCES;
 	*data = overviewlist_make(fs, project, 0, &listing) == 0
-		? overview_take_text(fs->overview, overview_file_of(name), project, &listing.key, len) : NULL;
+		? overview_copy_text(fs->overview, file, project, &listing.key, len) : NULL;
 	overviewlist_free(&listing);
-	return *data ? 0 : overview_build(fs, name, project, data, len);
+	if (*data)
+		return 0;
+	ps_err err = overviewlist_make(fs, project, 1, &listing);
+	if (err)
+		return -psfs_errno(err);
+	res = overview_build_listed(fs, name, project, &listing, data, len);
+	/* Kept for the next open, as a stat keeps what it built. */
+	if (!res && (keep = malloc(*len ? *len : 1))) {
+		memcpy(keep, *data, *len);
+		overview_remember(fs->overview, file, project, &listing.key, *len, &keep);
+	}
+	free(keep);
+	overviewlist_free(&listing);
+	return res;
 }

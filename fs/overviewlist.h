@@ -11,6 +11,8 @@
 #include "caller.h"
 #include "pisessionfs.h"
 
+struct overview_top;
+
 struct overview_item {
 	char *project, *name;
 	/* A subagent's session (family.h): the project and the name it is
@@ -34,6 +36,12 @@ struct overview_list {
 	/* The folders of the project listed last, sorted: which of its
 	 * sessions have a family folder, at one listing per project. */
 	char *folders_of;
+	int folders_fd; /* that project's folder, open (in fds); -1 */
+	int *fds;       /* the project folders opened, closed once the families are read */
+	size_t n_fds;
+	/* The walk's sessions, their families read after it (overviewlist.c). */
+	struct overview_top *tops;
+	size_t n_tops, cap_tops;
 	char **folders;
 	size_t n_folders, cap_folders;
 	struct overview_item *items;

@@ -199,10 +199,26 @@ static void family_note_run(struct family_walk *w, const char *name)
 		w->n_runs++;
 }
 
+/* Marks the member found in rel with the given stem as having a family
+ * of its own: the folder stem lies beside its file. */
+static void family_mark_owner(struct family_walk *w, const char *rel, const char *stem)
+{
+	size_t pl = strlen(w->project) + 1 + strlen(w->stem);
+	for (size_t i = 0; i < w->fam->n; i++) {
+		struct family_member *m = &w->fam->members[i];
+		const char *in = m->dir ? m->dir + pl : NULL; /* "" or "/REL" */
+		if (in && m->stem && !strcmp(m->stem, stem) &&
+		    (*rel ? in[0] == '/' && !strcmp(in + 1, rel) : !*in))
+			m->has_family = 1;
+	}
+}
+
 static void family_walk_dir(struct family_walk *w, int fd, const char *rel, int depth)
 {
 	struct stat st;
 	char where[PATH_MAX];
+	char **owned = NULL; /* folders here that are a session's own family */
+	size_t n_owned = 0;
 	if (fstat(fd, &st) == 0 && (size_t)snprintf(where, sizeof where, "%s%s%s", w->stem, *rel ? "/" : "", rel) <
 					  sizeof where)
 		family_note_sig(w, where, &st);
@@ -221,7 +237,17 @@ static void family_walk_dir(struct family_walk *w, int fd, const char *rel, int 
 			continue;
 		if (S_ISREG(sb.st_mode) && n > 6 && strcmp(name + n - 6, ".jsonl") == 0) {
 			family_found(w, rel, name);
-		} else if (S_ISDIR(sb.st_mode) && depth < FAMILY_DEPTH && !family_is_session_folder(dirfd(d), name)) {
+		} else if (S_ISDIR(sb.st_mode) && family_is_session_folder(dirfd(d), name)) {
+			char **grown = realloc(owned, (n_owned + 1) * sizeof *grown);
+			if (!grown || !(grown[n_owned] = strdup(name))) {
+				if (grown)
+					owned = grown;
+				w->err = PS_ERR_NOMEM;
+				continue;
+			}
+			owned = grown;
+			n_owned++;
+		} else if (S_ISDIR(sb.st_mode) && depth < FAMILY_DEPTH) {
 			if (depth == 1 && strcmp(name, "forks") != 0)
 				family_note_run(w, name);
 			char sub[PATH_MAX];
@@ -233,6 +259,13 @@ static void family_walk_dir(struct family_walk *w, int fd, const char *rel, int 
 		}
 	}
 	closedir(d);
+	/* After the loop: the file may be listed after its folder. */
+	for (size_t i = 0; i < n_owned; i++) {
+		if (!w->err)
+			family_mark_owner(w, rel, owned[i]);
+		free(owned[i]);
+	}
+	free(owned);
 }
 
 /* ------------------------------------------------------- the artifacts */
@@ -500,32 +533,43 @@ static void family_name_all(struct family_walk *w, int projfd)
 ps_err family_read(struct ps_store *store, struct family_cache *cache, const char *project, const char *stem,
 		   struct family **out)
 {
+	int projfd = -1;
+	*out = NULL;
+	if (!*project || strlen(project) >= STORE_PROJECT_MAX || strchr(stem, '/'))
+		return family_read_at(store, cache, -1, project, stem, out);
+	ps_err err = store_open_project(store, project, &projfd);
+	if (err)
+		return err == PS_ERR_NOMEM ? err : PS_ERR_NOENT;
+	err = family_read_at(store, cache, projfd, project, stem, out);
+	close(projfd);
+	return err;
+}
+
+ps_err family_read_at(struct ps_store *store, struct family_cache *cache, int projfd, const char *project,
+		      const char *stem, struct family **out)
+{
 	struct family_walk w = { .stem = stem };
-	int projfd = -1, fd = -1;
+	int fd = -1;
 	struct family_artifacts *a = NULL;
-	ps_err err;
+	(void)store;
 	*out = NULL;
 	if (!(w.fam = calloc(1, sizeof *w.fam)))
 		return PS_ERR_NOMEM;
 	w.fam->refs = 1;
-	if (!*project || strlen(project) >= sizeof w.project || strchr(stem, '/'))
+	if (projfd < 0 || !*project || strlen(project) >= sizeof w.project || strchr(stem, '/'))
 		goto done; /* a flat store's sessions keep no families here */
 	memcpy(w.project, project, strlen(project) + 1);
-	if ((err = store_open_project(store, project, &projfd))) {
-		family_free(w.fam);
-		return err == PS_ERR_NOMEM ? err : PS_ERR_NOENT;
-	}
-	fd = openat(projfd, stem, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
-		goto done;
+	/* Kept while every folder it was read from, STEM/ first, is as it
+	 * was: no need to open STEM/ to know it is there. */
 	struct family *kept = familycache_family(cache, projfd, project, stem);
 	if (kept) {
-		close(fd);
-		close(projfd);
 		family_free(w.fam);
 		*out = kept;
 		return PS_OK;
 	}
+	fd = openat(projfd, stem, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		goto done;
 	if (!(w.fam->folder = malloc(strlen(project) + strlen(stem) + 2))) {
 		close(fd);
 		w.err = PS_ERR_NOMEM;
@@ -554,14 +598,24 @@ done:
 	for (size_t i = 0; i < w.n_sigs; i++)
 		free(w.sigs[i].rel);
 	free(w.sigs);
-	if (projfd >= 0)
-		close(projfd);
 	if (w.err) {
 		family_free(w.fam);
 		return w.err;
 	}
 	*out = w.fam;
 	return PS_OK;
+}
+
+ps_err family_stat_member(int projfd, const char *project, const struct family_member *m, struct stat *st)
+{
+	size_t pl = strlen(project);
+	char rel[PATH_MAX];
+	if (!m->stem || !m->dir || strncmp(m->dir, project, pl) != 0 || m->dir[pl] != '/' ||
+	    (size_t)snprintf(rel, sizeof rel, "%s/%s.jsonl", m->dir + pl + 1, m->stem) >= sizeof rel)
+		return PS_ERR_NOENT;
+	if (fstatat(projfd, rel, st, AT_SYMLINK_NOFOLLOW) != 0)
+		return errno == ENOMEM ? PS_ERR_NOMEM : PS_ERR_NOENT;
+	return S_ISREG(st->st_mode) ? PS_OK : PS_ERR_NOENT;
 }
 
 const struct family_member *family_find(const struct family *fam, const char *name, int *artifact)

@@ -49,6 +49,9 @@ struct family_member {
 	char *run_id; /* FAMILY_RUN, else NULL */
 	char *agent;  /* the agent's name, from the artifacts; NULL when none say */
 	int index;    /* FAMILY_RUN: the N of run-N; else -1 */
+	/* A folder named stem lies beside its session file: its own
+	 * subagents' family (read with family_read(dir, stem)). */
+	int has_family;
 	/* Store-relative paths of the run's artifacts ("PROJECT/subagent-
 	 * artifacts/…"), NULL where there is none. */
 	char *artifact[FAMILY_ARTIFACT_KINDS];
@@ -83,7 +86,17 @@ void family_cache_free(struct family_cache *cache);
  * PS_ERR_NOMEM, or PS_ERR_NOENT for a project path the store refuses. */
 ps_err family_read(struct ps_store *store, struct family_cache *cache, const char *project, const char *stem,
 		   struct family **out);
+/* family_read with projfd, the project folder's descriptor (borrowed),
+ * already open: a walk over a project's families opens it once. */
+ps_err family_read_at(struct ps_store *store, struct family_cache *cache, int projfd, const char *project,
+		      const char *stem, struct family **out);
 void family_free(struct family *family);
+
+/* The attributes of member m's session file, m of a family read from
+ * project, whose folder projfd is (borrowed): a stat by a path relative
+ * to it, for walks over thousands of children.  PS_ERR_NOENT where the
+ * file is gone or no longer a regular file. */
+ps_err family_stat_member(int projfd, const char *project, const struct family_member *m, struct stat *st);
 
 /* The member a name of the listing stands for: the member, with *artifact
  * -1 for its session directory or the artifact it names; NULL if none.

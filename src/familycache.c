@@ -263,8 +263,8 @@ struct family *familycache_family(struct family_cache *c, int projfd, const char
 	int same = fam != NULL;
 	for (size_t i = 0; i < n; i++) {
 		struct stat st;
-		int there = sigs[i].rel && fstatat(projfd, sigs[i].rel, &st, AT_SYMLINK_NOFOLLOW) == 0;
-		if (!sigs[i].rel || (sigs[i].ino ? !there || st.st_ino != sigs[i].ino ||
+		int there = same && sigs[i].rel && fstatat(projfd, sigs[i].rel, &st, AT_SYMLINK_NOFOLLOW) == 0;
+		if (!same || !sigs[i].rel || (sigs[i].ino ? !there || st.st_ino != sigs[i].ino ||
 						       st.st_mtim.tv_sec != sigs[i].mtime.tv_sec ||
 						       st.st_mtim.tv_nsec != sigs[i].mtime.tv_nsec
 						 : there))

@@ -372,6 +372,12 @@ static ps_err store_list(struct ps_store *st, const char *dir, enum store_listin
 		/* The directory entry's type is the lstat type where the file
 		 * system fills it in: a 5,000-session listing then costs no
 		 * stat per file. */
+		/* Where the type is known, a folder listing passes over
+		 * the files and a session listing over the folders
+		 * without a stat: only a project may be a symlink that is
+		 * followed. */
+		if (!need_stat && !follow && de->d_type != DT_UNKNOWN && de->d_type != want)
+			continue;
 		if (need_stat || de->d_type != want) {
 			/* Session files as they are (never through a symlink),
 			 * project directories followed. */
