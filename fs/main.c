@@ -151,7 +151,7 @@ static void psfs_disk_note(void *ctx, const char *what)
  * read, by default: the first search of an 11 GB store leaves about 20 s
  * of writing on two cores. */
 #define PSFS_KEEP_AT_EXIT_S 30
-#define PSFS_DISK_FORMAT "rows c,m,d 1; catalog k 1; infos i " INFOFREEZE_MAGIC
+#define PSFS_DISK_FORMAT "rows c,m,d 1; catalog k 1; infos i " INFOFREEZE_MAGIC "; families f 1; files o 1"
 
 /* What searches read and the keeper has not kept on disk yet is kept
  * now, once the mount is gone, within -o keep_at_exit: a mount that
@@ -190,6 +190,7 @@ static int psfs_disk_open(struct psfs *fs)
 	}
 	overview_memo_set_disk(fs->overview, fs->disk);
 	infocache_set_disk(fs->infos, fs->disk);
+	family_cache_set_disk(fs->family, fs->disk);
 	return 0;
 }
 

@@ -12,6 +12,7 @@
 #include "fanout.h"
 #include "overviewlist.h"
 #include "filememo.h"
+#include "listingmemo.h"
 #include "sessioninfo.h"
 #include "overview.h"
 #include "sessionsmd.h"
@@ -591,6 +592,7 @@ struct overview_slot {
 
 struct overview_memo {
 	struct filememo *rows; /* each session's rows (filememo.h), NULL: none kept */
+	struct diskmemo *disk; /* each file's last text, across mounts (listingmemo.h); borrowed */
 	pthread_mutex_t lock;
 	struct overview_slot slot[OVERVIEW_SLOTS];
 	uint64_t clock;
@@ -701,6 +703,35 @@ static char *overview_copy_text(struct overview_memo *memo, int file, const char
 	return text;
 }
 
+/* The name file of project is kept under on disk (listingmemo.h). */
+static void overview_disk_name(int file, const char *project, char *name, size_t size)
+{
+	snprintf(name, size, "%s/%s", project ? project : "", overview_names[file]);
+}
+
+/* The text of file as of listing, from the disk (new), or NULL. */
+static char *overview_disk_text(struct overview_memo *memo, int file, const char *project, const struct buf *listing,
+				size_t *len)
+{
+	char name[STORE_PROJECT_MAX + 32];
+	struct buf text = BUF_INIT;
+	overview_disk_name(file, project, name, sizeof name);
+	if (listingmemo_get(memo->disk, name, listing, &text) != 1) {
+		buf_free(&text);
+		return NULL;
+	}
+	*len = text.len;
+	return text.data ? text.data : strdup("");
+}
+
+static void overview_disk_keep(struct overview_memo *memo, int file, const char *project, const struct buf *listing,
+			       const char *text, size_t len)
+{
+	char name[STORE_PROJECT_MAX + 32];
+	overview_disk_name(file, project, name, sizeof name);
+	listingmemo_put(memo->disk, name, listing, text, len);
+}
+
 static int overview_file_of(const char *name)
 {
 	for (size_t i = 0; i < OVERVIEW_N_FILES; i++)
@@ -725,7 +756,13 @@ int overview_size(struct psfs *fs, const char *name, const char *project, size_t
 	/* Kept under the listing it was built from: a session that changes
 	 * meanwhile changes the listing of every later stat and open, so
 	 * what was read of it is never taken for the file as listed. */
-	res = overview_build_listed(fs, name, project, &list, &text, len);
+	if ((text = overview_disk_text(fs->overview, file, project, &list.key, len))) {
+		res = 0;
+	} else {
+		res = overview_build_listed(fs, name, project, &list, &text, len);
+		if (!res)
+			overview_disk_keep(fs->overview, file, project, &list.key, text, *len);
+	}
 	if (!res)
 		overview_remember(fs->overview, file, project, &list.key, *len, &text);
 out:
@@ -749,8 +786,10 @@ struct overview_memo *overview_memo_new(void)
 
 void overview_memo_set_disk(struct overview_memo *memo, struct diskmemo *disk)
 {
-	if (memo)
+	if (memo) {
 		filememo_set_disk(memo->rows, disk);
+		memo->disk = disk;
+	}
 }
 
 struct filememo *overview_memo_rows(struct overview_memo *memo)
@@ -838,20 +877,29 @@ int overview_open(struct psfs *fs, const struct psfs_path *p, int flags, char **
 	char *keep = NULL;
 	if ((flags & O_ACCMODE) != O_RDONLY)
 		return -EACCES;
-	*data = overviewlist_make(fs, project, 0, &listing) == 0
-		? overview_copy_text(fs->overview, file, project, &listing.key, len) : NULL;
-	overviewlist_free(&listing);
-	if (*data)
-		return 0;
-	ps_err err = overviewlist_make(fs, project, 1, &listing);
+	ps_err err = overviewlist_make(fs, project, 0, &listing);
 	if (err)
 		return -psfs_errno(err);
-	res = overview_build_listed(fs, name, project, &listing, data, len);
+	if ((*data = overview_copy_text(fs->overview, file, project, &listing.key, len))) {
+		res = 0;
+		goto out;
+	}
+	if ((*data = overview_disk_text(fs->overview, file, project, &listing.key, len))) {
+		res = 0;
+	} else {
+		overviewlist_free(&listing);
+		if ((err = overviewlist_make(fs, project, 1, &listing)))
+			return -psfs_errno(err);
+		res = overview_build_listed(fs, name, project, &listing, data, len);
+		if (!res)
+			overview_disk_keep(fs->overview, file, project, &listing.key, *data, *len);
+	}
 	/* Kept for the next open, as a stat keeps what it built. */
 	if (!res && (keep = malloc(*len ? *len : 1))) {
 		memcpy(keep, *data, *len);
 		overview_remember(fs->overview, file, project, &listing.key, *len, &keep);
 	}
+out:
 	free(keep);
 	overviewlist_free(&listing);
 	return res;

@@ -46,8 +46,11 @@ static int overview_list_add(struct overview_list *l, const char *project, const
 		(int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec,
 		(int64_t)st->st_ctim.tv_sec * 1000000000 + st->st_ctim.tv_nsec,
 	};
-	/* Names end in NUL, so no two listings run together alike. */
+	/* Names end in NUL, so no two listings run together alike.  A
+	 * subagent's session adds the name it is shown with: it comes from
+	 * its family's folders and artifacts, not from its file. */
 	if (buf_put(&l->key, project, strlen(project) + 1) || buf_put(&l->key, name, strlen(name) + 1) ||
+	    (shown_name && buf_put(&l->key, shown_name, strlen(shown_name) + 1)) ||
 	    buf_put(&l->key, &stamp, sizeof stamp))
 		return l->failed = 1;
 	if (!l->with_items)

@@ -13,6 +13,8 @@
 #include <jansson.h>
 #include "family.h"
 #include "familycache.h"
+#include "familydisk.h"
+#include "diskmemo.h"
 
 /* How deep below STEM/ a child's session file may lie (pi-subagents: 2,
  * STEM/RUNID/run-N/), and how many members a family may have: a bound
@@ -60,17 +62,6 @@ static void family_note_sig(struct family_walk *w, const char *rel, const struct
 	w->n_sigs++;
 }
 
-static void family_member_clear(struct family_member *m)
-{
-	free(m->name);
-	free(m->dir);
-	free(m->stem);
-	free(m->run_id);
-	free(m->agent);
-	for (size_t k = 0; k < FAMILY_ARTIFACT_KINDS; k++)
-		free(m->artifact[k]);
-}
-
 static void family_hold(struct family *fam)
 {
 	__atomic_add_fetch(&fam->refs, 1, __ATOMIC_ACQ_REL);
@@ -86,18 +77,9 @@ void family_cache_free(struct family_cache *c)
 	familycache_free(c);
 }
 
-void family_free(struct family *fam)
+void family_cache_set_disk(struct family_cache *c, struct diskmemo *disk)
 {
-	if (!fam || __atomic_sub_fetch(&fam->refs, 1, __ATOMIC_ACQ_REL) != 0)
-		return;
-	for (size_t i = 0; i < fam->n; i++)
-		family_member_clear(&fam->members[i]);
-	free(fam->members);
-	for (size_t i = 0; i < fam->n_artifacts; i++)
-		free(fam->artifacts[i]);
-	free(fam->artifacts);
-	free(fam->folder);
-	free(fam);
+	familycache_set_disk(c, disk);
 }
 
 static struct family_member *family_add(struct family_walk *w)
@@ -545,6 +527,54 @@ ps_err family_read(struct ps_store *store, struct family_cache *cache, const cha
 	return err;
 }
 
+/* The disk cache's key of project/stem's family, in key: 0, -1 on memory. */
+static int family_disk_key(const char *project, const char *stem, struct buf *key)
+{
+	return buf_putc(key, FAMILYDISK_KEY_PREFIX) || buf_puts(key, project) || buf_putc(key, '/') ||
+			       buf_puts(key, stem)
+		       ? -1
+		       : 0;
+}
+
+/* The family kept on disk for project/stem, whose folder's stamp is
+ * *stamp, when every folder it was read from is as it was then: a new
+ * reference, also kept in the mount's memory; else NULL. */
+static struct family *family_from_disk(struct family_cache *cache, int projfd, const char *project,
+				       const char *stem, const struct filestamp *stamp)
+{
+	struct diskmemo *disk = familycache_disk(cache);
+	struct buf key = BUF_INIT, val = BUF_INIT;
+	struct family *fam = NULL;
+	struct family_sig *sigs = NULL;
+	size_t n = 0;
+	if (disk && !family_disk_key(project, stem, &key) && diskmemo_get(disk, key.data, key.len, stamp, &val) == 1 &&
+	    familydisk_decode(val.data, val.len, &fam, &sigs, &n) == PS_OK && !familycache_sigs_unchanged(projfd, sigs, n)) {
+		family_free(fam);
+		fam = NULL;
+	}
+	if (fam)
+		familycache_keep(cache, project, stem, fam, &sigs, &n);
+	for (size_t i = 0; i < n; i++)
+		free(sigs[i].rel);
+	free(sigs);
+	buf_free(&key);
+	buf_free(&val);
+	return fam;
+}
+
+/* Keeps the family just read on disk, under its folder's stamp as it was
+ * before the walk (a folder changed meanwhile then misses next time). */
+static void family_to_disk(struct family_cache *cache, const char *project, const char *stem,
+			   const struct filestamp *stamp, const struct family_walk *w)
+{
+	struct diskmemo *disk = familycache_disk(cache);
+	struct buf key = BUF_INIT, val = BUF_INIT;
+	if (disk && !family_disk_key(project, stem, &key) && !familydisk_encode(w->fam, w->sigs, w->n_sigs, &val))
+		diskmemo_put(disk, key.data, key.len, stamp, val.data, val.len);
+	buf_free(&key);
+	buf_free(&val);
+}
+
 ps_err family_read_at(struct ps_store *store, struct family_cache *cache, int projfd, const char *project,
 		      const char *stem, struct family **out)
 {
@@ -563,6 +593,16 @@ ps_err family_read_at(struct ps_store *store, struct family_cache *cache, int pr
 	 * was: no need to open STEM/ to know it is there. */
 	struct family *kept = familycache_family(cache, projfd, project, stem);
 	if (kept) {
+		family_free(w.fam);
+		*out = kept;
+		return PS_OK;
+	}
+	struct stat folder_st;
+	struct filestamp folder_stamp;
+	if (fstatat(projfd, stem, &folder_st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR(folder_st.st_mode))
+		goto done;
+	filestamp_of(&folder_st, &folder_stamp);
+	if ((kept = family_from_disk(cache, projfd, project, stem, &folder_stamp))) {
 		family_free(w.fam);
 		*out = kept;
 		return PS_OK;
@@ -588,6 +628,8 @@ ps_err family_read_at(struct ps_store *store, struct family_cache *cache, int pr
 		family_match_run(&w, a, w.runs[i]);
 	if (!w.err)
 		family_name_all(&w, projfd);
+	if (!w.err)
+		family_to_disk(cache, project, stem, &folder_stamp, &w);
 	if (!w.err)
 		familycache_keep(cache, project, stem, w.fam, &w.sigs, &w.n_sigs);
 done:

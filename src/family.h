@@ -21,53 +21,13 @@
 #include <sys/stat.h>
 #include "ps_error.h"
 #include "store.h"
+#include "familydata.h"
 
 /* The folder of a project that holds the runs' artifacts. */
 #define FAMILY_ARTIFACTS_DIR "subagent-artifacts"
 
-enum family_kind {
-	FAMILY_RUN,   /* STEM/RUNID/run-N/ */
-	FAMILY_FORK,  /* STEM/forks/ */
-	FAMILY_OTHER, /* any other folder below STEM/ */
-};
-
-enum family_artifact {
-	FAMILY_INPUT,  /* the task: NAME.input.md */
-	FAMILY_OUTPUT, /* the whole result: NAME.output.md */
-	FAMILY_META,   /* timing, usage, exit code: NAME.meta.json */
-	FAMILY_ARTIFACT_KINDS
-};
-
 /* The suffix a member's artifact is listed with beside it (".input.md"). */
 extern const char *const family_artifact_suffix[FAMILY_ARTIFACT_KINDS];
-
-struct family_member {
-	char *name;  /* as listed: unique in the family, sorts in start order */
-	char *dir;   /* the project path of its session's folder; NULL: artifacts only */
-	char *stem;  /* its session file without ".jsonl"; NULL: artifacts only */
-	enum family_kind kind;
-	char *run_id; /* FAMILY_RUN, else NULL */
-	char *agent;  /* the agent's name, from the artifacts; NULL when none say */
-	int index;    /* FAMILY_RUN: the N of run-N; else -1 */
-	/* A folder named stem lies beside its session file: its own
-	 * subagents' family (read with family_read(dir, stem)). */
-	int has_family;
-	/* Store-relative paths of the run's artifacts ("PROJECT/subagent-
-	 * artifacts/…"), NULL where there is none. */
-	char *artifact[FAMILY_ARTIFACT_KINDS];
-};
-
-struct family {
-	size_t n;
-	struct family_member *members; /* in the order they started */
-	/* Store-relative paths of every artifact of the family's runs (all
-	 * names RUNID_… of a run folder below STEM/): what goes to the trash
-	 * with the family. */
-	char **artifacts;
-	size_t n_artifacts;
-	char *folder; /* "PROJECT/STEM", when the folder is there; else NULL */
-	unsigned refs; /* private: a family kept by a family_cache is shared, immutable */
-};
 
 /* Remembers each project's artifact folder listing while the folder is
  * unchanged (a project of a thousand parents keeps tens of thousands of
@@ -75,6 +35,11 @@ struct family {
 struct family_cache;
 struct family_cache *family_cache_new(void);
 void family_cache_free(struct family_cache *cache);
+/* Keeps each family read in the cache kept across mounts too (diskmemo.h;
+ * borrowed, outlives the cache): a mount started again checks a family's
+ * folders' stamps instead of walking them. */
+struct diskmemo;
+void family_cache_set_disk(struct family_cache *cache, struct diskmemo *disk);
 
 /* The family of PROJECT/STEM.jsonl: *out is the caller's (family_free;
  * never to be changed: with a cache it may be shared), with n == 0 when
@@ -90,7 +55,6 @@ ps_err family_read(struct ps_store *store, struct family_cache *cache, const cha
  * already open: a walk over a project's families opens it once. */
 ps_err family_read_at(struct ps_store *store, struct family_cache *cache, int projfd, const char *project,
 		      const char *stem, struct family **out);
-void family_free(struct family *family);
 
 /* The attributes of member m's session file, m of a family read from
  * project, whose folder projfd is (borrowed): a stat by a path relative

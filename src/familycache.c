@@ -36,7 +36,33 @@ struct family_cache {
 	struct family_kept *buckets[FAMILY_CACHE_BUCKETS];
 	struct family_kept *ring[FAMILY_CACHE_FAMILIES]; /* in the order kept: the oldest goes first */
 	size_t ring_next;
+	struct diskmemo *disk; /* borrowed; NULL: nothing kept across mounts */
 };
+
+void familycache_set_disk(struct family_cache *c, struct diskmemo *disk)
+{
+	if (c)
+		c->disk = disk;
+}
+
+struct diskmemo *familycache_disk(const struct family_cache *c)
+{
+	return c ? c->disk : NULL;
+}
+
+int familycache_sigs_unchanged(int projfd, const struct family_sig *sigs, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		struct stat st;
+		int there = sigs[i].rel && fstatat(projfd, sigs[i].rel, &st, AT_SYMLINK_NOFOLLOW) == 0;
+		if (!sigs[i].rel || (sigs[i].ino ? !there || st.st_ino != sigs[i].ino ||
+							   st.st_mtim.tv_sec != sigs[i].mtime.tv_sec ||
+							   st.st_mtim.tv_nsec != sigs[i].mtime.tv_nsec
+						 : there))
+			return 0;
+	}
+	return 1;
+}
 
 static void family_artifacts_put(struct family_artifacts *a)
 {
@@ -250,7 +276,7 @@ struct family *familycache_family(struct family_cache *c, int projfd, const char
 	while (k && !family_kept_is(k, project, stem))
 		k = k->next;
 	/* The stamps are looked at without the lock: a copy of them. */
-	if (k && (sigs = malloc(k->n_sigs * sizeof *sigs + 1))) {
+	if (k && (sigs = calloc(k->n_sigs + 1, sizeof *sigs))) {
 		n = k->n_sigs;
 		fam = k->fam;
 		c->hold(fam);
@@ -260,17 +286,9 @@ struct family *familycache_family(struct family_cache *c, int projfd, const char
 		}
 	}
 	pthread_mutex_unlock(&c->lock);
-	int same = fam != NULL;
-	for (size_t i = 0; i < n; i++) {
-		struct stat st;
-		int there = same && sigs[i].rel && fstatat(projfd, sigs[i].rel, &st, AT_SYMLINK_NOFOLLOW) == 0;
-		if (!same || !sigs[i].rel || (sigs[i].ino ? !there || st.st_ino != sigs[i].ino ||
-						       st.st_mtim.tv_sec != sigs[i].mtime.tv_sec ||
-						       st.st_mtim.tv_nsec != sigs[i].mtime.tv_nsec
-						 : there))
-			same = 0;
+	int same = fam != NULL && familycache_sigs_unchanged(projfd, sigs, n);
+	for (size_t i = 0; i < n; i++)
 		free(sigs[i].rel);
-	}
 	free(sigs);
 	if (!same && fam) {
 		c->release(fam);

@@ -53,6 +53,16 @@ struct family_sig {
 	struct timespec mtime;
 };
 
+/* Whether every folder of sigs[0..n) (relative to projfd, the project's
+ * folder) is as it was when noted: 1, else 0. */
+int familycache_sigs_unchanged(int projfd, const struct family_sig *sigs, size_t n);
+
+/* Backs the cache with the one kept across mounts (diskmemo.h; borrowed,
+ * outlives the cache): family.c keeps each family read there too. */
+struct diskmemo;
+void familycache_set_disk(struct family_cache *c, struct diskmemo *disk);
+struct diskmemo *familycache_disk(const struct family_cache *c);
+
 /* The family kept for project/stem (projfd its project folder), a new
  * reference, when every folder it was read from is as it was then;
  * else NULL. */

@@ -5,10 +5,15 @@
  * is followed and a child's own family folder is not its parent's, that
  * the artifact listing is kept while its folder is unchanged, that a
  * project path names a child's folder in the store, and the lookups by
- * header (parentSession, id) and store-wide by id and name. */
+ * header (parentSession, id) and store-wide by id and name; that a
+ * member knows whether a family of its own lies beside it, and that a
+ * family kept on disk is given to a later mount while its folders are
+ * unchanged, its bytes read back whole or refused. */
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "diskmemo.h"
+#include "familydisk.h"
 #include "familysearch.h"
 #include "helpers.h"
 #include "store.h"
@@ -179,6 +184,139 @@ START_TEST(test_family_kept)
 }
 END_TEST
 
+/* Whether a folder of its own lies beside each member's file. */
+START_TEST(test_family_has_family)
+{
+	struct ps_store *st;
+	struct family *fam = NULL;
+	ck_assert_int_eq(store_open(root, 0, &st), PS_OK);
+	ck_assert_int_eq(family_read(st, NULL, P, S, &fam), PS_OK);
+	ck_assert_uint_eq(fam->n, 4);
+	for (size_t i = 0; i < fam->n; i++)
+		ck_assert_int_eq(fam->members[i].has_family, i == 1); /* run1/run-0's session/ */
+	family_free(fam);
+	store_free(st);
+}
+END_TEST
+
+static void family_note_ignore(void *ctx, const char *what)
+{
+	(void)ctx, (void)what;
+}
+
+static struct diskmemo *family_disk_open(const char *dir)
+{
+	struct diskmemo *m = NULL;
+	ck_assert_int_eq(diskmemo_open(dir, root, "family test 1", family_note_ignore, NULL, &m), PS_OK);
+	return m;
+}
+
+/* A later mount (another cache) is given the family kept on disk while
+ * its folders are as they were: a child's header rewritten in place
+ * (which no walk would miss) shows it came from there; a new run folder
+ * makes it read anew. */
+START_TEST(test_family_disk)
+{
+	char dir[600];
+	struct ps_store *st;
+	struct family *a = NULL, *b = NULL;
+	snprintf(dir, sizeof dir, "%s/cache", root);
+	ck_assert_int_eq(store_open(root, 0, &st), PS_OK);
+	struct diskmemo *disk = family_disk_open(dir);
+	struct family_cache *cache = family_cache_new();
+	family_cache_set_disk(cache, disk);
+	ck_assert_int_eq(family_read(st, cache, P, S, &a), PS_OK);
+	ck_assert_uint_eq(a->n, 4);
+	family_cache_free(cache);
+	diskmemo_free(disk);
+	put(P "/" S "/run1/run-1/session.jsonl", CHILD_HDR("c1", "2026-01-01T00:00:08.000Z"));
+
+	disk = family_disk_open(dir);
+	cache = family_cache_new();
+	family_cache_set_disk(cache, disk);
+	ck_assert_int_eq(family_read(st, cache, P, S, &b), PS_OK);
+	ck_assert_ptr_ne(a, b);
+	ck_assert_uint_eq(b->n, a->n);
+	for (size_t i = 0; i < a->n; i++) {
+		ck_assert_str_eq(b->members[i].name, a->members[i].name);
+		ck_assert_int_eq(b->members[i].has_family, a->members[i].has_family);
+		ck_assert_int_eq(b->members[i].index, a->members[i].index);
+		ck_assert_int_eq(b->members[i].kind, a->members[i].kind);
+		for (int k = 0; k < FAMILY_ARTIFACT_KINDS; k++)
+			ck_assert_pstr_eq(b->members[i].artifact[k], a->members[i].artifact[k]);
+	}
+	ck_assert_uint_eq(b->n_artifacts, a->n_artifacts);
+	ck_assert_str_eq(b->folder, a->folder);
+	family_free(b);
+	family_cache_free(cache);
+
+	/* without the disk, the walk names run-1 by its new header */
+	ck_assert_int_eq(family_read(st, NULL, P, S, &b), PS_OK);
+	ck_assert_str_eq(b->members[0].name, "2026-01-01T00-00-05-000Z_scout_run1_0");
+	family_free(b);
+
+	mk(P "/" S "/run2");
+	cache = family_cache_new();
+	family_cache_set_disk(cache, disk);
+	ck_assert_int_eq(family_read(st, cache, P, S, &b), PS_OK);
+	ck_assert_str_eq(b->members[1].name, "2026-01-01T00-00-08-000Z_my_agent_run1_1");
+	family_free(b);
+	family_cache_free(cache);
+	diskmemo_free(disk);
+	family_free(a);
+	store_free(st);
+}
+END_TEST
+
+/* The bytes give back what was kept, and any cut or damaged copy is
+ * refused or read within its bounds (ASan watches), never past them. */
+START_TEST(test_family_disk_bytes)
+{
+	struct ps_store *st;
+	struct family *fam = NULL, *back = NULL;
+	struct family_sig sigs[2] = { { "stem", 12, { 34, 56 } }, { "subagent-artifacts", 0, { 0, 0 } } }, *got = NULL;
+	size_t n = 0;
+	struct buf bytes = BUF_INIT;
+	ck_assert_int_eq(store_open(root, 0, &st), PS_OK);
+	ck_assert_int_eq(family_read(st, NULL, P, S, &fam), PS_OK);
+	ck_assert_int_eq(familydisk_encode(fam, sigs, 2, &bytes), 0);
+	ck_assert_int_eq(familydisk_decode(bytes.data, bytes.len, &back, &got, &n), PS_OK);
+	ck_assert_uint_eq(back->n, fam->n);
+	ck_assert_pstr_eq(back->members[3].stem, NULL);
+	ck_assert_str_eq(back->members[1].dir, fam->members[1].dir);
+	ck_assert_uint_eq(n, 2);
+	ck_assert_str_eq(got[1].rel, "subagent-artifacts");
+	ck_assert_uint_eq(got[0].ino, 12);
+	ck_assert_int_eq(got[0].mtime.tv_nsec, 56);
+	family_free(back);
+	for (size_t i = 0; i < n; i++)
+		free(got[i].rel);
+	free(got);
+	for (size_t cut = 0; cut < bytes.len; cut++) {
+		char *copy = malloc(cut ? cut : 1);
+		memcpy(copy, bytes.data, cut);
+		ck_assert_int_eq(familydisk_decode(copy, cut, &back, &got, &n), PS_ERR_INVALID);
+		ck_assert_ptr_null(back);
+		free(copy);
+	}
+	for (size_t at = 0; at < bytes.len; at++) {
+		char *copy = malloc(bytes.len);
+		memcpy(copy, bytes.data, bytes.len);
+		copy[at] ^= (char)0xa5;
+		if (familydisk_decode(copy, bytes.len, &back, &got, &n) == PS_OK) {
+			family_free(back);
+			for (size_t i = 0; i < n; i++)
+				free(got[i].rel);
+			free(got);
+		}
+		free(copy);
+	}
+	buf_free(&bytes);
+	family_free(fam);
+	store_free(st);
+}
+END_TEST
+
 static int family_may_all(void *ctx, const struct stat *st)
 {
 	(void)ctx, (void)st;
@@ -212,6 +350,9 @@ Suite *family_suite(void)
 	tcase_add_test(tc, test_family_members);
 	tcase_add_test(tc, test_family_lookups);
 	tcase_add_test(tc, test_family_kept);
+	tcase_add_test(tc, test_family_has_family);
+	tcase_add_test(tc, test_family_disk);
+	tcase_add_test(tc, test_family_disk_bytes);
 	suite_add_tcase(s, tc);
 	return s;
 }
