@@ -23,6 +23,15 @@ struct overview_top {
 	struct overview_list sub; /* its family's sessions, as a list of their own */
 };
 
+static void overview_item_clear(struct overview_item *it)
+{
+	free(it->project);
+	free(it->name);
+	free(it->shown_project);
+	free(it->shown_name);
+	buf_free(&it->value);
+}
+
 /* Room for one more item: 1, else 0. */
 static int overview_list_reserve(struct overview_list *l)
 {
@@ -65,10 +74,7 @@ static int overview_list_add(struct overview_list *l, const char *project, const
 	it->shown_name = shown_name ? strdup(shown_name) : NULL;
 	it->st = *st;
 	if (!it->project || !it->name || (shown_project && !it->shown_project) || (shown_name && !it->shown_name)) {
-		free(it->project);
-		free(it->name);
-		free(it->shown_project);
-		free(it->shown_name);
+		overview_item_clear(it);
 		return l->failed = 1;
 	}
 	l->n++;
@@ -248,14 +254,12 @@ static void overview_families(struct overview_list *l)
 		if (!l->failed && t->sub.key.len && buf_put(&l->key, t->sub.key.data, t->sub.key.len))
 			l->failed = 1;
 		for (size_t j = 0; j < t->sub.n; j++) {
-			if (!l->failed && overview_list_reserve(l)) {
+			if (!l->failed && !overview_list_reserve(l))
+				l->failed = 1; /* never a list cut short */
+			if (!l->failed)
 				l->items[l->n++] = t->sub.items[j];
-				continue;
-			}
-			free(t->sub.items[j].project);
-			free(t->sub.items[j].name);
-			free(t->sub.items[j].shown_project);
-			free(t->sub.items[j].shown_name);
+			else
+				overview_item_clear(&t->sub.items[j]);
 		}
 		free(t->sub.items);
 		buf_free(&t->sub.key);
@@ -269,13 +273,8 @@ static void overview_families(struct overview_list *l)
 
 void overviewlist_free(struct overview_list *l)
 {
-	for (size_t i = 0; i < l->n; i++) {
-		free(l->items[i].project);
-		free(l->items[i].name);
-		free(l->items[i].shown_project);
-		free(l->items[i].shown_name);
-		buf_free(&l->items[i].value);
-	}
+	for (size_t i = 0; i < l->n; i++)
+		overview_item_clear(&l->items[i]);
 	free(l->items);
 	overview_folders_clear(l);
 	overview_fds_close(l);
