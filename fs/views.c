@@ -45,17 +45,6 @@ int views_owns(const char *path)
  * suffixes that tell equal names apart come only from those. */
 static void views_keep_readable(const struct psfs_caller *who, struct catalog_session *items, size_t *n);
 
-ps_err views_snapshot(struct psfs *fs, struct catalog_session **items, size_t *n)
-{
-	ps_err err = catalog_snapshot(fs->catalog, items, n);
-	if (err)
-		return err;
-	struct psfs_caller who;
-	psfs_caller_get(&who);
-	views_keep_readable(&who, *items, n);
-	return PS_OK;
-}
-
 /* Drops (and clears) from items what who may not read. */
 static void views_keep_readable(const struct psfs_caller *who, struct catalog_session *items, size_t *n)
 {

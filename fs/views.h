@@ -12,11 +12,6 @@ int views_getattr(struct psfs *fs, const char *path, struct stat *st);
 int views_readdir(struct psfs *fs, const char *path, void *buf, fuse_fill_dir_t filler);
 int views_readlink(struct psfs *fs, const char *path, char *buf, size_t size);
 
-/* The catalog (catalog.h) as the caller may see it: the sessions whose
- * files it may read (caller.h), newest first.  A new copy: free with
- * catalog_snapshot_free. */
-ps_err views_snapshot(struct psfs *fs, struct catalog_session **items, size_t *n);
-
 /* The views built last, kept for the next request while the catalog
  * is unchanged (one per view, for the caller it was built for): the
  * mount's fs->views, made once; NULL (a unit test's psfs) builds every

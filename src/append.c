@@ -247,12 +247,6 @@ static int append_call_on_path(const struct append_known *k, const json_t *paren
 	return 0;
 }
 
-ps_err append_validate(const struct ps_session *s, const json_t *entry, struct append_error *err)
-{
-	struct append_known k = { s, NULL, 0, NULL };
-	return append_check(&k, entry, err);
-}
-
 /* `s` is named for the session it mostly stands for. */
 static ps_err append_check(const struct append_known *s, const json_t *entry, struct append_error *err)
 {

@@ -48,10 +48,6 @@ struct append_error {
 ps_err append_items(struct ps_session *s, uint64_t generation, struct append_item *items, size_t n,
 		    struct append_error *err);
 
-/* Checks one entry as it would be appended: shape of its type, parent
- * present, id unused.  Fills err on failure. */
-ps_err append_validate(const struct ps_session *s, const json_t *entry, struct append_error *err);
-
 /* A new id (8 hex characters from libuuid) not used in the session.  The
  * caller may set it on an item before append_items when a later item of
  * the same write must refer to it.  out >= 9 bytes. */

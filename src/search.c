@@ -68,11 +68,6 @@ void search_query_free(struct search_query *q)
 	free(q);
 }
 
-int search_query_is_empty(const struct search_query *q)
-{
-	return q->empty;
-}
-
 /* UTF-16 units of valid UTF-8 s[0..n); the stand-ins of lone surrogates
  * are the single units they stand for.  New array, or NULL. */
 static uint16_t *to_utf16(const char *s, size_t n, size_t *out_len)

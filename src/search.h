@@ -106,7 +106,4 @@ int search_query_skim_enough(void *ctx, const char *lower, size_t len);
  * rules the session out only when pi does not list it. */
 int search_query_rules_out(const struct search_query *query, const struct sessioninfo *skim);
 
-/* 1 when the query is empty (pi lists every session, unfiltered). */
-int search_query_is_empty(const struct search_query *query);
-
 #endif
