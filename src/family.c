@@ -14,7 +14,6 @@
 #include "family.h"
 #include "familycache.h"
 #include "familydisk.h"
-#include "diskmemo.h"
 
 /* How deep below STEM/ a child's session file may lie (pi-subagents: 2,
  * STEM/RUNID/run-N/), and how many members a family may have: a bound
@@ -527,54 +526,6 @@ ps_err family_read(struct ps_store *store, struct family_cache *cache, const cha
 	return err;
 }
 
-/* The disk cache's key of project/stem's family, in key: 0, -1 on memory. */
-static int family_disk_key(const char *project, const char *stem, struct buf *key)
-{
-	return buf_putc(key, FAMILYDISK_KEY_PREFIX) || buf_puts(key, project) || buf_putc(key, '/') ||
-			       buf_puts(key, stem)
-		       ? -1
-		       : 0;
-}
-
-/* The family kept on disk for project/stem, whose folder's stamp is
- * *stamp, when every folder it was read from is as it was then: a new
- * reference, also kept in the mount's memory; else NULL. */
-static struct family *family_from_disk(struct family_cache *cache, int projfd, const char *project,
-				       const char *stem, const struct filestamp *stamp)
-{
-	struct diskmemo *disk = familycache_disk(cache);
-	struct buf key = BUF_INIT, val = BUF_INIT;
-	struct family *fam = NULL;
-	struct family_sig *sigs = NULL;
-	size_t n = 0;
-	if (disk && !family_disk_key(project, stem, &key) && diskmemo_get(disk, key.data, key.len, stamp, &val) == 1 &&
-	    familydisk_decode(val.data, val.len, &fam, &sigs, &n) == PS_OK && !familycache_sigs_unchanged(projfd, sigs, n)) {
-		family_free(fam);
-		fam = NULL;
-	}
-	if (fam)
-		familycache_keep(cache, project, stem, fam, &sigs, &n);
-	for (size_t i = 0; i < n; i++)
-		free(sigs[i].rel);
-	free(sigs);
-	buf_free(&key);
-	buf_free(&val);
-	return fam;
-}
-
-/* Keeps the family just read on disk, under its folder's stamp as it was
- * before the walk (a folder changed meanwhile then misses next time). */
-static void family_to_disk(struct family_cache *cache, const char *project, const char *stem,
-			   const struct filestamp *stamp, const struct family_walk *w)
-{
-	struct diskmemo *disk = familycache_disk(cache);
-	struct buf key = BUF_INIT, val = BUF_INIT;
-	if (disk && !family_disk_key(project, stem, &key) && !familydisk_encode(w->fam, w->sigs, w->n_sigs, &val))
-		diskmemo_put(disk, key.data, key.len, stamp, val.data, val.len);
-	buf_free(&key);
-	buf_free(&val);
-}
-
 ps_err family_read_at(struct ps_store *store, struct family_cache *cache, int projfd, const char *project,
 		      const char *stem, struct family **out)
 {
@@ -602,7 +553,7 @@ ps_err family_read_at(struct ps_store *store, struct family_cache *cache, int pr
 	if (fstatat(projfd, stem, &folder_st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR(folder_st.st_mode))
 		goto done;
 	filestamp_of(&folder_st, &folder_stamp);
-	if ((kept = family_from_disk(cache, projfd, project, stem, &folder_stamp))) {
+	if ((kept = familydisk_get(cache, projfd, project, stem, &folder_stamp))) {
 		family_free(w.fam);
 		*out = kept;
 		return PS_OK;
@@ -629,7 +580,7 @@ ps_err family_read_at(struct ps_store *store, struct family_cache *cache, int pr
 	if (!w.err)
 		family_name_all(&w, projfd);
 	if (!w.err)
-		family_to_disk(cache, project, stem, &folder_stamp, &w);
+		familydisk_put(cache, project, stem, &folder_stamp, w.fam, w.sigs, w.n_sigs);
 	if (!w.err)
 		familycache_keep(cache, project, stem, w.fam, &w.sigs, &w.n_sigs);
 done:

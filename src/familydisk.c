@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include "diskmemo.h"
 #include "familydisk.h"
 
 /* What the bytes start with: a later layout changes it, and bytes of
@@ -185,4 +186,47 @@ ps_err familydisk_decode(const char *data, size_t len, struct family **out, stru
 	*sigs_out = sigs;
 	*n_out = n_sigs;
 	return PS_OK;
+}
+
+/* The disk cache's key of project/stem's family, in key: 0, -1 on memory. */
+static int familydisk_key(const char *project, const char *stem, struct buf *key)
+{
+	return buf_putc(key, FAMILYDISK_KEY_PREFIX) || buf_puts(key, project) || buf_putc(key, '/') ||
+			       buf_puts(key, stem)
+		       ? -1
+		       : 0;
+}
+
+struct family *familydisk_get(struct family_cache *cache, int projfd, const char *project, const char *stem,
+			     const struct filestamp *stamp)
+{
+	struct diskmemo *disk = familycache_disk(cache);
+	struct buf key = BUF_INIT, val = BUF_INIT;
+	struct family *fam = NULL;
+	struct family_sig *sigs = NULL;
+	size_t n = 0;
+	if (disk && !familydisk_key(project, stem, &key) && diskmemo_get(disk, key.data, key.len, stamp, &val) == 1 &&
+	    familydisk_decode(val.data, val.len, &fam, &sigs, &n) == PS_OK && !familycache_sigs_unchanged(projfd, sigs, n)) {
+		family_free(fam);
+		fam = NULL;
+	}
+	if (fam)
+		familycache_keep(cache, project, stem, fam, &sigs, &n);
+	for (size_t i = 0; i < n; i++)
+		free(sigs[i].rel);
+	free(sigs);
+	buf_free(&key);
+	buf_free(&val);
+	return fam;
+}
+
+void familydisk_put(struct family_cache *cache, const char *project, const char *stem, const struct filestamp *stamp,
+		    const struct family *fam, const struct family_sig *sigs, size_t n)
+{
+	struct diskmemo *disk = familycache_disk(cache);
+	struct buf key = BUF_INIT, val = BUF_INIT;
+	if (disk && !familydisk_key(project, stem, &key) && !familydisk_encode(fam, sigs, n, &val))
+		diskmemo_put(disk, key.data, key.len, stamp, val.data, val.len);
+	buf_free(&key);
+	buf_free(&val);
 }
