@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include "autounmount.h"
 #include "cachedir.h"
 #include "cachesweep.h"
 #include "caller.h"
@@ -676,8 +677,13 @@ int main(int argc, char *argv[])
 	 * the scan would stat a mount nobody serves yet.  A store that cannot
 	 * be changed is left as it is. */
 	recover_store(fs.cfg.store, psfs_note_recovery, fs.journal);
-	if (fuse_mount(fs.fuse, cmd.mountpoint) != 0)
+	struct autounmount au;
+	autounmount_prepare(&au);
+	if (fuse_mount(fs.fuse, cmd.mountpoint) != 0) {
+		autounmount_arrange(&au);
 		goto out_signals;
+	}
+	autounmount_arrange(&au);
 	if (fuse_daemonize(cmd.foreground) != 0)
 		goto out_unmount;
 	if (!(fs.watch = watch_start(&fs)))

@@ -77,11 +77,14 @@ mount_fs "$STORE" "$AUTO"
 EXPECT_DEAD[$AUTO]=1
 kill -KILL "$DAEMON_PID"
 wait "$DAEMON_PID" 2>/dev/null || true
-for _ in $(seq 60); do
+# fusermount3 unmounts once it finds the mount dead, or never: until
+# fs/autounmount.c it failed so under load about one kill in eight.  The
+# wait only bounds how long to look.
+for _ in $(seq 200); do
 	is_mounted "$AUTO" || break
 	sleep 0.05
 done
-if is_mounted "$AUTO"; then fail "with -o auto_unmount, killing the daemon did not unmount within 3s"; else pass; fi
+if is_mounted "$AUTO"; then fail "with -o auto_unmount, killing the daemon did not unmount within 10s"; else pass; fi
 
 # --- SIGTERM: a clean exit that unmounts -----------------------------------------------------
 TERM_MP=$T_DIR/term
