@@ -83,13 +83,14 @@ static int commit_append(struct store_ref *ref, uint64_t generation, struct appe
 		id_out[0] = '\0';
 	ps_err code = append_items(ref->session, generation, items, n, &err);
 	if (err.note[0])
-		journal_log("before writing %s: %s (in %s)", path, err.note, ref->session->path);
+		journal_log("before writing %s: %s (in %s)", journal_path(path), err.note, ref->session->path);
 	if (code)
 		return commit_refuse(path, text, len, code, err.why);
 	for (size_t i = 0; i < n; i++) {
 		journal_log("appended %s %s to %s (from %s)",
 			    json_string_value(json_object_get(items[i].entry, "type")),
-			    json_string_value(json_object_get(items[i].entry, "id")), ref->session->path, path);
+			    json_string_value(json_object_get(items[i].entry, "id")), ref->session->path,
+			    journal_path(path));
 	}
 	if (id_out && n)
 		snprintf(id_out, COMMIT_ID_MAX, "%s", json_string_value(json_object_get(items[0].entry, "id")));

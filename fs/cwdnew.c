@@ -95,7 +95,7 @@ int cwdnew_mkdir(const char *path, const char *name, mode_t mode)
 	if (res == -EINVAL)
 		journal_log("refused mkdir %s: by-cwd/ writes a directory's name as it lists them ('%%' before two "
 			    "upper-case hex digits as %%25, '/' as %%2F cannot be one)",
-			    path);
+			    journal_path(path));
 	if (res)
 		return res;
 	if (views_getattr(psfs_self(), path, &st) == 0)
@@ -186,7 +186,7 @@ int cwdnew_start(const char *path, int entry_name, char **alias, int *res)
 		if (!node->link && overlay_has_children(psfs_overlay(), dir)) {
 			journal_log("refused creating %s: a directory holding directories is a path to a cwd, not a "
 				    "session (write the first file in the deepest one)",
-				    path);
+				    journal_path(path));
 			*res = -EPERM;
 		}
 	}
@@ -196,7 +196,7 @@ int cwdnew_start(const char *path, int entry_name, char **alias, int *res)
 	if (!entry_name) {
 		journal_log("refused creating %s: a session holds entries (NAME.md, NAME.json); the first one made "
 			    "here starts the session",
-			    path);
+			    journal_path(path));
 		*res = -EPERM;
 		goto out;
 	}

@@ -218,14 +218,14 @@ int psfs_open(const char *path, struct fuse_file_info *fi)
 			break;
 		case LAYOUT_RAW:
 			if (fi->flags & O_TRUNC) {
-				journal_log("refused truncating %s: history is append-only", path);
+				journal_log("refused truncating %s: history is append-only", journal_path(path));
 				err = PS_ERR_PERM;
 				goto out;
 			}
 			kind = HANDLE_RAW;
 			break;
 		default:
-			journal_log("refused writing %s: it is generated from the session", path);
+			journal_log("refused writing %s: it is generated from the session", journal_path(path));
 			err = PS_ERR_PERM;
 			goto out;
 		}
@@ -462,7 +462,8 @@ int psfs_write(const char *path, const char *buf, size_t size, off_t off, struct
 		if (f->append) {
 			off = (off_t)d->len;
 		} else if ((uint64_t)off < d->raw_base) {
-			journal_log("refused writing inside %s at offset %lld: history is append-only", f->path,
+			journal_log("refused writing inside %s at offset %lld: history is append-only",
+				    journal_path(f->path),
 				    (long long)off);
 			res = -EPERM;
 		} else {
@@ -551,7 +552,7 @@ int psfs_commit_file(const char *at, const char *as, uint64_t serial, struct dra
 	if (nomem || (pending && (!fork_id || !label))) {
 		/* Nothing appended; the text stays in the draft, where a later
 		 * commit point tries again. */
-		journal_log("could not append %s: out of memory (its text stays in the file)", as);
+		journal_log("could not append %s: out of memory (its text stays in the file)", journal_path(as));
 		res = -ENOMEM;
 		goto out;
 	}
@@ -800,7 +801,7 @@ static int psfs_commit(struct psfs_file *f, enum psfs_commit_point at)
 	if (!path) {
 		/* The text stays in the draft, where a later commit point
 		 * tries again. */
-		journal_log("could not append %s: out of memory (its text stays in the file)", f->path);
+		journal_log("could not append %s: out of memory (its text stays in the file)", journal_path(f->path));
 		res = -ENOMEM;
 		goto out;
 	}
@@ -904,7 +905,7 @@ static int psfs_sync_draft(struct psfs_file *f)
 		ps_err err = draftrecord_save(&d->record, dir, path, f->uid, f->gid, d->data, d->len);
 		if (err)
 			journal_log("could not make %s durable (%s): fsync failed; its text stays in the file",
-				    path, ps_strerror(err));
+				    journal_path(path), ps_strerror(err));
 		res = err ? -psfs_errno(err) : 0;
 	}
 	draft_unlock(d);
@@ -944,7 +945,7 @@ static void psfs_release_empty(struct psfs_file *f)
 	overlay_unlock(psfs_overlay());
 	if (path)
 		journal_log("kept %s empty: nothing appended; it becomes an entry when text is written to it "
-			    "(until then it lives in memory only)", path);
+			    "(until then it lives in memory only)", journal_path(path));
 	free(path);
 }
 

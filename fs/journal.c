@@ -37,6 +37,18 @@ struct journal {
 	const char *mountpoint; /* borrowed */
 };
 
+static const char *journal_path_in(const struct journal *j, const char *path)
+{
+	static __thread char shown[4][PATH_MAX];
+	static __thread unsigned next;
+	if (!j || !j->mountpoint || !path || path[0] != '/')
+		return path;
+	char *buf = shown[next++ % 4];
+	/* The mount's root is the mountpoint itself, not "MOUNT/". */
+	int n = snprintf(buf, PATH_MAX, "%s%s", j->mountpoint, strcmp(path, "/") ? path : "");
+	return n > 0 && n < PATH_MAX ? buf : path;
+}
+
 struct journal *journal_new(size_t rejected_budget, struct overlay *ov, const char *mountpoint)
 {
 	struct journal *j = calloc(1, sizeof *j);
@@ -192,14 +204,16 @@ void journal_reject_in(struct journal *jr, const char *path, const char *data, s
 {
 	char kept[512];
 	size_t keep;
-	const char *mp = jr->mountpoint ? jr->mountpoint : "";
 	if (!journal_keep(jr, path, data, len, NULL, kept, sizeof kept, &keep))
-		journal_log_in(jr, "refused %s: %s (and the text could not be kept: out of memory)", path, why);
+		journal_log_in(jr, "refused %s: %s (and the text could not be kept: out of memory)",
+			       journal_path_in(jr, path), why);
 	else if (keep < len)
-		journal_log_in(jr, "refused %s: %s (your text is kept in %s%s, cut to its first %zu of %zu bytes: the "
-			       "rejected texts kept are at most %zu MiB)", path, why, mp, kept, keep, len, jr->budget >> 20);
+		journal_log_in(jr, "refused %s: %s (your text is kept in %s, cut to its first %zu of %zu bytes: the "
+			       "rejected texts kept are at most %zu MiB)", journal_path_in(jr, path), why,
+			       journal_path_in(jr, kept), keep, len, jr->budget >> 20);
 	else
-		journal_log_in(jr, "refused %s: %s (your text is kept in %s%s)", path, why, mp, kept);
+		journal_log_in(jr, "refused %s: %s (your text is kept in %s)", journal_path_in(jr, path), why,
+			       journal_path_in(jr, kept));
 }
 
 void journal_recover_draft(struct journal *jr, const char *record)
@@ -223,12 +237,12 @@ void journal_recover_draft(struct journal *jr, const char *record)
 	psfs_caller_act_for(uid, gid);
 	if (journal_keep(jr, path, data, len, record, kept, sizeof kept, &keep))
 		journal_log_in(jr, "recovered %s: fsynced at %s, but the daemon was killed before the file was closed, so "
-			       "nothing was appended; the text is kept in %s%s until you remove it there (the store keeps "
-			       "it as %s until then)%s", path, time, jr->mountpoint ? jr->mountpoint : "", kept, record,
-			       keep < len ? ", cut to the budget of rejected texts there" : "");
+			       "nothing was appended; the text is kept in %s until you remove it there (the store "
+			       "keeps it as %s until then)%s", journal_path_in(jr, path), time, journal_path_in(jr, kept),
+			       record, keep < len ? ", cut to the budget of rejected texts there" : "");
 	else
 		journal_log_in(jr, "could not show %s, the text of %s fsynced at %s: out of memory (it stays in the store)",
-			       record, path, time);
+			       record, journal_path_in(jr, path), time);
 	psfs_caller_act_for_done();
 	free(path);
 	free(time);
@@ -338,6 +352,11 @@ static struct journal *journal_of_request(void)
 	struct fuse_context *ctx = fuse_get_context();
 	struct psfs *fs = ctx && ctx->fuse ? ctx->private_data : NULL;
 	return fs ? fs->journal : NULL;
+}
+
+const char *journal_path(const char *path)
+{
+	return journal_path_in(journal_of_request(), path);
 }
 
 void journal_log(const char *fmt, ...)

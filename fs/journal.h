@@ -78,6 +78,13 @@ int journal_open_in(struct journal *j, const char *path, int flags, char **data,
  * (main.c, the watcher, the sizers) takes the _in forms. */
 void journal_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void journal_reject(const char *path, const char *data, size_t len, const char *why);
+/* path, a path inside the mount ("/PROJECT/SESSION/..."), as the user can
+ * open it: the mount's absolute path before it, for the log lines, which
+ * name real paths.  Borrowed: one of four buffers of the calling thread,
+ * so a line may name up to four paths; each stays valid until the fourth
+ * next call on the thread.  path itself outside a request or when it does
+ * not fit. */
+const char *journal_path(const char *path);
 int journal_open(const char *path, int flags, char **data, size_t *len);
 
 #endif

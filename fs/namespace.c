@@ -30,7 +30,8 @@ int psfs_in_search(const char *dir, const char *path)
 	struct psfs_path p;
 	if (psfs_split(dir, &p) || !search_owns(dir, &p))
 		return 0;
-	journal_log("refused making %s: search directories show what a query finds and take nothing", path);
+	journal_log("refused making %s: search directories show what a query finds and take nothing",
+		    journal_path(path));
 	return 1;
 }
 
@@ -41,7 +42,7 @@ int psfs_locate_live(const char *path, struct psfs_path *p, struct store_ref *re
 	int res = psfs_locate(path, p, ref, node);
 	if (!res && ref->buried) {
 		store_release(psfs_self()->store, ref);
-		journal_log("refused changing %s: the session was moved to the trash", path);
+		journal_log("refused changing %s: the session was moved to the trash", journal_path(path));
 		res = -ENOENT;
 	}
 	return res;
@@ -135,11 +136,12 @@ static int psfs_create_in(const char *path, mode_t mode, struct fuse_file_info *
 	int found;
 
 	if (res) {
-		journal_log("refused creating %s: files can be made only in a session's tree directories", path);
+		journal_log("refused creating %s: files can be made only in a session's tree directories",
+			    journal_path(path));
 		return res;
 	}
 	if (kind == DIR_LABELS) {
-		journal_log("refused creating %s: labels are symlinks (ln -s ENTRY labels/NAME)", path);
+		journal_log("refused creating %s: labels are symlinks (ln -s ENTRY labels/NAME)", journal_path(path));
 		return -EPERM;
 	}
 	struct fuse_context *ctx = fuse_get_context();
@@ -150,7 +152,7 @@ static int psfs_create_in(const char *path, mode_t mode, struct fuse_file_info *
 	if (!old && !psfs_is_side_name(name) && !commit_is_entry_name(name)) {
 		overlay_unlock(psfs_overlay());
 		journal_log("refused creating %s: a session holds entries (NAME.md, NAME.json) and editors' "
-			    "side files; any other file would be lost at unmount", path);
+			    "side files; any other file would be lost at unmount", journal_path(path));
 		return -EPERM;
 	}
 	struct overlay_node *node = overlay_add(psfs_overlay(), path, OVERLAY_FILE, mode & 07777);
@@ -201,7 +203,7 @@ int psfs_truncate(const char *path, off_t size, struct fuse_file_info *fi)
 		if (f->draft && f->writable) {
 			int res = psfs_truncate_draft(f->draft, size);
 			if (res == -EPERM)
-				journal_log("refused truncating %s: history is append-only", path);
+				journal_log("refused truncating %s: history is append-only", journal_path(path));
 			return res;
 		}
 	}
@@ -214,7 +216,7 @@ int psfs_truncate(const char *path, off_t size, struct fuse_file_info *fi)
 		draft_put(d);
 		return res;
 	}
-	journal_log("refused truncating %s: history is append-only (open it for writing instead)", path);
+	journal_log("refused truncating %s: history is append-only (open it for writing instead)", journal_path(path));
 	return -EPERM;
 }
 
@@ -323,7 +325,7 @@ int psfs_symlink(const char *target, const char *path)
 	res = psfs_parent_kind(path, &kind);
 
 	if (res) {
-		journal_log("refused symlink %s: only labels/ and tree directories take symlinks", path);
+		journal_log("refused symlink %s: only labels/ and tree directories take symlinks", journal_path(path));
 		return res;
 	}
 	/* emacs's lock link .#f and the like: kept in memory only. */
@@ -366,7 +368,8 @@ int psfs_symlink(const char *target, const char *path)
 		char *had = layout_label_name(ref.session, entry);
 		char *file = layout_entry_path(ref.session, entry);
 		journal_log("refused symlink %s: %s already has the label %s, and an entry has one label; "
-			    "mv labels/%s labels/%s renames it, or rm labels/%s first", path, file ? file : target,
+			    "mv labels/%s labels/%s renames it, or rm labels/%s first", journal_path(path),
+			    file ? file : target,
 			    had ? had : "(another)", had ? had : "OLD", name, had ? had : "OLD");
 		free(had);
 		free(file);
@@ -417,7 +420,7 @@ int psfs_unlink(const char *path)
 		return res;
 	if (!psfs_split(path, &p) && p.depth == 2 && p.link_to[0]) {
 		journal_log("refused removing %s: a fork's name is its session's name (write another to its name "
-			    "file; rm -r %s deletes the session)", path, p.link_to);
+			    "file; rm -r %s deletes the session)", journal_path(path), p.link_to);
 		return -EPERM;
 	}
 	if ((res = psfs_locate(path, &p, &ref, &node)))
@@ -428,12 +431,13 @@ int psfs_unlink(const char *path)
 	} else if (node.kind == LAYOUT_RAW && strcmp(p.rest, "session.jsonl") == 0) {
 		res = psfs_session_unlink(path, &p);
 	} else if (node.kind == LAYOUT_LABEL && psfs_session_rm_refused(&p)) {
-		journal_log("refused removing %s: the same process's removal of the session was refused", path);
+		journal_log("refused removing %s: the same process's removal of the session was refused",
+			    journal_path(path));
 		res = -EPERM;
 	} else if (node.kind == LAYOUT_LABEL) {
 		res = commit_label(&ref, path, node.entry, NULL, PS_NIL);
 	} else {
-		journal_log("refused removing %s: history is append-only", path);
+		journal_log("refused removing %s: history is append-only", journal_path(path));
 		res = layout_is_dir(node.kind) ? -EISDIR : -EPERM;
 	}
 	store_release(psfs_self()->store, &ref);
@@ -464,7 +468,7 @@ int psfs_mkdir(const char *path, mode_t mode)
 	if (views_owns(dir)) {
 		journal_log("refused mkdir %s: the views hold links to sessions, not sessions; mkdir PROJECT/NAME "
 			    "starts one, or mkdir -p by-cwd/PATH/NAME for the directory PATH",
-			    path);
+			    journal_path(path));
 		free(dir);
 		return -EPERM;
 	}
@@ -480,14 +484,14 @@ int psfs_mkdir(const char *path, mode_t mode)
 			    "directory, and a folder's name does not say its directory exactly ('-' stands for '/', '\\' "
 			    "and ':'); to start a session in a directory that has no folder yet, mkdir -p "
 			    "by-cwd/PATH/NAME and write its first entry file there (echo TEXT > by-cwd/PATH/NAME/ask.md)",
-			    path);
+			    journal_path(path));
 		free(dir);
 		return -EPERM;
 	}
 	res = psfs_locate_live(dir, &p, &ref, &dirnode);
 	free(dir);
 	if (res) {
-		journal_log("refused mkdir %s: branches are made inside a session (NNNN~name)", path);
+		journal_log("refused mkdir %s: branches are made inside a session (NNNN~name)", journal_path(path));
 		return res == -EINVAL ? -EPERM : res;
 	}
 	struct ps_session *s = ref.session;
@@ -495,7 +499,8 @@ int psfs_mkdir(const char *path, mode_t mode)
 	if (end - name >= 4 && *end == '~' && end[1] && d >= 1 && d < PS_NIL)
 		depth = (uint32_t)d;
 	if (dirnode.kind != LAYOUT_TREE_DIR || !depth || !s->have_header) {
-		journal_log("refused mkdir %s: a new branch is a directory NNNN~name in a tree directory", path);
+		journal_log("refused mkdir %s: a new branch is a directory NNNN~name in a tree directory",
+			    journal_path(path));
 		res = -EPERM;
 		goto out;
 	}
@@ -526,18 +531,20 @@ int psfs_mkdir(const char *path, mode_t mode)
 				snprintf(range, sizeof range, "NNNN is %04u to %04u here", lo + 1, hi);
 			journal_log("refused mkdir %s: %s%u in this directory; a branch NNNN~name starts after the entry "
 				    "of depth NNNN-1 and beside the one of depth NNNN, so %s%s",
-				    path, fork == PS_NIL ? "no entry of depth " : "nothing follows the entry of depth ",
+				    journal_path(path),
+				    fork == PS_NIL ? "no entry of depth " : "nothing follows the entry of depth ",
 				    depth - 1, range, fork == PS_NIL ? "" : " (a new file here continues this directory)");
 			res = -ERANGE;
 			goto out;
 		}
 	} else if (!dirnode.session_root) {
-		journal_log("refused mkdir %s: a new root (0001~name) is made in the session directory", path);
+		journal_log("refused mkdir %s: a new root (0001~name) is made in the session directory",
+			    journal_path(path));
 		res = -EPERM;
 		goto out;
 	} else if (s->n_entries == 0) {
 		journal_log("refused mkdir %s: the session has no entry yet, so its first root is the session "
-			    "directory itself (a new file there starts it)", path);
+			    "directory itself (a new file there starts it)", journal_path(path));
 		res = -ERANGE;
 		goto out;
 	}
@@ -588,7 +595,7 @@ int psfs_rmdir(const char *path)
 	res = psfs_getattr(path, &st, NULL);
 	if (res)
 		return res;
-	journal_log("refused removing %s: history is append-only", path);
+	journal_log("refused removing %s: history is append-only", journal_path(path));
 	return S_ISDIR(st.st_mode) ? -EPERM : -ENOTDIR;
 }
 
@@ -611,7 +618,7 @@ int psfs_chmod(const char *path, mode_t mode, struct fuse_file_info *fi)
 	struct stat st;
 	if (psfs_getattr(path, &st, NULL) == 0 && (st.st_mode & 07777) == (mode & 07777))
 		return 0;
-	journal_log("refused chmod of %s: modes come from the session file", path);
+	journal_log("refused chmod of %s: modes come from the session file", journal_path(path));
 	return -EPERM;
 }
 
@@ -636,7 +643,7 @@ int psfs_chown(const char *path, uid_t uid, gid_t gid, struct fuse_file_info *fi
 	if (psfs_getattr(path, &st, NULL) == 0 && (uid == (uid_t)-1 || uid == st.st_uid) &&
 	    (gid == (gid_t)-1 || gid == st.st_gid))
 		return 0;
-	journal_log("refused chown of %s: owners come from the session file", path);
+	journal_log("refused chown of %s: owners come from the session file", journal_path(path));
 	return -EPERM;
 }
 

@@ -85,8 +85,8 @@ static int psfs_rename_label_link(const char *from, uint64_t serial, const char 
 	if (exists && (flags & RENAME_NOREPLACE)) {
 		res = -EEXIST;
 	} else if (entry == PS_NIL) {
-		journal_log("refused renaming %s to %s: its target %s is no longer an entry of this session", from, to,
-			    target);
+		journal_log("refused renaming %s to %s: its target %s is no longer an entry of this session",
+			    journal_path(from), journal_path(to), target);
 		res = -EINVAL;
 	} else if (exists && dst.entry == entry) {
 		res = 0; /* the label is there already */
@@ -94,7 +94,7 @@ static int psfs_rename_label_link(const char *from, uint64_t serial, const char 
 		char *had = layout_label_name(ref.session, entry);
 		journal_log("refused renaming %s to %s: the entry %s names already has the label %s, and an entry "
 			    "has one label",
-			    from, to, target, had ? had : "(another)");
+			    journal_path(from), journal_path(to), target, had ? had : "(another)");
 		free(had);
 		res = -EMLINK;
 	} else if ((label = psfs_label_of(to, name, &res))) {
@@ -172,7 +172,8 @@ static int psfs_rename_new(const char *from, uint64_t serial, const char *to, un
 			return res;
 	} else if (!known && !psfs_is_side_name(name)) {
 		journal_log("refused renaming %s to %s: a session holds entries (NAME.md, NAME.json) and "
-			    "editors' side files; any other file would be lost at unmount", from, to);
+			    "editors' side files; any other file would be lost at unmount", journal_path(from),
+			    journal_path(to));
 		return -EPERM;
 	}
 	/* Not appended (not an entry name, or nothing in it): moved.  A
@@ -202,7 +203,8 @@ static int psfs_rename_aside(const char *from, const char *to, struct store_ref 
 		return -psfs_errno(err);
 	int res = psfs_parent_kind(to, &kind);
 	if (res || kind == DIR_LABELS) {
-		journal_log("refused renaming %s to %s: an entry is put aside only inside a tree directory", from, to);
+		journal_log("refused renaming %s to %s: an entry is put aside only inside a tree directory",
+			    journal_path(from), journal_path(to));
 		free(content);
 		return res && res != -EPERM ? res : -EPERM;
 	}
@@ -236,7 +238,8 @@ int psfs_rename(const char *from, const char *to, unsigned int flags)
 	if ((res = psfs_split(from, &pf)) || (res = psfs_split(to, &pt)))
 		return res;
 	if (pf.depth < 3 || pt.depth < 3 || strcmp(pf.project, pt.project) || strcmp(pf.session, pt.session)) {
-		journal_log("refused renaming %s to %s: sessions and projects are the store's files", from, to);
+		journal_log("refused renaming %s to %s: sessions and projects are the store's files",
+			    journal_path(from), journal_path(to));
 		return -EPERM;
 	}
 
@@ -265,7 +268,7 @@ int psfs_rename(const char *from, const char *to, unsigned int flags)
 		if (!target_listed && psfs_locate(to, &pt, &ref, &dst) == 0) {
 			store_release(psfs_self()->store, &ref);
 			journal_log("refused renaming %s over %s: it was appended as a new entry when it was closed",
-				    from, to);
+				    journal_path(from), journal_path(to));
 			return -EPERM;
 		}
 		overlay_lock(psfs_overlay());
@@ -296,7 +299,8 @@ int psfs_rename(const char *from, const char *to, unsigned int flags)
 			if (dst.kind == LAYOUT_ENTRY || dst.kind == LAYOUT_NAME || dst.kind == LAYOUT_LOADOUT)
 				res = psfs_rename_over(from, serial, to, &ref, &dst, d);
 			else {
-				journal_log("refused renaming %s over %s: it is generated from the session", from, to);
+				journal_log("refused renaming %s over %s: it is generated from the session",
+					    journal_path(from), journal_path(to));
 				res = -EPERM;
 			}
 			store_release(psfs_self()->store, &ref);
@@ -321,7 +325,8 @@ int psfs_rename(const char *from, const char *to, unsigned int flags)
 		struct overlay_node *alias = overlay_add(psfs_overlay(), to, OVERLAY_ALIAS, 0);
 		res = alias && (alias->edit_of = strdup(from)) ? 0 : -ENOMEM;
 		overlay_unlock(psfs_overlay());
-		journal_log("kept %s: it is open, and libfuse hides it as %s until it is closed", from, to);
+		journal_log("kept %s: it is open, and libfuse hides it as %s until it is closed", journal_path(from),
+			    journal_path(to));
 		return res;
 	}
 	if (src.kind == LAYOUT_LABEL) {
@@ -334,7 +339,8 @@ int psfs_rename(const char *from, const char *to, unsigned int flags)
 		 * JetBrains' f___jb_old___). */
 		if (!target_listed && layout_resolve(ref.session, pt.rest, &dst) == PS_OK) {
 			store_release(psfs_self()->store, &ref);
-			journal_log("refused renaming %s to %s: history is append-only", from, to);
+			journal_log("refused renaming %s to %s: history is append-only", journal_path(from),
+				    journal_path(to));
 			return -EPERM;
 		}
 		if (target_listed && (flags & RENAME_NOREPLACE)) {
@@ -344,6 +350,6 @@ int psfs_rename(const char *from, const char *to, unsigned int flags)
 		return psfs_rename_aside(from, to, &ref, &src);
 	}
 	store_release(psfs_self()->store, &ref);
-	journal_log("refused renaming %s to %s: history is append-only", from, to);
+	journal_log("refused renaming %s to %s: history is append-only", journal_path(from), journal_path(to));
 	return -EPERM;
 }

@@ -63,7 +63,8 @@ static int psfs_session_begin(const char *path, const char *project, int fd, con
 	psfs_caller_get(&who);
 	err = sessionnew_create(fd, cwd, mode | 0600, who.uid, who.gid, stem);
 	if (err) {
-		journal_log("refused mkdir %s: the session file could not be made: %s", path, ps_strerror(err));
+		journal_log("refused mkdir %s: the session file could not be made: %s", journal_path(path),
+			    ps_strerror(err));
 		return -psfs_errno(err);
 	}
 	/* The name as `echo NAME > name` gives it: pi's appendSessionInfo. */
@@ -76,7 +77,8 @@ static int psfs_session_begin(const char *path, const char *project, int fd, con
 	free(name_path);
 	if (!res)
 		catalog_add(fs->catalog, project, *stem);
-	journal_log("mkdir %s: started the session %s%s%s (cwd %s)%s", path, project, *project ? "/" : "", *stem,
+	journal_log("mkdir %s: started the session %s%s%s (cwd %s)%s", journal_path(path), project, *project ? "/" : "",
+		    *stem,
 		    cwd, res ? ", but naming it failed" : "");
 	return res;
 }
@@ -92,7 +94,7 @@ int psfs_session_start(const char *path, const struct psfs_path *parent, const c
 	ps_err err;
 
 	if (!jstext_utf8_valid(name, strlen(name))) {
-		journal_log("refused mkdir %s: a session's name is UTF-8 text", path);
+		journal_log("refused mkdir %s: a session's name is UTF-8 text", journal_path(path));
 		return -EINVAL;
 	}
 	if ((err = store_open_project(fs->store, parent->project, &fd)))
@@ -129,7 +131,7 @@ static int psfs_cwd_folder(const char *path, const char *cwd, mode_t mode, char 
 		return -ENOMEM;
 	if (strlen(*project) > NAME_MAX) {
 		journal_log("refused starting a session in %s: pi's folder name for %s is longer than a file name may be",
-			    path, cwd);
+			    journal_path(path), cwd);
 		res = -ENAMETOOLONG;
 		goto out;
 	}
@@ -144,7 +146,7 @@ static int psfs_cwd_folder(const char *path, const char *cwd, mode_t mode, char 
 		}
 		if (fstat(root, &dir) != 0 || !psfs_caller_may_write_in(&who, &dir)) {
 			journal_log("refused starting a session in %s: the folder %s would be made in the store, where you "
-				    "may not write", path, *project);
+				    "may not write", journal_path(path), *project);
 			res = -EACCES;
 			goto out;
 		}
@@ -152,7 +154,8 @@ static int psfs_cwd_folder(const char *path, const char *cwd, mode_t mode, char 
 			*made = 1;
 		} else if (errno != EEXIST) { /* EEXIST: made meanwhile, by pi or another mount */
 			res = -errno;
-			journal_log("refused starting a session in %s: the folder %s could not be made: %s", path,
+			journal_log("refused starting a session in %s: the folder %s could not be made: %s",
+				    journal_path(path),
 				    *project, strerror(errno));
 			goto out;
 		}
@@ -163,7 +166,8 @@ static int psfs_cwd_folder(const char *path, const char *cwd, mode_t mode, char 
 			goto out;
 		}
 	} else if (!S_ISDIR(dir.st_mode) || !psfs_caller_may_write_in(&who, &dir)) {
-		journal_log("refused starting a session in %s: you may not write in its folder %s", path, *project);
+		journal_log("refused starting a session in %s: you may not write in its folder %s", journal_path(path),
+			    *project);
 		res = S_ISDIR(dir.st_mode) ? -EACCES : -ENOTDIR;
 		goto out;
 	}
@@ -199,7 +203,8 @@ int psfs_session_start_cwd(const char *path, const char *cwd, const char *name, 
 
 	*session = NULL;
 	if (!jstext_utf8_valid(name, strlen(name)) || !jstext_utf8_valid(cwd, strlen(cwd))) {
-		journal_log("refused starting a session in %s: a session's name and cwd are UTF-8 text", path);
+		journal_log("refused starting a session in %s: a session's name and cwd are UTF-8 text",
+			    journal_path(path));
 		return -EINVAL;
 	}
 	if ((res = psfs_cwd_folder(path, cwd, mode, &project, &fd, &made)))
@@ -496,7 +501,7 @@ int psfs_folder_removal_refused(const char *path)
 		journal_log("refused removing %s, and all else process %d removes under %s, which it holds open (rm -rf, "
 			    "find -delete, tar x): no session moves to the trash that way; to delete a session, rm -r its "
 			    "own directory (rm -r PROJECT/SESSION ...)",
-			    path, (int)process, what);
+			    journal_path(path), (int)process, what);
 	return refused;
 }
 
@@ -521,7 +526,7 @@ int psfs_session_unlink(const char *path, const struct psfs_path *p)
 		/* tar xf unlinks what it cannot create and tries again: the
 		 * labels it meets next are not to be cleared either. */
 		journal_log("refused removing %s: to delete a session, rm -r its directory (removing its session.jsonl "
-			    "alone deletes nothing)", path);
+			    "alone deletes nothing)", journal_path(path));
 		psfs_refused_rm_note(p);
 		return -EPERM;
 	}
@@ -536,7 +541,7 @@ int psfs_session_unlink(const char *path, const struct psfs_path *p)
 	psfs_caller_get(&c);
 	if (!psfs_caller_may_remove(&c, &dir, &file)) {
 		journal_log("refused removing %s: the session file's directory in the store is not the caller's to "
-			    "change", path);
+			    "change", journal_path(path));
 		psfs_refused_rm_note(p);
 		return -EACCES;
 	}
@@ -562,15 +567,16 @@ static void psfs_session_trash_family(struct psfs *fs, const char *path, const s
 		if (!rel)
 			continue;
 		if (asprintf(&abs, "%s/%s", root, rel) < 0) {
-			journal_log("rm -r %s: out of memory: %s stays in the store", path, rel);
+			journal_log("rm -r %s: out of memory: %s stays in the store", journal_path(path), rel);
 			continue;
 		}
 		ps_err err = trash_put(abs, fs->trash_home, geteuid(), time(NULL), &trashed);
 		if (err)
-			journal_log("rm -r %s: %s could not be moved to the trash and stays in the store: %s", path, rel,
+			journal_log("rm -r %s: %s could not be moved to the trash and stays in the store: %s",
+				    journal_path(path), rel,
 				    ps_strerror(err));
 		else
-			journal_log("rm -r %s: %s moved to the trash with it, as %s", path, rel, trashed);
+			journal_log("rm -r %s: %s moved to the trash with it, as %s", journal_path(path), rel, trashed);
 		free(abs);
 		free(trashed);
 	}
@@ -609,13 +615,15 @@ int psfs_session_rmdir(const char *path, int *res)
 		memset(w, 0, sizeof *w);
 	pthread_mutex_unlock(&fs->sessionops->walks_lock);
 	if (err) {
-		journal_log("refused removing %s: the session file could not be moved to the trash (%s): %s", path,
+		journal_log("refused removing %s: the session file could not be moved to the trash (%s): %s",
+			    journal_path(path),
 			    fs->trash_home ? fs->trash_home : "no home trash: neither $XDG_DATA_HOME nor $HOME is set",
 			    ps_strerror(err));
 		*res = err == PS_ERR_STORE_READONLY ? -EACCES : -psfs_errno(err);
 		return 1;
 	}
-	journal_log("rm -r %s: the session moved to the trash as %s (trash-restore brings it back)", path, trashed);
+	journal_log("rm -r %s: the session moved to the trash as %s (trash-restore brings it back)", journal_path(path),
+		    trashed);
 	free(trashed);
 	const char *name;
 	char *dirpath = psfs_dirname(path, &name);
@@ -663,19 +671,20 @@ static int psfs_session_fork_from(const char *target, const char *path, const st
 	psfs_caller_get(&c);
 	if (store_stat_session(fs->store, src->project, src->session, &file) != PS_OK ||
 	    !psfs_caller_may_read(&c, file.st_uid, file.st_gid, file.st_mode)) {
-		journal_log("refused ln -s %s %s: the caller may not read the session it forks", target, path);
+		journal_log("refused ln -s %s %s: the caller may not read the session it forks", target,
+			    journal_path(path));
 		return -EACCES;
 	}
 	/* The catalog before the source's session (the lock order). */
 	if (strcmp(parent->project, src->project) != 0 && !(cwd = catalog_project_cwd(fs->catalog, parent->project))) {
 		journal_log("refused ln -s %s %s: a whole session forked into %s takes that folder's cwd from the "
 			    "headers of its sessions, and it has none (a folder's name does not tell the cwd exactly)",
-			    target, path, parent->project);
+			    target, journal_path(path), parent->project);
 		return -EINVAL;
 	}
 	if (cwd && cwd[0] != '/') {
 		journal_log("refused ln -s %s %s: the cwd the sessions of %s give, %s, is not an absolute path", target,
-			    path, parent->project, cwd);
+			    journal_path(path), parent->project, cwd);
 		free(cwd);
 		return -EINVAL;
 	}
@@ -688,21 +697,22 @@ static int psfs_session_fork_from(const char *target, const char *path, const st
 		goto out;
 	}
 	if (ref.buried || (sfd = open(ref.session->path, O_RDONLY | O_CLOEXEC)) < 0) {
-		journal_log("refused ln -s %s %s: the session file could not be opened", target, path);
+		journal_log("refused ln -s %s %s: the session file could not be opened", target, journal_path(path));
 		res = ref.buried ? -ENOENT : -errno;
 		goto out;
 	}
 	err = sessionforkfrom_create(sfd, dfd, cwd, ref.session->path, name, file.st_mode & 0666, ctx->uid, ctx->gid,
 				     &stem);
 	if (err) {
-		journal_log("refused ln -s %s %s: the fork could not be written: %s", target, path,
+		journal_log("refused ln -s %s %s: the fork could not be written: %s", target, journal_path(path),
 			    err == PS_ERR_NOTSESSION ? "the source is not a session pi can fork (empty or invalid)"
 			    : err == PS_ERR_INVALID ? "the source header's cwd is not an absolute path"
 						    : ps_strerror(err));
 		res = -psfs_errno(err);
 		goto out;
 	}
-	journal_log("ln -s %s %s: forked all of %s/%s into %s as the session %s%s%s (cwd %s)", target, path,
+	journal_log("ln -s %s %s: forked all of %s/%s into %s as the session %s%s%s (cwd %s)", target,
+		    journal_path(path),
 		    src->project, src->session, *parent->project ? parent->project : "the store", parent->project,
 		    *parent->project ? "/" : "", stem, cwd ? cwd : "the source's");
 	store_release(fs->store, &ref);
@@ -743,7 +753,8 @@ int psfs_session_fork(const char *target, const char *path, const struct psfs_pa
 	ps_err err;
 
 	if (name[0] == '.' || !jstext_utf8_valid(name, strlen(name))) {
-		journal_log("refused ln -s %s %s: a fork's name is UTF-8 text, not starting with '.'", target, path);
+		journal_log("refused ln -s %s %s: a fork's name is UTF-8 text, not starting with '.'", target,
+			    journal_path(path));
 		return -EINVAL;
 	}
 	const char *base;
@@ -753,7 +764,7 @@ int psfs_session_fork(const char *target, const char *path, const struct psfs_pa
 	free(dir);
 	if (!source || psfs_locate(source, &p, &ref, &node) != 0) {
 		journal_log("refused ln -s %s %s: a link made in a project folder forks the session at the entry it "
-			    "names, and %s is no entry on this mount", target, path, target);
+			    "names, and %s is no entry on this mount", target, journal_path(path), target);
 		free(source);
 		return -EINVAL;
 	}
@@ -770,14 +781,15 @@ int psfs_session_fork(const char *target, const char *path, const struct psfs_pa
 	else if (node.kind == LAYOUT_TREE_DIR && s->n_entries)
 		leaf = node.session_root ? session_leaf(s) : s->branches[node.branch].tip;
 	if (leaf == PS_NIL || ref.buried) {
-		journal_log("refused ln -s %s %s: %s is no entry to fork at", target, path, target);
+		journal_log("refused ln -s %s %s: %s is no entry to fork at", target, journal_path(path), target);
 		res = -EINVAL;
 		goto out;
 	}
 	psfs_caller_get(&c);
 	if (store_stat_session(fs->store, p.project, p.session, &file) != PS_OK ||
 	    !psfs_caller_may_read(&c, file.st_uid, file.st_gid, file.st_mode)) {
-		journal_log("refused ln -s %s %s: the caller may not read the session it forks", target, path);
+		journal_log("refused ln -s %s %s: the caller may not read the session it forks", target,
+			    journal_path(path));
 		res = -EACCES;
 		goto out;
 	}
@@ -787,11 +799,13 @@ int psfs_session_fork(const char *target, const char *path, const struct psfs_pa
 	}
 	err = sessionfork_create(s, leaf, fd, s->path, name, file.st_mode & 0666, ctx->uid, ctx->gid, &stem);
 	if (err) {
-		journal_log("refused ln -s %s %s: the fork could not be written: %s", target, path, ps_strerror(err));
+		journal_log("refused ln -s %s %s: the fork could not be written: %s", target, journal_path(path),
+			    ps_strerror(err));
 		res = -psfs_errno(err);
 		goto out;
 	}
-	journal_log("ln -s %s %s: forked %s/%s at entry %s as the session %s%s%s", target, path, p.project, p.session,
+	journal_log("ln -s %s %s: forked %s/%s at entry %s as the session %s%s%s", target, journal_path(path),
+		    p.project, p.session,
 		    session_str(s, s->entries[leaf].id), parent->project, *parent->project ? "/" : "", stem);
 	/* The catalog reads sessions under its own lock: the source's must
 	 * not be held when it is asked (the order is catalog, then session). */

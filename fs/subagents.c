@@ -244,7 +244,7 @@ static int subagents_search_each(struct psfs *fs, const char *path, const struct
 	subagents_query_of(p->family_link, text, sizeof text);
 	if ((err = search_query_parse(text, &query, &why))) {
 		if (why)
-			journal_log("search %s: %s", path, why);
+			journal_log("search %s: %s", journal_path(path), why);
 		free(why);
 		return -psfs_errno(err);
 	}
@@ -481,7 +481,7 @@ int subagents_open(struct psfs *fs, const char *path, const struct psfs_path *p,
 		return p->family == PSFS_FAMILY_MISSING ? -ENOENT : -EISDIR;
 	if ((flags & O_ACCMODE) != O_RDONLY || (flags & O_TRUNC)) {
 		journal_log("refused writing %s: a run's artifacts are pi-subagents' record of it, kept as written",
-			    path);
+			    journal_path(path));
 		return -EPERM;
 	}
 	ps_err err = store_open_project(fs->store, "", &root);
@@ -497,7 +497,8 @@ int subagents_open(struct psfs *fs, const char *path, const struct psfs_path *p,
 		goto out;
 	}
 	if ((uint64_t)sb.st_size > SUBAGENTS_ARTIFACT_MAX) {
-		journal_log("refused reading %s: %lld bytes, over the %u MiB an artifact may have here", path,
+		journal_log("refused reading %s: %lld bytes, over the %u MiB an artifact may have here",
+			    journal_path(path),
 			    (long long)sb.st_size, SUBAGENTS_ARTIFACT_MAX >> 20);
 		res = -EFBIG;
 		goto out;
@@ -558,7 +559,7 @@ int subagents_refuse(const char *path, const char *what, int removal)
 	 * session's; its directory and what lies beside it do not. */
 	if (p.family == PSFS_FAMILY_NONE && p.depth == 3)
 		return 0;
-	journal_log("refused %s %s: %s", what, path,
+	journal_log("refused %s %s: %s", what, journal_path(path),
 		    p.family == PSFS_FAMILY_CHILDREN || p.family == PSFS_FAMILY_CHILD
 			    ? "children/ shows the sessions that name this one their parent (fork one with ln -s)"
 		    : p.family == PSFS_FAMILY_FOLDER || (p.family == PSFS_FAMILY_ARTIFACT && !p.family_depth)

@@ -100,9 +100,9 @@ assert_eq "no file was made" "$n" "$(count)"
 assert_eq "the source is still unchanged" "$before" "$(sha256sum <"$STORE/$P/$A.jsonl")"
 fsx_out cat "$MNT/.pisessionfs/log"
 assert_contains "the log names the folder without a cwd" \
-	"refused ln -s ../$P/$A/session.jsonl /$E/nowhere: a whole session forked into $E takes that folder's cwd" "$OUT"
+	"refused ln -s ../$P/$A/session.jsonl $MNT/$E/nowhere: a whole session forked into $E takes that folder's cwd" "$OUT"
 assert_contains "the log says why a file that is no session is refused" \
-	"/$Q/from junk: the fork could not be written: the source is not a session pi can fork (empty or invalid)" "$OUT"
+	"$MNT/$Q/from junk: the fork could not be written: the source is not a session pi can fork (empty or invalid)" "$OUT"
 assert_contains "the log names the fork" "forked all of $P/$A into $Q as the session $Q/$stem (cwd /home/u/my-other)" "$OUT"
 umount_fs "$MNT"
 

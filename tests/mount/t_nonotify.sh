@@ -242,7 +242,7 @@ assert_same_bytes "$BACK/$P/old.jsonl" "$T_DIR/old.before"
 assert_eq "migrate: no temporary file left" "" "$(find "$BACK/$P" -name '*pisessionfs-migrate*')"
 assert_true "migrate: the old entries keep their paths" test -f "$O/0002-assistant.vb.md"
 fsx_out cat "$MNT/.pisessionfs/log"
-assert_contains "migrate: the log says why" "refused /$P/old/new.md: the session is a version 2 file on a FUSE file system" "$OUT"
+assert_contains "migrate: the log says why" "refused $MNT/$P/old/new.md: the session is a version 2 file on a FUSE file system" "$OUT"
 assert_true "migrate: the text is kept" bash -c 'grep -lq v2-written "$1"/.pisessionfs/rejected/*' _ "$MNT"
 
 # A branch made with mkdir, written through.

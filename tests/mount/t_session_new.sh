@@ -64,14 +64,14 @@ assert_errno "File exists" mkdir "$MNT/$P/fresh idea"
 assert_errno "Invalid argument" mkdir "$MNT/$P/$(printf 'bad\xff')"
 assert_errno "Operation not permitted" mkdir "$MNT/not-flat"
 assert_contains "the log says why, and what to do instead" \
-	"refused mkdir /not-flat: project folders are made by pi, the first time it saves a session for a directory" \
+	"refused mkdir $MNT/not-flat: project folders are made by pi, the first time it saves a session for a directory" \
 	"$(fsx cat "$MNT/.pisessionfs/log")"
 assert_contains "... the folder's name is not its directory; by-cwd/ is the way" \
 	"to start a session in a directory that has no folder yet, mkdir -p by-cwd/PATH/NAME" \
 	"$(fsx tail -n 1 "$MNT/.pisessionfs/log")"
 assert_errno "Operation not permitted" mkdir "$MNT/by-name/via name"
 assert_contains "a mkdir in a view: the log says the views hold links" \
-	"refused mkdir /by-name/via name: the views hold links to sessions, not sessions; mkdir PROJECT/NAME starts one, or mkdir -p by-cwd/PATH/NAME" \
+	"refused mkdir $MNT/by-name/via name: the views hold links to sessions, not sessions; mkdir PROJECT/NAME starts one, or mkdir -p by-cwd/PATH/NAME" \
 	"$(fsx tail -n 1 "$MNT/.pisessionfs/log")"
 assert_eq "still two sessions in the project" 2 "$(ls "$STORE/$P"/*.jsonl | wc -l)"
 root_files=("$STORE"/*.jsonl)

@@ -256,7 +256,7 @@ assert_errno "Operation not permitted" bash -c "echo x > '$C0.output.md'"
 assert_errno "Operation not permitted" rm -r "$C0"
 assert_true "the store is as it was" diff -r "$T_DIR/store.orig" "$STORE"
 fsx_out cat "$MNT/.pisessionfs/log"
-assert_contains "a refusal is logged" "refused making $P/$PARENT/subagents/new" "${OUT//\/--/--}"
+assert_contains "a refusal is logged" "refused making $MNT/$P/$PARENT/subagents/new" "$OUT"
 assert_contains "and says why" "a subagent's run goes with the session that started it" "$OUT"
 
 # A child takes writes as any session: a new message lands in its file only.

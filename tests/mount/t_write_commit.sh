@@ -119,7 +119,7 @@ m=$(mark)
 assert_true "touch new.md" touch "$S/empty.md"
 wait_quiet
 assert_eq "touch appends nothing" "" "$(appended "$m")"
-assert_poll "the log says it stays empty" 5 grep -q "kept /$PROJ/s1/empty.md empty: nothing appended" \
+assert_poll "the log says it stays empty" 5 grep -q "kept $MNT/$PROJ/s1/empty.md empty: nothing appended" \
 	"$MNT/.pisessionfs/log"
 assert_true "text written to it later appends it" bash -c 'echo later >> "$1/empty.md"' _ "$S"
 wait_quiet

@@ -431,7 +431,7 @@ refused_save() {
 	local log kept
 	# What the editor saved: the entry with role: assistant.
 	sed 's/^role: user$/role: assistant/' "$T_DIR/$SESS.orig" >"$T_DIR/refused.md"
-	log=$(fsx cat "$MNT/.pisessionfs/log" | tail -n +$((MARK_LOG + 1)) | grep "refused /$PROJ/$SESS/$E: " || true)
+	log=$(fsx cat "$MNT/.pisessionfs/log" | tail -n +$((MARK_LOG + 1)) | grep "refused $MNT/$PROJ/$SESS/$E: " || true)
 	assert_contains "$what: the log says why" 'front matter field "role" cannot change (was user, now assistant)' "$log"
 	kept=$(sed -n "s|.*your text is kept in $MNT/\\(.pisessionfs/rejected/[^)]*\\)).*|\\1|p" <<<"$log" | tail -1)
 	if [[ -n $kept ]] && fsx cat "$MNT/$kept" | cmp -s - "$T_DIR/refused.md"; then

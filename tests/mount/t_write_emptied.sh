@@ -75,7 +75,7 @@ nothing_changed() {
 	assert_eq "$what: session file unchanged (sha256)" "$MARK_SHA" "$(sha256sum <"$F")"
 	# a refusal at the last close is logged just after it returns
 	assert_poll "$what: a refused line in the log" 5 bash -c 'log_has "$@"' _ "$MNT/.pisessionfs/log" \
-		$((MARK_LOG + 1)) "refused /$PROJ/s-$CASE/$E: empty file: nothing to append"
+		$((MARK_LOG + 1)) "refused $MNT/$PROJ/s-$CASE/$E: empty file: nothing to append"
 	assert_poll "$what: the entry file shows what it showed" 5 cmp -s "$S/$E" "$T_DIR/$CASE.orig"
 	assert_eq "$what: the mount lists nothing new" \
 		"$(printf '%s\n' "$BEFORE_LS" "$@" | grep . | sort)" "$(ls_names "$S" | sort)"

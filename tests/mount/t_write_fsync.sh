@@ -188,7 +188,7 @@ mount_fs "$STORE" "$MNT"
 log=$(cat "$MNT/.pisessionfs/log")
 assert_eq "the next daemon logs each recovered draft" 4 "$(grep -c '^.*recovered /' <<<"$log")"
 assert_contains "saying what happened and where the text is" \
-	"recovered /$P/s1/k.md: fsynced at " "$log"
+	"recovered $MNT/$P/s1/k.md: fsynced at " "$log"
 assert_contains "and that nothing was appended" \
 	"but the daemon was killed before the file was closed, so nothing was appended; the text is kept in $MNT/.pisessionfs/rejected/" "$log"
 R=$MNT/.pisessionfs/rejected

@@ -260,7 +260,7 @@ if need unzip unzip && need zip zip; then
 	"$PY" -I -S "$T_DIR/check.py" "$MARK_FILE" "$MARK_LINES" \
 		"[$(user_new aaaa0004 'zipped new'),$(user_new '@new0' 'zipped second')]" >"$T_DIR/uz.err" 2>&1 &&
 		pass || fail "unzip -o: the new names, and no edit of $A2: $(cat "$T_DIR/uz.err")"
-	assert_contains "unzip -o: the log says why" "refused removing /$PROJ/s-unzip-o/$A2: history is append-only" "$(new_log)"
+	assert_contains "unzip -o: the log says why" "refused removing $MNT/$PROJ/s-unzip-o/$A2: history is append-only" "$(new_log)"
 fi
 
 # --- Node's write-file-atomic ----------------------------------------------------------

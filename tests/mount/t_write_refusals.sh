@@ -102,7 +102,7 @@ refuse() {
 			fail "$what: rejected/$added holds $(show "$(cat "$T_DIR/kept")"), not the text written $(show "$(cat "$text")")"
 		fi
 		assert_contains "$what: the log names the kept text" \
-			"refused /$PROJ/$SN/$rel: " "$(grep -F "(your text is kept in $MNT/.pisessionfs/rejected/$added)" <<<"$log" || true)"
+			"refused $MNT/$PROJ/$SN/$rel: " "$(grep -F "(your text is kept in $MNT/.pisessionfs/rejected/$added)" <<<"$log" || true)"
 	else
 		fail "$what: expected one new rejected/N-${rel##*/}, got $(show "$added")"
 	fi

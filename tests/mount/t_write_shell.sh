@@ -106,7 +106,7 @@ elif text not in json.dumps(r["context"]["messages"][-1], ensure_ascii=False):
 expect_refused() {
 	local what=$1 name=$2 reason=$3 text=$4 log added
 	assert_eq "$what: session file unchanged (sha256)" "$MARK_SHA" "$(sha256sum <"$F")"
-	log=$(new_log | grep -F "refused /$PROJ/$SN/$name: " || true)
+	log=$(new_log | grep -F "refused $MNT/$PROJ/$SN/$name: " || true)
 	assert_contains "$what: the log says why" "$reason" "$log"
 	added=$(comm -13 <(printf '%s\n' "$MARK_REJ") <(ls_names "$MNT/.pisessionfs/rejected" | sort) | grep . || true)
 	if [[ $added =~ ^[0-9]+-"$name"$ ]]; then
