@@ -137,11 +137,11 @@ refused_case() {
 	else
 		fail "$what: no file in .pisessionfs/rejected/ holds the text ($(fsx ls "$REJ" | tr '\n' ' '))"
 	fi
-	local rel=${2#"$MNT"}
-	if timeout -s KILL "$TIMEOUT" grep -F "refused $rel" "$JLOG" | grep -qF "$words"; then
-		pass "$what: the log says why ($(timeout -s KILL "$TIMEOUT" grep -F "refused $rel" "$JLOG" | tail -1 | cut -c1-160))"
+	# The log names the file by its real path, $2 itself.
+	if timeout -s KILL "$TIMEOUT" grep -F "refused $2" "$JLOG" | grep -qF "$words"; then
+		pass "$what: the log says why ($(timeout -s KILL "$TIMEOUT" grep -F "refused $2" "$JLOG" | tail -1 | cut -c1-160))"
 	else
-		fail "$what: no 'refused $rel ... $words' line in the log: $(timeout -s KILL "$TIMEOUT" tail -3 "$JLOG")"
+		fail "$what: no 'refused $2 ... $words' line in the log: $(timeout -s KILL "$TIMEOUT" tail -3 "$JLOG")"
 	fi
 }
 
