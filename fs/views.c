@@ -9,6 +9,7 @@
 #include "catalog.h"
 #include "familysearch.h"
 #include "escape.h"
+#include "fnv.h"
 #include "title.h"
 #include "viewname.h"
 #include "views.h"
@@ -93,10 +94,7 @@ static void views_list_free(struct views_list *l)
 
 static uint64_t views_hash(const char *s)
 {
-	uint64_t h = 1469598103934665603ULL; /* FNV-1a */
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-	return h;
+	return fnv1a_add_str(FNV1A_BASIS, s);
 }
 
 static int views_names_init(struct views_names *t, size_t n)

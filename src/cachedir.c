@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "cachedir.h"
+#include "fnv.h"
 
 /* SQLite's files beside a database, and the lock file's suffix. */
 static const char *const cachedir_tails[] = { "", "-wal", "-shm", "-journal" };
@@ -31,9 +32,7 @@ char *cachedir_default(const char *home)
 
 char *cachedir_db_path(const char *dir, const char *store_path)
 {
-	uint64_t h = 14695981039346656037ULL; /* FNV-1a of the store's path */
-	for (const char *s = store_path; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+	uint64_t h = fnv1a_add_str(FNV1A_BASIS, store_path);
 	char *path = NULL;
 	return asprintf(&path, "%s/store-%016" PRIx64 ".sqlite", dir, h) < 0 ? NULL : path;
 }

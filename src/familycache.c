@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "familycache.h"
+#include "fnv.h"
 
 /* Projects whose artifact folder listing is kept. */
 #define FAMILY_CACHE_PROJECTS 16
@@ -249,12 +250,8 @@ static void family_kept_free(struct family_cache *c, struct family_kept *k)
 
 static size_t family_bucket(const char *project, const char *stem)
 {
-	uint64_t h = 14695981039346656037ULL; /* FNV-1a over project, '/', stem */
-	for (const char *p = project; *p; p++)
-		h = (h ^ (unsigned char)*p) * 1099511628211ULL;
-	h = (h ^ '/') * 1099511628211ULL;
-	for (const char *p = stem; *p; p++)
-		h = (h ^ (unsigned char)*p) * 1099511628211ULL;
+	uint64_t h = fnv1a_add_str(FNV1A_BASIS, project);
+	h = fnv1a_add_str(fnv1a_add(h, "/", 1), stem);
 	return (size_t)(h % FAMILY_CACHE_BUCKETS);
 }
 

@@ -1,5 +1,6 @@
 /* A whole derived file kept on disk under its listing (listingmemo.h). */
 #include <string.h>
+#include "fnv.h"
 #include "listingmemo.h"
 
 /* Two 64-bit hashes of the listing, seeded apart (FNV-1a, and a
@@ -10,10 +11,9 @@
  * sessions.md wrong. */
 static void listingmemo_stamp(const struct buf *listing, struct filestamp *stamp)
 {
-	uint64_t a = 14695981039346656037ULL, b = 0x9e3779b97f4a7c15ULL;
+	uint64_t a = fnv1a_add(FNV1A_BASIS, listing->data, listing->len), b = 0x9e3779b97f4a7c15ULL;
 	const unsigned char *p = (const unsigned char *)listing->data;
 	for (size_t i = 0; i < listing->len; i++) {
-		a = (a ^ p[i]) * 1099511628211ULL;
 		b = (b ^ p[i]) * 0xff51afd7ed558ccdULL;
 		b = (b << 31) | (b >> 33);
 	}

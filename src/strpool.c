@@ -1,5 +1,6 @@
 #include <stdlib.h>
 #include <string.h>
+#include "fnv.h"
 #include "strpool.h"
 
 ps_err strpool_add(struct strpool *pool, const char *s, size_t n, uint32_t *off)
@@ -29,16 +30,14 @@ void strpool_free(struct strpool *pool)
 	memset(pool, 0, sizeof *pool);
 }
 
-/* FNV-1a: ids are short, and this is deterministic, which the derived ids
- * of version-1 sessions rely on. */
+/* FNV-1a from a basis one digit short of FNV's own, as it was first
+ * written: the ids derived for version-1 sessions and the ~h names of
+ * escaped file names are made with it, and a name once shown must stay. */
+#define STRPOOL_HASH_BASIS 1469598103934665603ULL
+
 uint64_t strpool_hash(const char *s, size_t n)
 {
-	uint64_t h = 1469598103934665603ULL;
-	for (size_t i = 0; i < n; i++) {
-		h ^= (unsigned char)s[i];
-		h *= 1099511628211ULL;
-	}
-	return h;
+	return fnv1a_add(STRPOOL_HASH_BASIS, s, n);
 }
 
 static int strmap_key_eq(const struct strpool *pool, const struct strmap_slot *slot, uint32_t hash, const char *key,

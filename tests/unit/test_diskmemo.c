@@ -12,12 +12,14 @@
 #include <utime.h>
 #include "cachedir.h"
 #include "diskmemo.h"
+#include "fnv.h"
 #include "helpers.h"
 #include "infohelpers.h"
 #include "infocache.h"
 #include "infokeeper.h"
 #include "infofreeze.h"
 #include "sessioninfo.h"
+#include "strpool.h"
 #include "suites.h"
 
 static char notes[4096];
@@ -705,6 +707,23 @@ START_TEST(test_infokeeper)
 }
 END_TEST
 
+/* The one FNV-1a gives the published vectors; the two hashes whose values
+ * leave the process keep them: a cache's file name (a remount finds its
+ * database by it) and strpool_hash (~h names and version-1 ids shown to
+ * the user are made with it). */
+START_TEST(test_fnv_values_kept)
+{
+	ck_assert_uint_eq(fnv1a_add(FNV1A_BASIS, "", 0), 0xcbf29ce484222325ULL);
+	ck_assert_uint_eq(fnv1a_add_str(FNV1A_BASIS, "a"), 0xaf63dc4c8601ec8cULL);
+	ck_assert_uint_eq(fnv1a_add(fnv1a_add_str(FNV1A_BASIS, "foo"), "bar", 3), 0x85944171f73967e8ULL);
+	ck_assert_uint_eq(strpool_hash("abc", 3), 0xe16801510db89efdULL);
+	char *path = cachedir_db_path("/c", "/home/ana/.pi/agent/sessions");
+	ck_assert_ptr_nonnull(path);
+	ck_assert_str_eq(path, "/c/store-9790e787db5b2330.sqlite");
+	free(path);
+}
+END_TEST
+
 Suite *diskmemo_suite(void)
 {
 	Suite *s = suite_create("diskmemo");
@@ -719,6 +738,7 @@ Suite *diskmemo_suite(void)
 	tcase_add_test(tc, test_infofreeze_round_trip);
 	tcase_add_test(tc, test_infocache_disk);
 	tcase_add_test(tc, test_infokeeper);
+	tcase_add_test(tc, test_fnv_values_kept);
 	suite_add_tcase(s, tc);
 	return s;
 }
