@@ -26,7 +26,9 @@ header_field() { head -n 1 "$1" | python3 -c "import json, sys; print(json.load(
 through() {
 	local what=$1 linked=$2 mp=$3 new
 	fsx ln -s "$mp/$P/$A/0004-user.7bfd5a82.md" "$mp/$P/forked" || fail "$what: ln -s (fork) failed"
-	new=$(find "$REAL/sessions/$P" -name '*.jsonl' -newer "$REAL/sessions/$P/$B.jsonl" | head -n 1)
+	# The one session file that is neither A nor B (not "newer than B":
+	# B is put back with an old time, after which A is newer too).
+	new=$(find "$REAL/sessions/$P" -name '*.jsonl' ! -name "$A.jsonl" ! -name "$B.jsonl" | head -n 1)
 	assert_true "$what: the fork was made" test -n "$new"
 	[[ -n $new ]] && assert_eq "$what: the fork's parentSession is the path as given" \
 		"$linked/$P/$A.jsonl" "$(header_field "$new" parentSession)"

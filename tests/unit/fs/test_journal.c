@@ -171,7 +171,8 @@ START_TEST(test_journal_reject_keeps_the_text)
 	ck_assert_uint_eq(st.st_gid, 1000);
 	free(text);
 	text = log_as(1000, &len);
-	ck_assert_ptr_nonnull(strstr(text, "refused /proj/s1/new.md: no front matter (your text is kept in "
+	/* Both named by their real paths, the mount's /mnt before them. */
+	ck_assert_ptr_nonnull(strstr(text, "refused /mnt/proj/s1/new.md: no front matter (your text is kept in "
 					   "/mnt/.pisessionfs/rejected/1-new.md)\n"));
 	free(text);
 	/* Numbered on: the second refusal of the same name is kept too. */
