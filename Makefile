@@ -24,7 +24,7 @@ LDFLAGS  ?=
 ifeq ($(SANITIZE),1)
 OPT      := -O1 -g -fno-omit-frame-pointer
 SANFLAGS := -fsanitize=address,undefined,leak -fno-sanitize-recover=undefined
-# fs/lockorder.h: the lock order is asserted where the bugs are hunted.
+# src/lockorder.h: the lock order is asserted where the bugs are hunted.
 DEBUGFLAGS := -DPSFS_LOCKORDER
 endif
 # SANITIZE=thread: ThreadSanitizer, for the daemon's threads (libfuse's
@@ -68,8 +68,8 @@ DEPFLAGS := -MMD -MP
 .SECONDEXPANSION:
 NO_DEPFILE = $$(if $$(wildcard $$(basename $$@).d),,FORCE)
 .PHONY: FORCE
-CORE_CFLAGS := $(CSTD) $(WARN) $(OPT) $(SANFLAGS) $(DEPFLAGS) $(JANSSON_CFLAGS) $(UUID_CFLAGS) $(PCRE2_CFLAGS) $(SQLITE_CFLAGS) -DPS_VERSION=\"$(VERSION)\" $(CFLAGS)
-FS_CFLAGS   := $(CORE_CFLAGS) $(DEBUGFLAGS) $(FUSE_CFLAGS) -Isrc
+CORE_CFLAGS := $(CSTD) $(WARN) $(OPT) $(SANFLAGS) $(DEBUGFLAGS) $(DEPFLAGS) $(JANSSON_CFLAGS) $(UUID_CFLAGS) $(PCRE2_CFLAGS) $(SQLITE_CFLAGS) -DPS_VERSION=\"$(VERSION)\" $(CFLAGS)
+FS_CFLAGS   := $(CORE_CFLAGS) $(FUSE_CFLAGS) -Isrc
 LIBS_CORE   := $(JANSSON_LIBS) $(UUID_LIBS) $(PCRE2_LIBS) $(SQLITE_LIBS) -lpthread -lm
 
 # src/*.c only: src/cli/ is the pisession program, built on the library, not in it.

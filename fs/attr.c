@@ -16,6 +16,7 @@
 #include "content.h"
 #include "journal.h"
 #include "layout.h"
+#include "lockorder.h"
 #include "ops_internal.h"
 #include "overlay.h"
 #include "overview.h"
@@ -147,9 +148,9 @@ int psfs_getattr(const char *path, struct stat *st, struct fuse_file_info *fi)
 			/* An editor's fstat after writing sees what it wrote. */
 			res = psfs_getattr(path, st, NULL);
 			if (res == 0) {
-				pthread_mutex_lock(&f->lock);
+				lockorder_lock(&f->lock, LOCK_READER);
 				st->st_size = (off_t)f->len;
-				pthread_mutex_unlock(&f->lock);
+				lockorder_unlock(&f->lock, LOCK_READER);
 			}
 			if (res != -ENOENT)
 				return res;

@@ -173,8 +173,7 @@ int cwdnew_start(const char *path, int entry_name, char **alias, int *res)
 		free(dir);
 		return 0;
 	}
-	lockorder_take(LOCK_CWD_START);
-	pthread_mutex_lock(&cwdnew_start_lock);
+	lockorder_lock(&cwdnew_start_lock, LOCK_CWD_START);
 	overlay_lock(psfs_overlay());
 	struct overlay_node *node = overlay_get(psfs_overlay(), dir);
 	if (node && node->kind == OVERLAY_CWD && cwdnew_visible(node)) {
@@ -213,8 +212,7 @@ int cwdnew_start(const char *path, int entry_name, char **alias, int *res)
 	*res = node && node->link ? 0 : -ENOMEM;
 	overlay_unlock(psfs_overlay());
 out:
-	pthread_mutex_unlock(&cwdnew_start_lock);
-	lockorder_drop(LOCK_CWD_START);
+	lockorder_unlock(&cwdnew_start_lock, LOCK_CWD_START);
 	if (ours && !*res && asprintf(alias, "%s/%s", session, file) < 0) {
 		*alias = NULL;
 		*res = -ENOMEM;

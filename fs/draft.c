@@ -56,14 +56,12 @@ void draft_put(struct draft *d)
 
 void draft_lock(struct draft *d)
 {
-	lockorder_take(LOCK_DRAFT);
-	pthread_mutex_lock(&d->lock);
+	lockorder_lock(&d->lock, LOCK_DRAFT);
 }
 
 void draft_unlock(struct draft *d)
 {
-	pthread_mutex_unlock(&d->lock);
-	lockorder_drop(LOCK_DRAFT);
+	lockorder_unlock(&d->lock, LOCK_DRAFT);
 }
 
 size_t draft_size(const struct draft *d)
@@ -177,6 +175,3 @@ void draft_adopt(struct draft *d, char *data, size_t len)
 	draft_sized(d);
 }
 
-#ifdef PSFS_LOCKORDER
-_Thread_local unsigned lockorder_held[LOCK_LEVELS];
-#endif

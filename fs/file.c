@@ -17,6 +17,7 @@
 #include "commit.h"
 #include "draftrecord.h"
 #include "journal.h"
+#include "lockorder.h"
 #include "ops_internal.h"
 #include "sizer.h"
 #include "subagents.h"
@@ -330,10 +331,10 @@ static void psfs_grow_snapshot(struct psfs_file *f)
 	uint64_t changes, generation, had_changes, had_generation;
 	/* A reader's lock comes before a session's (psfs_read_build): the
 	 * snapshot's age is read first. */
-	pthread_mutex_lock(&f->lock);
+	lockorder_lock(&f->lock, LOCK_READER);
 	had_changes = f->changes;
 	had_generation = f->generation;
-	pthread_mutex_unlock(&f->lock);
+	lockorder_unlock(&f->lock, LOCK_READER);
 	if (psfs_locate(f->path, &p, &ref, &node))
 		return;
 	changes = ref.session->changes;
@@ -345,7 +346,7 @@ static void psfs_grow_snapshot(struct psfs_file *f)
 	store_release(psfs_self()->store, &ref);
 	if (err)
 		return;
-	pthread_mutex_lock(&f->lock);
+	lockorder_lock(&f->lock, LOCK_READER);
 	f->changes = changes;
 	f->generation = generation;
 	if (len > f->len && memcmp(data, f->data, f->len) == 0) {
@@ -354,7 +355,7 @@ static void psfs_grow_snapshot(struct psfs_file *f)
 		f->len = len;
 		data = NULL;
 	}
-	pthread_mutex_unlock(&f->lock);
+	lockorder_unlock(&f->lock, LOCK_READER);
 	free(data);
 }
 
@@ -366,7 +367,7 @@ static int psfs_read_build(struct psfs_file *f)
 	struct layout_node node;
 	int res = 0;
 
-	pthread_mutex_lock(&f->lock);
+	lockorder_lock(&f->lock, LOCK_READER);
 	if (f->lazy) {
 		res = psfs_locate(f->path, &p, &ref, &node);
 		if (!res) {
@@ -377,7 +378,7 @@ static int psfs_read_build(struct psfs_file *f)
 		if (!res)
 			f->lazy = 0;
 	}
-	pthread_mutex_unlock(&f->lock);
+	lockorder_unlock(&f->lock, LOCK_READER);
 	return res;
 }
 
@@ -403,14 +404,14 @@ int psfs_read(const char *path, char *buf, size_t size, off_t off, struct fuse_f
 		ssize_t got = pread(f->fd, buf, size, off);
 		return got < 0 ? -errno : (int)got;
 	}
-	pthread_mutex_lock(&f->lock);
+	lockorder_lock(&f->lock, LOCK_READER);
 	if ((size_t)off < f->len) {
 		if (size > f->len - (size_t)off)
 			size = f->len - (size_t)off;
 		memcpy(buf, f->data + off, size);
 		res = (int)size;
 	}
-	pthread_mutex_unlock(&f->lock);
+	lockorder_unlock(&f->lock, LOCK_READER);
 	return res;
 }
 

@@ -13,6 +13,7 @@
 #include "caller.h"
 #include "draftrecord.h"
 #include "journal.h"
+#include "lockorder.h"
 #include "overlay.h"
 #include "pisessionfs.h"
 
@@ -88,7 +89,7 @@ static void journal_vlog(struct journal *jr, const char *fmt, va_list ap)
 	psfs_caller_get(&who);
 	char owner[24];
 	snprintf(owner, sizeof owner, "%lu\t", (unsigned long)who.uid);
-	pthread_mutex_lock(&jr->lock);
+	lockorder_lock(&jr->lock, LOCK_JOURNAL);
 	size_t add = strlen(owner) + strlen(stamp) + 1 + strlen(line) + 1;
 	if (jr->len + add > JOURNAL_MAX_LOG) {
 		/* Drop whole lines from the front. */
@@ -103,7 +104,7 @@ static void journal_vlog(struct journal *jr, const char *fmt, va_list ap)
 		jr->text = grown;
 		jr->len += (size_t)sprintf(jr->text + jr->len, "%s%s %s\n", owner, stamp, line);
 	}
-	pthread_mutex_unlock(&jr->lock);
+	lockorder_unlock(&jr->lock, LOCK_JOURNAL);
 }
 
 void journal_log_in(struct journal *j, const char *fmt, ...)
@@ -163,9 +164,9 @@ static int journal_keep(struct journal *jr, const char *path, const char *data, 
 	size_t note_len = 0;
 	base = base ? base + 1 : path;
 	*keep = len;
-	pthread_mutex_lock(&jr->lock);
+	lockorder_lock(&jr->lock, LOCK_JOURNAL);
 	unsigned n = ++jr->rejected;
-	pthread_mutex_unlock(&jr->lock);
+	lockorder_unlock(&jr->lock, LOCK_JOURNAL);
 	snprintf(kept, kept_size, JOURNAL_REJECTED "/%u-%s", n, base);
 	if (len > jr->budget) {
 		/* The note's length depends on the numbers in it. */
@@ -273,13 +274,13 @@ char *journal_snapshot(struct journal *jr, size_t *len)
 {
 	struct psfs_caller who;
 	psfs_caller_get(&who);
-	pthread_mutex_lock(&jr->lock);
+	lockorder_lock(&jr->lock, LOCK_JOURNAL);
 	char *copy = malloc(jr->len + 1);
 	if (copy) {
 		*len = journal_lines_for(jr, &who, copy);
 		copy[*len] = '\0';
 	}
-	pthread_mutex_unlock(&jr->lock);
+	lockorder_unlock(&jr->lock, LOCK_JOURNAL);
 	return copy;
 }
 
@@ -287,9 +288,9 @@ size_t journal_size(struct journal *jr)
 {
 	struct psfs_caller who;
 	psfs_caller_get(&who);
-	pthread_mutex_lock(&jr->lock);
+	lockorder_lock(&jr->lock, LOCK_JOURNAL);
 	size_t n = journal_lines_for(jr, &who, NULL);
-	pthread_mutex_unlock(&jr->lock);
+	lockorder_unlock(&jr->lock, LOCK_JOURNAL);
 	return n;
 }
 

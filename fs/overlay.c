@@ -49,14 +49,12 @@ void overlay_free(struct overlay *ov)
 
 void overlay_lock(struct overlay *ov)
 {
-	lockorder_take(LOCK_OVERLAY);
-	pthread_mutex_lock(&ov->lock);
+	lockorder_lock(&ov->lock, LOCK_OVERLAY);
 }
 
 void overlay_unlock(struct overlay *ov)
 {
-	pthread_mutex_unlock(&ov->lock);
-	lockorder_drop(LOCK_OVERLAY);
+	lockorder_unlock(&ov->lock, LOCK_OVERLAY);
 }
 
 static int overlay_expired(const struct overlay_node *node)

@@ -10,6 +10,7 @@
 #include "buf.h"
 #include "caller.h"
 #include "fanout.h"
+#include "lockorder.h"
 #include "overviewlist.h"
 #include "filememo.h"
 #include "listingmemo.h"
@@ -616,7 +617,7 @@ static int overview_lookup(struct overview_memo *memo, int file, const char *pro
 			   size_t *len)
 {
 	int found = 0;
-	pthread_mutex_lock(&memo->lock);
+	lockorder_lock(&memo->lock, LOCK_OVERVIEW);
 	for (size_t i = 0; i < OVERVIEW_SLOTS && !found; i++) {
 		struct overview_slot *m = &memo->slot[i];
 		if (overview_slot_matches(m, file, project, listing)) {
@@ -625,7 +626,7 @@ static int overview_lookup(struct overview_memo *memo, int file, const char *pro
 			found = 1;
 		}
 	}
-	pthread_mutex_unlock(&memo->lock);
+	lockorder_unlock(&memo->lock, LOCK_OVERVIEW);
 	return found;
 }
 
@@ -649,7 +650,7 @@ static void overview_remember(struct overview_memo *memo, int file, const char *
 	char *key = project ? strdup(project) : NULL;
 	if (project && !key)
 		return;
-	pthread_mutex_lock(&memo->lock);
+	lockorder_lock(&memo->lock, LOCK_OVERVIEW);
 	struct overview_slot *m = NULL;
 	for (size_t i = 0; i < OVERVIEW_SLOTS && !m; i++)
 		if (overview_same_key(&memo->slot[i], file, project))
@@ -676,7 +677,7 @@ static void overview_remember(struct overview_memo *memo, int file, const char *
 	m->len = len;
 	m->text = *text;
 	m->last_use = ++memo->clock;
-	pthread_mutex_unlock(&memo->lock);
+	lockorder_unlock(&memo->lock, LOCK_OVERVIEW);
 	*listing = (struct buf)BUF_INIT;
 	*text = NULL;
 }
@@ -689,7 +690,7 @@ static char *overview_copy_text(struct overview_memo *memo, int file, const char
 				const struct buf *listing, size_t *len)
 {
 	char *text = NULL;
-	pthread_mutex_lock(&memo->lock);
+	lockorder_lock(&memo->lock, LOCK_OVERVIEW);
 	for (size_t i = 0; i < OVERVIEW_SLOTS && !text; i++) {
 		struct overview_slot *m = &memo->slot[i];
 		if (m->text && overview_slot_matches(m, file, project, listing)) {
@@ -699,7 +700,7 @@ static char *overview_copy_text(struct overview_memo *memo, int file, const char
 			break;
 		}
 	}
-	pthread_mutex_unlock(&memo->lock);
+	lockorder_unlock(&memo->lock, LOCK_OVERVIEW);
 	return text;
 }
 

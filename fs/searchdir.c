@@ -9,6 +9,7 @@
 #include "caller.h"
 #include "journal.h"
 #include "layout.h"
+#include "lockorder.h"
 #include "search.h"
 #include "searchmemo.h"
 #include "searchdir.h"
@@ -137,9 +138,9 @@ static int search_result_get(struct psfs *fs, const char *scope, const char *que
 	if ((*out = search_result_kept(fs, scope, query, &who, now)))
 		return 0;
 	struct search_result *r = NULL;
-	pthread_mutex_unlock(&sr->lock);
+	lockorder_unlock(&sr->lock, LOCK_SEARCH_RESULTS);
 	int res = search_run(fs, sr->verdicts, scope, query, &r);
-	pthread_mutex_lock(&sr->lock);
+	lockorder_lock(&sr->lock, LOCK_SEARCH_RESULTS);
 	if (res)
 		return res;
 	r->who = who;
@@ -341,14 +342,14 @@ struct search_found {
 
 static int search_find(struct psfs *fs, const char *path, const struct psfs_path *p, struct search_found *f)
 {
-	pthread_mutex_lock(&fs->search->lock);
+	lockorder_lock(&fs->search->lock, LOCK_SEARCH_RESULTS);
 	int res = search_where_of(path, p, &f->w);
 	return res ? res : search_resolve(fs, &f->w, &f->r, &f->h, &f->link);
 }
 
 static void search_done(struct psfs *fs)
 {
-	pthread_mutex_unlock(&fs->search->lock);
+	lockorder_unlock(&fs->search->lock, LOCK_SEARCH_RESULTS);
 }
 
 int search_getattr(struct psfs *fs, const char *path, const struct psfs_path *p, const struct stat *root,

@@ -18,6 +18,7 @@
 #include "family.h"
 #include "journal.h"
 #include "jstext.h"
+#include "lockorder.h"
 #include "ops_internal.h"
 #include "sessionfork.h"
 #include "sessionforkfrom.h"
@@ -312,12 +313,12 @@ static struct sessionops_state *psfs_sessionops(void)
 static void psfs_refused_rm_note(const struct psfs_path *p)
 {
 	struct sessionops_state *st = psfs_sessionops();
-	pthread_mutex_lock(&st->refused_rm_lock);
+	lockorder_lock(&st->refused_rm_lock, LOCK_RM_REFUSED);
 	unsigned i = st->refused_rm_next++ % PSFS_REFUSED_RM_KEPT;
 	st->refused_rm[i].pid = psfs_caller_process();
 	snprintf(st->refused_rm[i].session, sizeof st->refused_rm[i].session, "%s/%s", p->project, p->session);
 	st->refused_rm[i].at = time(NULL);
-	pthread_mutex_unlock(&st->refused_rm_lock);
+	lockorder_unlock(&st->refused_rm_lock, LOCK_RM_REFUSED);
 }
 
 int psfs_session_rm_refused(const struct psfs_path *p)
@@ -328,12 +329,12 @@ int psfs_session_rm_refused(const struct psfs_path *p)
 	int found = 0;
 	struct sessionops_state *st = psfs_sessionops();
 	snprintf(session, sizeof session, "%s/%s", p->project, p->session);
-	pthread_mutex_lock(&st->refused_rm_lock);
+	lockorder_lock(&st->refused_rm_lock, LOCK_RM_REFUSED);
 	for (size_t i = 0; i < PSFS_REFUSED_RM_KEPT; i++)
 		if (st->refused_rm[i].pid == pid && now - st->refused_rm[i].at < PSFS_REFUSED_RM_SECONDS &&
 		    strcmp(st->refused_rm[i].session, session) == 0)
 			found = 1;
-	pthread_mutex_unlock(&st->refused_rm_lock);
+	lockorder_unlock(&st->refused_rm_lock, LOCK_RM_REFUSED);
 	return found;
 }
 
@@ -365,7 +366,7 @@ void psfs_session_listed(const char *path)
 	struct sessionops_state *st = psfs_sessionops();
 	pid_t process = psfs_caller_process();
 	time_t now = time(NULL);
-	pthread_mutex_lock(&st->walks_lock);
+	lockorder_lock(&st->walks_lock, LOCK_RM_WALKS);
 	struct psfs_walk *w = psfs_walk_find(st, &p, process, now);
 	if (!w) {
 		/* The oldest goes. */
@@ -378,7 +379,7 @@ void psfs_session_listed(const char *path)
 		w->deleting = 0;
 	}
 	w->at = now;
-	pthread_mutex_unlock(&st->walks_lock);
+	lockorder_unlock(&st->walks_lock, LOCK_RM_WALKS);
 }
 
 int psfs_session_deleting(const struct psfs_path *p)
@@ -386,12 +387,12 @@ int psfs_session_deleting(const struct psfs_path *p)
 	struct sessionops_state *st = psfs_sessionops();
 	pid_t process = psfs_caller_process();
 	time_t now = time(NULL);
-	pthread_mutex_lock(&st->walks_lock);
+	lockorder_lock(&st->walks_lock, LOCK_RM_WALKS);
 	struct psfs_walk *w = psfs_walk_find(st, p, process, now);
 	int deleting = w && w->deleting;
 	if (deleting)
 		w->at = now;
-	pthread_mutex_unlock(&st->walks_lock);
+	lockorder_unlock(&st->walks_lock, LOCK_RM_WALKS);
 	return deleting;
 }
 
@@ -421,12 +422,12 @@ int psfs_folder_hold(const char *path, struct psfs_folder_hold **hold)
 	memcpy(h->folder, folder, len);
 	h->process = psfs_caller_process();
 	struct sessionops_state *st = psfs_sessionops();
-	pthread_mutex_lock(&st->holds_lock);
+	lockorder_lock(&st->holds_lock, LOCK_RM_HOLDS);
 	h->next = st->holds;
 	if (st->holds)
 		st->holds->prev = h;
 	st->holds = h;
-	pthread_mutex_unlock(&st->holds_lock);
+	lockorder_unlock(&st->holds_lock, LOCK_RM_HOLDS);
 	*hold = h;
 	return 0;
 }
@@ -436,14 +437,14 @@ void psfs_folder_release(struct psfs_folder_hold *hold)
 	if (!hold)
 		return;
 	struct sessionops_state *st = psfs_sessionops();
-	pthread_mutex_lock(&st->holds_lock);
+	lockorder_lock(&st->holds_lock, LOCK_RM_HOLDS);
 	if (hold->prev)
 		hold->prev->next = hold->next;
 	else
 		st->holds = hold->next;
 	if (hold->next)
 		hold->next->prev = hold->prev;
-	pthread_mutex_unlock(&st->holds_lock);
+	lockorder_unlock(&st->holds_lock, LOCK_RM_HOLDS);
 	free(hold);
 }
 
@@ -455,11 +456,11 @@ int psfs_folder_removal_refused(const char *path)
 	if (!len)
 		return 0;
 	time_t now = time(NULL);
-	pthread_mutex_lock(&st->holds_lock);
+	lockorder_lock(&st->holds_lock, LOCK_RM_HOLDS);
 	int any = st->holds != NULL;
 	for (size_t i = 0; i < PSFS_TOLD_KEPT && !any; i++)
 		any = st->told[i].process && now - st->told[i].at < PSFS_TOLD_SECONDS;
-	pthread_mutex_unlock(&st->holds_lock);
+	lockorder_unlock(&st->holds_lock, LOCK_RM_HOLDS);
 	if (!any)
 		return 0; /* no folder held open, no removal refused (the usual case): no /proc read */
 	pid_t process = psfs_caller_process();
@@ -467,7 +468,7 @@ int psfs_folder_removal_refused(const char *path)
 		return 0;
 	const char *held = NULL; /* the folder the caller holds: "" the root */
 	int told = 0, refused;
-	pthread_mutex_lock(&st->holds_lock);
+	lockorder_lock(&st->holds_lock, LOCK_RM_HOLDS);
 	/* The root's hold first: the log then names the whole mount. */
 	for (struct psfs_folder_hold *h = st->holds; h; h = h->next)
 		if (h->process == process &&
@@ -491,7 +492,7 @@ int psfs_folder_removal_refused(const char *path)
 		st->told[i].process = process;
 		st->told[i].at = now;
 	}
-	pthread_mutex_unlock(&st->holds_lock);
+	lockorder_unlock(&st->holds_lock, LOCK_RM_HOLDS);
 	/* Its rm of a label further down (in a fork's directory, deeper than
 	 * rm keeps its parents open) clears nothing either. */
 	struct psfs_path p;
@@ -519,9 +520,9 @@ int psfs_session_unlink(const char *path, const struct psfs_path *p)
 	pid_t process = psfs_caller_process();
 	time_t now = time(NULL);
 
-	pthread_mutex_lock(&st->walks_lock);
+	lockorder_lock(&st->walks_lock, LOCK_RM_WALKS);
 	int walked = psfs_walk_find(st, p, process, now) != NULL;
-	pthread_mutex_unlock(&st->walks_lock);
+	lockorder_unlock(&st->walks_lock, LOCK_RM_WALKS);
 	if (!walked) {
 		/* tar xf unlinks what it cannot create and tries again: the
 		 * labels it meets next are not to be cleared either. */
@@ -545,13 +546,13 @@ int psfs_session_unlink(const char *path, const struct psfs_path *p)
 		psfs_refused_rm_note(p);
 		return -EACCES;
 	}
-	pthread_mutex_lock(&st->walks_lock);
+	lockorder_lock(&st->walks_lock, LOCK_RM_WALKS);
 	struct psfs_walk *w = psfs_walk_find(st, p, process, now);
 	if (w) {
 		w->deleting = 1;
 		w->at = now;
 	}
-	pthread_mutex_unlock(&st->walks_lock);
+	lockorder_unlock(&st->walks_lock, LOCK_RM_WALKS);
 	return w ? 0 : -EPERM;
 }
 
@@ -609,11 +610,11 @@ int psfs_session_rmdir(const char *path, int *res)
 		psfs_session_trash_family(fs, path, fam);
 	family_free(fam);
 	pid_t process = psfs_caller_process();
-	pthread_mutex_lock(&fs->sessionops->walks_lock);
+	lockorder_lock(&fs->sessionops->walks_lock, LOCK_RM_WALKS);
 	struct psfs_walk *w = psfs_walk_find(fs->sessionops, &p, process, time(NULL));
 	if (w)
 		memset(w, 0, sizeof *w);
-	pthread_mutex_unlock(&fs->sessionops->walks_lock);
+	lockorder_unlock(&fs->sessionops->walks_lock, LOCK_RM_WALKS);
 	if (err) {
 		journal_log("refused removing %s: the session file could not be moved to the trash (%s): %s",
 			    journal_path(path),

@@ -21,6 +21,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include "lockorder.h"
 #include "pisessionfs.h"
 #include "sizer.h"
 #include "content.h"
@@ -108,7 +109,7 @@ static void *sizer_main(void *arg)
 {
 	struct sizer *sz = arg;
 	char project[STORE_PROJECT_MAX], session[NAME_MAX + 1];
-	pthread_mutex_lock(&sz->lock);
+	lockorder_lock(&sz->lock, LOCK_SIZER);
 	for (;;) {
 		uint32_t from, to;
 		while (!sz->stopping && !(sz->active && sizer_claim(sz, &from, &to)))
@@ -118,13 +119,13 @@ static void *sizer_main(void *arg)
 		uint64_t job = sz->job, generation = sz->generation;
 		memcpy(project, sz->project, sizeof project);
 		memcpy(session, sz->session, sizeof session);
-		pthread_mutex_unlock(&sz->lock);
+		lockorder_unlock(&sz->lock, LOCK_SIZER);
 		int ok = sizer_run(sz, project, session, generation, from, to);
-		pthread_mutex_lock(&sz->lock);
+		lockorder_lock(&sz->lock, LOCK_SIZER);
 		if (!ok && sz->job == job)
 			sz->active = 0;
 	}
-	pthread_mutex_unlock(&sz->lock);
+	lockorder_unlock(&sz->lock, LOCK_SIZER);
 	return NULL;
 }
 
@@ -140,10 +141,10 @@ void sizer_reading(struct sizer *sz)
 	if (!sz || !sz->n_threads)
 		return;
 	int64_t now = sizer_now();
-	pthread_mutex_lock(&sz->lock);
+	lockorder_lock(&sz->lock, LOCK_SIZER);
 	sz->quiet_until = now + SIZER_QUIET_NS;
 	sz->active = 0;
-	pthread_mutex_unlock(&sz->lock);
+	lockorder_unlock(&sz->lock, LOCK_SIZER);
 }
 
 void sizer_hint(struct sizer *sz, const char *project, const char *session, const struct ps_session *s,
@@ -152,9 +153,9 @@ void sizer_hint(struct sizer *sz, const char *project, const char *session, cons
 	if (!sz || !sz->n_threads || strlen(project) >= STORE_PROJECT_MAX || strlen(session) > NAME_MAX)
 		return;
 	int64_t now = sizer_now();
-	pthread_mutex_lock(&sz->lock);
+	lockorder_lock(&sz->lock, LOCK_SIZER);
 	if (now < sz->quiet_until) {
-		pthread_mutex_unlock(&sz->lock);
+		lockorder_unlock(&sz->lock, LOCK_SIZER);
 		return;
 	}
 	int same = sz->active && sz->generation == s->generation && strcmp(sz->project, project) == 0 &&
@@ -170,7 +171,7 @@ void sizer_hint(struct sizer *sz, const char *project, const char *session, cons
 		sz->job++;
 		pthread_cond_broadcast(&sz->wake);
 	}
-	pthread_mutex_unlock(&sz->lock);
+	lockorder_unlock(&sz->lock, LOCK_SIZER);
 }
 
 struct sizer *sizer_start(struct psfs *fs)
@@ -202,10 +203,10 @@ void sizer_stop(struct sizer *sz)
 {
 	if (!sz)
 		return;
-	pthread_mutex_lock(&sz->lock);
+	lockorder_lock(&sz->lock, LOCK_SIZER);
 	sz->stopping = 1;
 	pthread_cond_broadcast(&sz->wake);
-	pthread_mutex_unlock(&sz->lock);
+	lockorder_unlock(&sz->lock, LOCK_SIZER);
 	for (unsigned i = 0; i < sz->n_threads; i++)
 		pthread_join(sz->threads[i], NULL);
 	pthread_cond_destroy(&sz->wake);

@@ -10,6 +10,7 @@
 #include "familysearch.h"
 #include "escape.h"
 #include "fnv.h"
+#include "lockorder.h"
 #include "title.h"
 #include "viewname.h"
 #include "views.h"
@@ -395,9 +396,9 @@ static void views_put(struct psfs *fs, struct views_built *b)
 	if (!b)
 		return;
 	if (fs->views) {
-		pthread_mutex_lock(&fs->views->lock);
+		lockorder_lock(&fs->views->lock, LOCK_VIEWS);
 		last = --b->refs == 0;
-		pthread_mutex_unlock(&fs->views->lock);
+		lockorder_unlock(&fs->views->lock, LOCK_VIEWS);
 	}
 	if (last)
 		views_built_free(b);
@@ -423,13 +424,13 @@ static int views_get(struct psfs *fs, enum views_kind kind, struct views_built *
 	int res = 0;
 	psfs_caller_get(&who);
 	if (m) {
-		pthread_mutex_lock(&m->lock);
+		lockorder_lock(&m->lock, LOCK_VIEWS);
 		if (m->kinds[kind] && views_same_caller(&m->kinds[kind]->who, &who)) {
 			b = m->kinds[kind];
 			b->refs++;
 			version = b->version;
 		}
-		pthread_mutex_unlock(&m->lock);
+		lockorder_unlock(&m->lock, LOCK_VIEWS);
 	}
 	ps_err err = catalog_snapshot_since(fs->catalog, &version, &items, &n);
 	if (!err && !items && b) {
@@ -459,11 +460,11 @@ static int views_get(struct psfs *fs, enum views_kind kind, struct views_built *
 	}
 	if (m) {
 		struct views_built *old;
-		pthread_mutex_lock(&m->lock);
+		lockorder_lock(&m->lock, LOCK_VIEWS);
 		old = m->kinds[kind];
 		m->kinds[kind] = b;
 		b->refs++;
-		pthread_mutex_unlock(&m->lock);
+		lockorder_unlock(&m->lock, LOCK_VIEWS);
 		views_put(fs, old);
 	}
 	*out = b;

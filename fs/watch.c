@@ -17,6 +17,7 @@
 #include <sys/inotify.h>
 #include <sys/vfs.h>
 #include <unistd.h>
+#include "lockorder.h"
 #include "pisessionfs.h"
 #include "watch.h"
 #include <fuse_lowlevel.h>
@@ -82,12 +83,12 @@ void watch_queue(struct watch *w, const char *path)
 	char *copy = strdup(path);
 	if (!copy)
 		return;
-	pthread_mutex_lock(&w->queue_lock);
+	lockorder_lock(&w->queue_lock, LOCK_WATCH_QUEUE);
 	if (w->queued == w->queue_cap) {
 		size_t cap = w->queue_cap ? w->queue_cap * 2 : 16;
 		char **q = realloc(w->queue, cap * sizeof *q);
 		if (!q) {
-			pthread_mutex_unlock(&w->queue_lock);
+			lockorder_unlock(&w->queue_lock, LOCK_WATCH_QUEUE);
 			free(copy);
 			return;
 		}
@@ -95,7 +96,7 @@ void watch_queue(struct watch *w, const char *path)
 		w->queue_cap = cap;
 	}
 	w->queue[w->queued++] = copy;
-	pthread_mutex_unlock(&w->queue_lock);
+	lockorder_unlock(&w->queue_lock, LOCK_WATCH_QUEUE);
 	ssize_t n = write(w->wake[1], "q", 1);
 	(void)n;
 }
@@ -106,12 +107,12 @@ static void watch_family_changed(struct watch *w, const char *fam_project, const
 
 static void watch_drain_queue(struct watch *w)
 {
-	pthread_mutex_lock(&w->queue_lock);
+	lockorder_lock(&w->queue_lock, LOCK_WATCH_QUEUE);
 	char **q = w->queue;
 	size_t n = w->queued;
 	w->queue = NULL;
 	w->queued = w->queue_cap = 0;
-	pthread_mutex_unlock(&w->queue_lock);
+	lockorder_unlock(&w->queue_lock, LOCK_WATCH_QUEUE);
 	for (size_t i = 0; i < n; i++) {
 		if (q[i][0] == WATCH_FAMILY_MARK)
 			watch_family_add(w, q[i] + 1);
@@ -764,7 +765,7 @@ void watch_family(struct watch *w, const char *project, const char *stem, const 
 		free(key);
 		return;
 	}
-	pthread_mutex_lock(&w->queue_lock);
+	lockorder_lock(&w->queue_lock, LOCK_WATCH_QUEUE);
 	int known = w->n_families >= WATCH_FAMILIES_MAX;
 	for (size_t i = 0; !known && i < w->n_families; i++)
 		known = strcmp(w->families[i], key) == 0;
@@ -780,7 +781,7 @@ void watch_family(struct watch *w, const char *project, const char *stem, const 
 	}
 	if (!known)
 		w->families[w->n_families++] = key, key = NULL;
-	pthread_mutex_unlock(&w->queue_lock);
+	lockorder_unlock(&w->queue_lock, LOCK_WATCH_QUEUE);
 	if (!known)
 		watch_queue(w, request);
 	free(key);

@@ -8,6 +8,7 @@
 #include "fanout.h"
 #include "filememo.h"
 #include "fileset.h"
+#include "lockorder.h"
 #include "sessioninfo.h"
 #include "title.h"
 
@@ -103,9 +104,9 @@ ps_err catalog_new(struct ps_store *store, struct ps_catalog **out)
 
 void catalog_expire(struct ps_catalog *cat)
 {
-	pthread_mutex_lock(&cat->lock);
+	lockorder_lock(&cat->lock, LOCK_CATALOG);
 	cat->scanned_ns = 0;
-	pthread_mutex_unlock(&cat->lock);
+	lockorder_unlock(&cat->lock, LOCK_CATALOG);
 }
 
 void catalog_session_clear(struct catalog_session *c)
@@ -188,10 +189,10 @@ static struct catalog_session *catalog_find(struct ps_catalog *cat, const char *
  * oldest first. */
 static void catalog_apply_pending(struct ps_catalog *cat)
 {
-	pthread_mutex_lock(&cat->pending_lock);
+	lockorder_lock(&cat->pending_lock, LOCK_CATALOG_PENDING);
 	struct catalog_pending *p = cat->pending, *rev = NULL;
 	cat->pending = NULL;
-	pthread_mutex_unlock(&cat->pending_lock);
+	lockorder_unlock(&cat->pending_lock, LOCK_CATALOG_PENDING);
 	while (p) { /* pushed newest first: reverse */
 		struct catalog_pending *next = p->next;
 		p->next = rev;
@@ -474,12 +475,12 @@ static void catalog_read_one(void *ctx, size_t i)
 
 static void catalog_read_queued(struct ps_catalog *cat, struct catalog_walk *w)
 {
-	pthread_mutex_unlock(&cat->lock);
+	lockorder_unlock(&cat->lock, LOCK_CATALOG);
 	/* A first scan reads every session: on all cores (each read only
 	 * fills its own queue entry). */
 	(void)fanout_run(w->n_reads, cat->threads, catalog_read_one, NULL, w);
 	filememo_flush(cat->memo);
-	pthread_mutex_lock(&cat->lock);
+	lockorder_lock(&cat->lock, LOCK_CATALOG);
 	for (size_t i = 0; i < w->n_reads; i++) {
 		struct catalog_read_later *r = &w->reads[i];
 		struct catalog_session *c = catalog_find(cat, r->got.project, r->got.stem);
@@ -611,11 +612,11 @@ static ps_err catalog_freshen(struct ps_catalog *cat)
 		cat->scanned_ns = now;
 		return err;
 	}
-	pthread_mutex_lock(&cat->pending_lock);
+	lockorder_lock(&cat->pending_lock, LOCK_CATALOG_PENDING);
 	struct catalog_pending *changed = cat->watched && !cat->changed_all ? cat->changed : NULL;
 	if (changed)
 		cat->changed = NULL;
-	pthread_mutex_unlock(&cat->pending_lock);
+	lockorder_unlock(&cat->pending_lock, LOCK_CATALOG_PENDING);
 	catalog_read_changed(cat, changed, 1);
 	return PS_OK;
 }
@@ -648,11 +649,11 @@ ps_err catalog_snapshot(struct ps_catalog *cat, struct catalog_session **out, si
 ps_err catalog_snapshot_since(struct ps_catalog *cat, uint64_t *version, struct catalog_session **out, size_t *n)
 {
 	ps_err err = PS_OK;
-	pthread_mutex_lock(&cat->lock);
+	lockorder_lock(&cat->lock, LOCK_CATALOG);
 	catalog_apply_pending(cat);
 	err = catalog_freshen(cat);
 	if (!err && cat->version == *version) {
-		pthread_mutex_unlock(&cat->lock);
+		lockorder_unlock(&cat->lock, LOCK_CATALOG);
 		*out = NULL;
 		*n = 0;
 		return PS_OK;
@@ -675,7 +676,7 @@ ps_err catalog_snapshot_since(struct ps_catalog *cat, uint64_t *version, struct 
 		if (!got->project || !got->stem || !got->id || !got->cwd || !got->name || !got->title)
 			err = PS_ERR_NOMEM;
 	}
-	pthread_mutex_unlock(&cat->lock);
+	lockorder_unlock(&cat->lock, LOCK_CATALOG);
 	if (err) {
 		if (copy)
 			catalog_snapshot_free(copy, count);
@@ -702,14 +703,14 @@ static const struct catalog_session *catalog_named(const struct ps_catalog *cat,
 
 void catalog_set_watched(struct ps_catalog *cat, int watched)
 {
-	pthread_mutex_lock(&cat->pending_lock);
+	lockorder_lock(&cat->pending_lock, LOCK_CATALOG_PENDING);
 	cat->watched = watched;
-	pthread_mutex_unlock(&cat->pending_lock);
+	lockorder_unlock(&cat->pending_lock, LOCK_CATALOG_PENDING);
 }
 
 void catalog_changed(struct ps_catalog *cat, const char *project, const char *stem)
 {
-	pthread_mutex_lock(&cat->pending_lock);
+	lockorder_lock(&cat->pending_lock, LOCK_CATALOG_PENDING);
 	if (!project) {
 		cat->changed_all = 1;
 		goto out;
@@ -729,7 +730,7 @@ void catalog_changed(struct ps_catalog *cat, const char *project, const char *st
 		cat->changed_all = 1; /* out of memory: the slow way */
 	}
 out:
-	pthread_mutex_unlock(&cat->pending_lock);
+	lockorder_unlock(&cat->pending_lock, LOCK_CATALOG_PENDING);
 }
 
 /* Under the lock, on a lookup of a name no session has: brings the table
@@ -741,12 +742,12 @@ out:
 static int catalog_refresh_for_miss(struct ps_catalog *cat)
 {
 	int64_t now = catalog_now_ns();
-	pthread_mutex_lock(&cat->pending_lock);
+	lockorder_lock(&cat->pending_lock, LOCK_CATALOG_PENDING);
 	int watched = cat->watched, all = cat->changed_all;
 	struct catalog_pending *changed = NULL;
 	int scan = !cat->scanned_ns || !watched || all;
 	if (scan && cat->scanned_ns && now - cat->scanned_ns <= 1000000000) {
-		pthread_mutex_unlock(&cat->pending_lock);
+		lockorder_unlock(&cat->pending_lock, LOCK_CATALOG_PENDING);
 		return 0; /* scanned within the second */
 	}
 	if (watched) { /* what was heard is read now, by itself or in the scan */
@@ -755,7 +756,7 @@ static int catalog_refresh_for_miss(struct ps_catalog *cat)
 		if (scan)
 			cat->changed_all = 0;
 	}
-	pthread_mutex_unlock(&cat->pending_lock);
+	lockorder_unlock(&cat->pending_lock, LOCK_CATALOG_PENDING);
 	if (scan) {
 		catalog_scan(cat);
 		cat->scanned_ns = now;
@@ -772,16 +773,16 @@ int catalog_name_to_stem(struct ps_catalog *cat, const char *project, const char
 	/* The hot path (every call of the mount under a project): a session
 	 * file's own name, known to the table or to the directory, costs a
 	 * hash lookup or a stat, never a scan. */
-	pthread_mutex_lock(&cat->lock);
+	lockorder_lock(&cat->lock, LOCK_CATALOG);
 	catalog_apply_pending(cat);
 	int known = catalog_find(cat, project, name) != NULL;
-	pthread_mutex_unlock(&cat->lock);
+	lockorder_unlock(&cat->lock, LOCK_CATALOG);
 	/* Dot names (.git, .hg, .DS_Store: what shells, prompts and file
 	 * managers probe in every directory) are never a session's name
 	 * here: they must not cost a scan. */
 	if (known || name[0] == '.' || store_stat_session(cat->store, project, name, &st) == PS_OK)
 		return 0;
-	pthread_mutex_lock(&cat->lock);
+	lockorder_lock(&cat->lock, LOCK_CATALOG);
 	catalog_apply_pending(cat);
 	const struct catalog_session *c = catalog_named(cat, project, name);
 	if (!c && catalog_refresh_for_miss(cat))
@@ -790,7 +791,7 @@ int catalog_name_to_stem(struct ps_catalog *cat, const char *project, const char
 		memcpy(stem, c->stem, strlen(c->stem) + 1);
 		found = c->fork ? 2 : 1;
 	}
-	pthread_mutex_unlock(&cat->lock);
+	lockorder_unlock(&cat->lock, LOCK_CATALOG);
 	return found;
 }
 
@@ -812,10 +813,10 @@ void catalog_renamed(struct ps_catalog *cat, const char *project, const char *st
 		free(p);
 		return;
 	}
-	pthread_mutex_lock(&cat->pending_lock);
+	lockorder_lock(&cat->pending_lock, LOCK_CATALOG_PENDING);
 	p->next = cat->pending;
 	cat->pending = p;
-	pthread_mutex_unlock(&cat->pending_lock);
+	lockorder_unlock(&cat->pending_lock, LOCK_CATALOG_PENDING);
 }
 
 ps_err catalog_add(struct ps_catalog *cat, const char *project, const char *stem)
@@ -825,10 +826,10 @@ ps_err catalog_add(struct ps_catalog *cat, const char *project, const char *stem
 	if (err)
 		return err;
 	struct catalog_walk w = { cat, project, PS_OK, FILESET_INIT, 0, 0, NULL, 0, 0 };
-	pthread_mutex_lock(&cat->lock);
+	lockorder_lock(&cat->lock, LOCK_CATALOG);
 	catalog_apply_pending(cat);
 	catalog_on_session(&w, stem, &st);
-	pthread_mutex_unlock(&cat->lock);
+	lockorder_unlock(&cat->lock, LOCK_CATALOG);
 	fileset_free(&w.files);
 	return w.err;
 }
@@ -836,7 +837,7 @@ ps_err catalog_add(struct ps_catalog *cat, const char *project, const char *stem
 char *catalog_project_cwd(struct ps_catalog *cat, const char *project)
 {
 	char *cwd = NULL;
-	pthread_mutex_lock(&cat->lock);
+	lockorder_lock(&cat->lock, LOCK_CATALOG);
 	catalog_apply_pending(cat);
 	catalog_freshen(cat);
 	const struct catalog_session *best = NULL;
@@ -847,6 +848,6 @@ char *catalog_project_cwd(struct ps_catalog *cat, const char *project)
 	}
 	if (best)
 		cwd = strdup(best->cwd);
-	pthread_mutex_unlock(&cat->lock);
+	lockorder_unlock(&cat->lock, LOCK_CATALOG);
 	return cwd;
 }

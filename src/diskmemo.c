@@ -31,6 +31,7 @@
 #include <unistd.h>
 #include "cachedir.h"
 #include "diskmemo.h"
+#include "lockorder.h"
 
 /* Puts per transaction at most: a build of a 5,000-session store commits
  * a few times, not 5,000 times. */
@@ -137,12 +138,12 @@ static void diskmemo_reader_close(struct diskmemo_reader *r)
  * closed when given back: their generation is old). */
 static void diskmemo_readers_drop(struct diskmemo *m)
 {
-	pthread_mutex_lock(&m->pool_lock);
+	lockorder_lock(&m->pool_lock, LOCK_DISK_POOL);
 	m->gen++;
 	for (size_t i = 0; i < DISKMEMO_READERS; i++)
 		if (!m->readers[i].busy)
 			diskmemo_reader_close(&m->readers[i]);
-	pthread_mutex_unlock(&m->pool_lock);
+	lockorder_unlock(&m->pool_lock, LOCK_DISK_POOL);
 }
 
 static void diskmemo_close(struct diskmemo *m)
@@ -489,7 +490,7 @@ static struct diskmemo_reader *diskmemo_reader_take(struct diskmemo *m)
 {
 	struct diskmemo_reader *r = NULL;
 	unsigned gen;
-	pthread_mutex_lock(&m->pool_lock);
+	lockorder_lock(&m->pool_lock, LOCK_DISK_POOL);
 	for (int open = 1; !r && open >= 0; open--) /* an open one first */
 		for (size_t i = 0; !r && i < DISKMEMO_READERS; i++)
 			if (!m->readers[i].busy && (m->readers[i].db != NULL) == open)
@@ -497,7 +498,7 @@ static struct diskmemo_reader *diskmemo_reader_take(struct diskmemo *m)
 	if (r)
 		r->busy = 1;
 	gen = m->gen;
-	pthread_mutex_unlock(&m->pool_lock);
+	lockorder_unlock(&m->pool_lock, LOCK_DISK_POOL);
 	if (!r)
 		return NULL;
 	if (r->db && r->gen != gen)
@@ -515,9 +516,9 @@ static struct diskmemo_reader *diskmemo_reader_take(struct diskmemo *m)
 				       DISKMEMO_GET_SQL,
 				       -1, &r->get, NULL) != SQLITE_OK) {
 			diskmemo_reader_close(r);
-			pthread_mutex_lock(&m->pool_lock);
+			lockorder_lock(&m->pool_lock, LOCK_DISK_POOL);
 			r->busy = 0;
-			pthread_mutex_unlock(&m->pool_lock);
+			lockorder_unlock(&m->pool_lock, LOCK_DISK_POOL);
 			return NULL;
 		}
 	}
@@ -526,11 +527,11 @@ static struct diskmemo_reader *diskmemo_reader_take(struct diskmemo *m)
 
 static void diskmemo_reader_give(struct diskmemo *m, struct diskmemo_reader *r)
 {
-	pthread_mutex_lock(&m->pool_lock);
+	lockorder_lock(&m->pool_lock, LOCK_DISK_POOL);
 	if (r->gen != m->gen)
 		diskmemo_reader_close(r);
 	r->busy = 0;
-	pthread_mutex_unlock(&m->pool_lock);
+	lockorder_unlock(&m->pool_lock, LOCK_DISK_POOL);
 }
 
 int diskmemo_get(struct diskmemo *m, const char *key, size_t key_len, const struct filestamp *stamp,
@@ -541,15 +542,15 @@ int diskmemo_get(struct diskmemo *m, const char *key, size_t key_len, const stru
 	struct diskmemo_reader *r = NULL;
 	if (!m)
 		return 0;
-	pthread_mutex_lock(&m->lock);
+	lockorder_lock(&m->lock, LOCK_DISK_MEMO);
 	if (!m->db)
 		goto out;
 	if (!m->in_batch && (r = diskmemo_reader_take(m))) {
 		/* Nothing uncommitted: read on a connection of its own. */
-		pthread_mutex_unlock(&m->lock);
+		lockorder_unlock(&m->lock, LOCK_DISK_MEMO);
 		found = diskmemo_select(m, r->get, key, key_len, stamp, out, &touch, &stale, &rc);
 		diskmemo_reader_give(m, r);
-		pthread_mutex_lock(&m->lock);
+		lockorder_lock(&m->lock, LOCK_DISK_MEMO);
 		if (!m->db)
 			goto out;
 		if (rc == SQLITE_BUSY || rc == SQLITE_LOCKED)
@@ -563,7 +564,7 @@ int diskmemo_get(struct diskmemo *m, const char *key, size_t key_len, const stru
 	}
 	diskmemo_after_get(m, key, key_len, touch, stale);
 out:
-	pthread_mutex_unlock(&m->lock);
+	lockorder_unlock(&m->lock, LOCK_DISK_MEMO);
 	return found;
 }
 
@@ -573,7 +574,7 @@ int diskmemo_has_prefix(struct diskmemo *m, const char *prefix, size_t len)
 	sqlite3_stmt *st = NULL;
 	if (!m)
 		return 0;
-	pthread_mutex_lock(&m->lock);
+	lockorder_lock(&m->lock, LOCK_DISK_MEMO);
 	/* The keys that start with prefix sort from prefix on, before any
 	 * key that does not (a blob compares bytewise, shorter first). */
 	if (m->db && sqlite3_prepare_v2(m->db, "SELECT key FROM kept WHERE key >= ?1 ORDER BY key LIMIT 1", -1, &st,
@@ -585,7 +586,7 @@ int diskmemo_has_prefix(struct diskmemo *m, const char *prefix, size_t len)
 		}
 	}
 	sqlite3_finalize(st);
-	pthread_mutex_unlock(&m->lock);
+	lockorder_unlock(&m->lock, LOCK_DISK_MEMO);
 	return found;
 }
 
@@ -594,7 +595,7 @@ int diskmemo_has(struct diskmemo *m, const char *key, size_t key_len, const stru
 	int found = 0;
 	if (!m)
 		return 0;
-	pthread_mutex_lock(&m->lock);
+	lockorder_lock(&m->lock, LOCK_DISK_MEMO);
 	if (m->db) {
 		sqlite3_bind_blob(m->has, 1, key, (int)key_len, SQLITE_STATIC);
 		int rc = sqlite3_step(m->has);
@@ -603,7 +604,7 @@ int diskmemo_has(struct diskmemo *m, const char *key, size_t key_len, const stru
 		if (rc != SQLITE_ROW && rc != SQLITE_DONE)
 			diskmemo_failed(m, rc);
 	}
-	pthread_mutex_unlock(&m->lock);
+	lockorder_unlock(&m->lock, LOCK_DISK_MEMO);
 	return found;
 }
 
@@ -612,7 +613,7 @@ void diskmemo_put(struct diskmemo *m, const char *key, size_t key_len, const str
 {
 	if (!m || len > INT32_MAX)
 		return;
-	pthread_mutex_lock(&m->lock);
+	lockorder_lock(&m->lock, LOCK_DISK_MEMO);
 	if (!m->db)
 		goto out;
 	diskmemo_begin(m);
@@ -633,7 +634,7 @@ void diskmemo_put(struct diskmemo *m, const char *key, size_t key_len, const str
 	}
 	diskmemo_batched(m);
 out:
-	pthread_mutex_unlock(&m->lock);
+	lockorder_unlock(&m->lock, LOCK_DISK_MEMO);
 }
 
 /* Under the lock: the rows gets found as seen today, marked so in the
@@ -758,17 +759,17 @@ void diskmemo_set_bound(struct diskmemo *m, uint64_t max_bytes)
 		return;
 	/* The directory is looked at without the lock: gets go on. */
 	uint64_t budget = diskmemo_sweep_max(m, max_bytes, 0);
-	pthread_mutex_lock(&m->lock);
+	lockorder_lock(&m->lock, LOCK_DISK_MEMO);
 	m->max = max_bytes;
 	m->budget = budget;
-	pthread_mutex_unlock(&m->lock);
+	lockorder_unlock(&m->lock, LOCK_DISK_MEMO);
 }
 
 void diskmemo_flush(struct diskmemo *m)
 {
 	if (!m)
 		return;
-	pthread_mutex_lock(&m->lock);
+	lockorder_lock(&m->lock, LOCK_DISK_MEMO);
 	diskmemo_apply_touches(m);
 	if (m->db && m->in_batch) {
 		int rc = sqlite3_exec(m->db, "COMMIT", NULL, NULL, NULL);
@@ -781,7 +782,7 @@ void diskmemo_flush(struct diskmemo *m)
 	m->in_batch = 0;
 	m->batched = 0;
 	diskmemo_trim(m);
-	pthread_mutex_unlock(&m->lock);
+	lockorder_unlock(&m->lock, LOCK_DISK_MEMO);
 }
 
 long diskmemo_count(struct diskmemo *m)
@@ -789,12 +790,12 @@ long diskmemo_count(struct diskmemo *m)
 	long n = -1;
 	if (!m)
 		return -1;
-	pthread_mutex_lock(&m->lock);
+	lockorder_lock(&m->lock, LOCK_DISK_MEMO);
 	sqlite3_stmt *st = NULL;
 	if (m->db && sqlite3_prepare_v2(m->db, "SELECT count(*) FROM kept", -1, &st, NULL) == SQLITE_OK &&
 	    sqlite3_step(st) == SQLITE_ROW)
 		n = (long)sqlite3_column_int64(st, 0);
 	sqlite3_finalize(st);
-	pthread_mutex_unlock(&m->lock);
+	lockorder_unlock(&m->lock, LOCK_DISK_MEMO);
 	return n;
 }

@@ -1,6 +1,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include "entrycache.h"
+#include "lockorder.h"
 
 #define ENTRYCACHE_BUCKETS (1u << 14)
 
@@ -90,17 +91,17 @@ static void entrycache_free_victims(struct entrycache_item *victims)
 void entrycache_set_limit(size_t bytes)
 {
 	struct entrycache_item *victims = NULL;
-	pthread_mutex_lock(&cache.lock);
+	lockorder_lock(&cache.lock, LOCK_ENTRY_CACHE);
 	cache.limit = bytes;
 	entrycache_shrink(&victims);
-	pthread_mutex_unlock(&cache.lock);
+	lockorder_unlock(&cache.lock, LOCK_ENTRY_CACHE);
 	entrycache_free_victims(victims);
 }
 
 json_t *entrycache_get(uint64_t serial, uint64_t generation, uint32_t idx)
 {
 	json_t *tree = NULL;
-	pthread_mutex_lock(&cache.lock);
+	lockorder_lock(&cache.lock, LOCK_ENTRY_CACHE);
 	for (struct entrycache_item *it = cache.buckets[entrycache_bucket(serial, generation, idx)]; it; it = it->chain) {
 		if (it->serial == serial && it->generation == generation && it->idx == idx) {
 			entrycache_unlist(it);
@@ -113,7 +114,7 @@ json_t *entrycache_get(uint64_t serial, uint64_t generation, uint32_t idx)
 		cache.hits++;
 	else
 		cache.misses++;
-	pthread_mutex_unlock(&cache.lock);
+	lockorder_unlock(&cache.lock, LOCK_ENTRY_CACHE);
 	return tree;
 }
 
@@ -122,7 +123,7 @@ void entrycache_put(uint64_t serial, uint64_t generation, uint32_t idx, json_t *
 	struct entrycache_item *victims = NULL;
 	size_t cost = ENTRYCACHE_COST(line_len);
 
-	pthread_mutex_lock(&cache.lock);
+	lockorder_lock(&cache.lock, LOCK_ENTRY_CACHE);
 	if (!entry || cost > cache.limit / 8)
 		goto out;
 	size_t b = entrycache_bucket(serial, generation, idx);
@@ -144,28 +145,28 @@ void entrycache_put(uint64_t serial, uint64_t generation, uint32_t idx, json_t *
 	cache.count++;
 	entrycache_shrink(&victims);
 out:
-	pthread_mutex_unlock(&cache.lock);
+	lockorder_unlock(&cache.lock, LOCK_ENTRY_CACHE);
 	entrycache_free_victims(victims);
 }
 
 void entrycache_clear(void)
 {
 	size_t limit;
-	pthread_mutex_lock(&cache.lock);
+	lockorder_lock(&cache.lock, LOCK_ENTRY_CACHE);
 	limit = cache.limit;
-	pthread_mutex_unlock(&cache.lock);
+	lockorder_unlock(&cache.lock, LOCK_ENTRY_CACHE);
 	entrycache_set_limit(0);
-	pthread_mutex_lock(&cache.lock);
+	lockorder_lock(&cache.lock, LOCK_ENTRY_CACHE);
 	cache.limit = limit;
-	pthread_mutex_unlock(&cache.lock);
+	lockorder_unlock(&cache.lock, LOCK_ENTRY_CACHE);
 }
 
 void entrycache_stats(struct entrycache_stats *out)
 {
-	pthread_mutex_lock(&cache.lock);
+	lockorder_lock(&cache.lock, LOCK_ENTRY_CACHE);
 	out->hits = cache.hits;
 	out->misses = cache.misses;
 	out->bytes = cache.bytes;
 	out->count = cache.count;
-	pthread_mutex_unlock(&cache.lock);
+	lockorder_unlock(&cache.lock, LOCK_ENTRY_CACHE);
 }

@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include "familycache.h"
 #include "fnv.h"
+#include "lockorder.h"
 
 /* Projects whose artifact folder listing is kept. */
 #define FAMILY_CACHE_PROJECTS 16
@@ -188,21 +189,21 @@ struct family_artifacts *familycache_artifacts(struct family_cache *c, int dirfd
 	if (fstatat(dirfd, folder, &sb, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR(sb.st_mode))
 		return NULL;
 	if (c) {
-		pthread_mutex_lock(&c->lock);
+		lockorder_lock(&c->lock, LOCK_FAMILY_CACHE);
 		for (size_t i = 0; i < FAMILY_CACHE_PROJECTS && c->kept[i]; i++) {
 			struct family_artifacts *a = c->kept[i];
 			if (family_artifacts_fresh(a, project, &sb)) {
 				a->refs++;
-				pthread_mutex_unlock(&c->lock);
+				lockorder_unlock(&c->lock, LOCK_FAMILY_CACHE);
 				return a;
 			}
 		}
-		pthread_mutex_unlock(&c->lock);
+		lockorder_unlock(&c->lock, LOCK_FAMILY_CACHE);
 	}
 	struct family_artifacts *a = family_artifacts_list(dirfd, folder, project, &sb, nomem);
 	if (!a || !c)
 		return a;
-	pthread_mutex_lock(&c->lock);
+	lockorder_lock(&c->lock, LOCK_FAMILY_CACHE);
 	struct family_artifacts *dropped = NULL;
 	size_t i = 0;
 	/* The project's older listing, or else the least recent, leaves. */
@@ -213,9 +214,9 @@ struct family_artifacts *familycache_artifacts(struct family_cache *c, int dirfd
 	c->kept[0] = a;
 	a->refs++;
 	if (dropped && --dropped->refs == 0)
-		pthread_mutex_unlock(&c->lock), family_artifacts_put(dropped);
+		lockorder_unlock(&c->lock, LOCK_FAMILY_CACHE), family_artifacts_put(dropped);
 	else
-		pthread_mutex_unlock(&c->lock);
+		lockorder_unlock(&c->lock, LOCK_FAMILY_CACHE);
 	return a;
 }
 
@@ -227,9 +228,9 @@ void familycache_artifacts_drop(struct family_cache *c, struct family_artifacts 
 		family_artifacts_put(a);
 		return;
 	}
-	pthread_mutex_lock(&c->lock);
+	lockorder_lock(&c->lock, LOCK_FAMILY_CACHE);
 	int last = --a->refs == 0;
-	pthread_mutex_unlock(&c->lock);
+	lockorder_unlock(&c->lock, LOCK_FAMILY_CACHE);
 	if (last)
 		family_artifacts_put(a);
 }
@@ -268,7 +269,7 @@ struct family *familycache_family(struct family_cache *c, int projfd, const char
 	size_t n = 0;
 	if (!c)
 		return NULL;
-	pthread_mutex_lock(&c->lock);
+	lockorder_lock(&c->lock, LOCK_FAMILY_CACHE);
 	struct family_kept *k = c->buckets[family_bucket(project, stem)];
 	while (k && !family_kept_is(k, project, stem))
 		k = k->next;
@@ -282,7 +283,7 @@ struct family *familycache_family(struct family_cache *c, int projfd, const char
 			sigs[i].rel = strdup(k->sigs[i].rel);
 		}
 	}
-	pthread_mutex_unlock(&c->lock);
+	lockorder_unlock(&c->lock, LOCK_FAMILY_CACHE);
 	int same = fam != NULL && familycache_sigs_unchanged(projfd, sigs, n);
 	for (size_t i = 0; i < n; i++)
 		free(sigs[i].rel);
@@ -310,7 +311,7 @@ void familycache_keep(struct family_cache *c, const char *project, const char *s
 	*n_sigs = 0;
 	k->bucket = family_bucket(project, stem);
 	struct family_kept *old = NULL, *gone = NULL;
-	pthread_mutex_lock(&c->lock);
+	lockorder_lock(&c->lock, LOCK_FAMILY_CACHE);
 	/* This family's older reading goes, and so does the oldest kept
 	 * when the ring is full. */
 	for (struct family_kept **l = &c->buckets[k->bucket]; *l; l = &(*l)->next)
@@ -331,7 +332,7 @@ void familycache_keep(struct family_cache *c, const char *project, const char *s
 	c->ring_next = (c->ring_next + 1) % FAMILY_CACHE_FAMILIES;
 	k->next = c->buckets[k->bucket];
 	c->buckets[k->bucket] = k;
-	pthread_mutex_unlock(&c->lock);
+	lockorder_unlock(&c->lock, LOCK_FAMILY_CACHE);
 	family_kept_free(c, old);
 	family_kept_free(c, gone);
 }

@@ -6,6 +6,7 @@
 #include <string.h>
 #include "diskmemo.h"
 #include "filememo.h"
+#include "lockorder.h"
 #include "strpool.h"
 
 struct filememo_item {
@@ -111,7 +112,7 @@ int filememo_get(struct filememo *m, const char *key, size_t key_len, const stru
 	int res = 0;
 	if (!m)
 		return 0;
-	pthread_mutex_lock(&m->lock);
+	lockorder_lock(&m->lock, LOCK_FILE_MEMO);
 	struct filememo_item **link = filememo_link(m, key, key_len);
 	if (link && *link) {
 		struct filememo_item *it = *link;
@@ -125,7 +126,7 @@ int filememo_get(struct filememo *m, const char *key, size_t key_len, const stru
 			res = 1;
 		}
 	}
-	pthread_mutex_unlock(&m->lock);
+	lockorder_unlock(&m->lock, LOCK_FILE_MEMO);
 	if (res == 0 && m->disk) {
 		size_t start = out->len;
 		res = diskmemo_get(m->disk, key, key_len, stamp, out);
@@ -183,12 +184,12 @@ static ps_err filememo_put_memory(struct filememo *m, const char *key, size_t ke
 	size_t bytes = sizeof(struct filememo_item) + key_len + len + 2 * sizeof(void *);
 	if (!m)
 		return PS_OK;
-	pthread_mutex_lock(&m->lock);
+	lockorder_lock(&m->lock, LOCK_FILE_MEMO);
 	struct filememo_item **link = filememo_link(m, key, key_len);
 	if (link && *link)
 		filememo_drop(m, link);
 	if (bytes > m->budget) {
-		pthread_mutex_unlock(&m->lock);
+		lockorder_unlock(&m->lock, LOCK_FILE_MEMO);
 		return PS_OK;
 	}
 	while (m->oldest && m->bytes + bytes > m->budget)
@@ -198,7 +199,7 @@ static ps_err filememo_put_memory(struct filememo *m, const char *key, size_t ke
 	if (!it || !copy) {
 		free(it);
 		free(copy);
-		pthread_mutex_unlock(&m->lock);
+		lockorder_unlock(&m->lock, LOCK_FILE_MEMO);
 		return PS_ERR_NOMEM;
 	}
 	memcpy(copy, key, key_len);
@@ -213,7 +214,7 @@ static ps_err filememo_put_memory(struct filememo *m, const char *key, size_t ke
 	if (!m->table_size) {
 		free(it);
 		free(copy);
-		pthread_mutex_unlock(&m->lock);
+		lockorder_unlock(&m->lock, LOCK_FILE_MEMO);
 		return PS_ERR_NOMEM;
 	}
 	link = &m->table[strpool_hash(key, key_len) & (m->table_size - 1)];
@@ -222,16 +223,16 @@ static ps_err filememo_put_memory(struct filememo *m, const char *key, size_t ke
 	filememo_list_newest(m, it);
 	m->bytes += bytes;
 	m->count++;
-	pthread_mutex_unlock(&m->lock);
+	lockorder_unlock(&m->lock, LOCK_FILE_MEMO);
 	return PS_OK;
 }
 
 size_t filememo_bytes(struct filememo *m, size_t *count)
 {
-	pthread_mutex_lock(&m->lock);
+	lockorder_lock(&m->lock, LOCK_FILE_MEMO);
 	size_t bytes = m->bytes;
 	if (count)
 		*count = m->count;
-	pthread_mutex_unlock(&m->lock);
+	lockorder_unlock(&m->lock, LOCK_FILE_MEMO);
 	return bytes;
 }

@@ -6,6 +6,7 @@
 #include "diskmemo.h"
 #include "infocache.h"
 #include "infofreeze.h"
+#include "lockorder.h"
 #include "strpool.h"
 
 struct infocache_slot {
@@ -55,7 +56,7 @@ void infocache_free(struct infocache *c)
 
 void infocache_lock(struct infocache *c)
 {
-	pthread_mutex_lock(&c->lock);
+	lockorder_lock(&c->lock, LOCK_INFO_CACHE);
 }
 
 static void infocache_drop(struct infocache *c, struct infocache_slot *s)
@@ -79,7 +80,7 @@ void infocache_unlock(struct infocache *c)
 			break;
 		infocache_drop(c, oldest);
 	}
-	pthread_mutex_unlock(&c->lock);
+	lockorder_unlock(&c->lock, LOCK_INFO_CACHE);
 }
 
 static ps_err infocache_slot_of(struct infocache *c, const char *path, struct infocache_slot **out)
@@ -205,11 +206,11 @@ int infocache_keep(struct infocache *c, const char *path)
 		goto out;
 	/* The info held, when it is of the file as it is: frozen under the
 	 * lock (a copy of its bytes), written after. */
-	pthread_mutex_lock(&c->lock);
+	lockorder_lock(&c->lock, LOCK_INFO_CACHE);
 	uint32_t at = strmap_get(&c->index, &c->paths, path, strlen(path));
 	if (at != PS_NIL && c->slots[at].info && infocache_current(c->slots[at].info, &before))
 		frozen = infofreeze_put(c->slots[at].info, &val) == PS_OK;
-	pthread_mutex_unlock(&c->lock);
+	lockorder_unlock(&c->lock, LOCK_INFO_CACHE);
 	if (!frozen) {
 		buf_free(&val);
 		frozen = sessioninfo_load(path, &read) == PS_OK && infocache_current(read, &before) &&
@@ -227,20 +228,20 @@ out:
 
 int infocache_holds(struct infocache *c, const char *path)
 {
-	pthread_mutex_lock(&c->lock);
+	lockorder_lock(&c->lock, LOCK_INFO_CACHE);
 	uint32_t at = strmap_get(&c->index, &c->paths, path, strlen(path));
 	int held = at != PS_NIL && c->slots[at].info;
-	pthread_mutex_unlock(&c->lock);
+	lockorder_unlock(&c->lock, LOCK_INFO_CACHE);
 	return held;
 }
 
 int infocache_kept_bytes(struct infocache *c, const char *path, const struct filestamp *stamp, struct buf *out)
 {
 	size_t len = strlen(path);
-	pthread_mutex_lock(&c->lock);
+	lockorder_lock(&c->lock, LOCK_INFO_CACHE);
 	uint32_t at = strmap_get(&c->index, &c->paths, path, len);
 	int held = at != PS_NIL && c->slots[at].info;
-	pthread_mutex_unlock(&c->lock);
+	lockorder_unlock(&c->lock, LOCK_INFO_CACHE);
 	if (!c->disk || held)
 		return 0;
 	struct buf key = BUF_INIT;
@@ -294,9 +295,9 @@ static ps_err infocache_take(struct infocache *c, const char *path, struct sessi
 		if (c->disk && stat(path, &now) == 0)
 			infocache_freeze(c, fresh, &now); /* when it is still what it read */
 	} else if (!s->info) {
-		pthread_mutex_unlock(&c->lock);
+		lockorder_unlock(&c->lock, LOCK_INFO_CACHE);
 		err = infocache_read(c, path, &read, &thawed);
-		pthread_mutex_lock(&c->lock);
+		lockorder_lock(&c->lock, LOCK_INFO_CACHE);
 		if (err) {
 			sessioninfo_free(read);
 			return err;
@@ -356,11 +357,11 @@ ps_err infocache_adopt(struct infocache *c, struct sessioninfo *fresh, const str
 
 size_t infocache_bytes(struct infocache *c, size_t *count)
 {
-	pthread_mutex_lock(&c->lock);
+	lockorder_lock(&c->lock, LOCK_INFO_CACHE);
 	size_t bytes = c->bytes, n = 0;
 	for (size_t i = 0; i < c->n; i++)
 		n += c->slots[i].info != NULL;
-	pthread_mutex_unlock(&c->lock);
+	lockorder_unlock(&c->lock, LOCK_INFO_CACHE);
 	if (count)
 		*count = n;
 	return bytes;

@@ -9,6 +9,7 @@
 #include "infocache.h"
 #include "giveback.h"
 #include "infokeeper.h"
+#include "lockorder.h"
 #include "strpool.h"
 
 /* Keeping a session holds its info and that info frozen, about half the
@@ -60,7 +61,7 @@ static int keeper_past(const struct timespec *deadline)
 static char *keeper_take(struct infokeeper *k)
 {
 	char *path = NULL;
-	pthread_mutex_lock(&k->lock);
+	lockorder_lock(&k->lock, LOCK_KEEPER);
 	while ((k->head == k->n || k->held) && !k->stopping)
 		pthread_cond_wait(&k->work, &k->lock);
 	if (k->head < k->n && !(k->stopping && keeper_past(&k->deadline))) {
@@ -75,7 +76,7 @@ static char *keeper_take(struct infokeeper *k)
 			k->head = 0;
 		}
 	}
-	pthread_mutex_unlock(&k->lock);
+	lockorder_unlock(&k->lock, LOCK_KEEPER);
 	return path;
 }
 
@@ -89,30 +90,30 @@ static void *keeper_main(void *arg)
 		if (at_idle) {
 			/* Stopping: nothing else to give way to any more, and a
 			 * busy machine must not starve the last writes. */
-			pthread_mutex_lock(&k->lock);
+			lockorder_lock(&k->lock, LOCK_KEEPER);
 			int stopping = k->stopping;
-			pthread_mutex_unlock(&k->lock);
+			lockorder_unlock(&k->lock, LOCK_KEEPER);
 			if (stopping && pthread_setschedparam(pthread_self(), SCHED_OTHER, &idle) == 0)
 				at_idle = 0;
 		}
 		struct stat st;
 		int large = stat(path, &st) == 0 && st.st_size >= KEEPER_LARGE_FILE;
 		if (large)
-			pthread_mutex_lock(&k->large);
+			lockorder_lock(&k->large, LOCK_KEEPER_LARGE);
 		int wrote = infocache_keep(k->cache, path);
 		if (large) {
 			giveback_free_memory();
-			pthread_mutex_unlock(&k->large);
+			lockorder_unlock(&k->large, LOCK_KEEPER_LARGE);
 		}
 		free(path);
 		/* Committed at once: while a batch is open, a search's reads of
 		 * the disk wait for the writer's connection. */
 		if (wrote)
 			infocache_flush(k->cache);
-		pthread_mutex_lock(&k->lock);
+		lockorder_lock(&k->lock, LOCK_KEEPER);
 		k->kept += wrote > 0;
 		int drained = k->head == k->n;
-		pthread_mutex_unlock(&k->lock);
+		lockorder_unlock(&k->lock, LOCK_KEEPER);
 		if (drained)
 			giveback_free_memory();
 	}
@@ -164,7 +165,7 @@ void infokeeper_add(struct infokeeper *k, const char *path)
 	if (!k)
 		return;
 	size_t len = strlen(path);
-	pthread_mutex_lock(&k->lock);
+	lockorder_lock(&k->lock, LOCK_KEEPER);
 	uint32_t at = strmap_get(&k->index, &k->paths, path, len);
 	if (k->stopping || (at != PS_NIL && k->known[at].queued))
 		goto out;
@@ -196,35 +197,35 @@ void infokeeper_add(struct infokeeper *k, const char *path)
 	k->queue[k->n++] = at;
 	pthread_cond_signal(&k->work);
 out:
-	pthread_mutex_unlock(&k->lock);
+	lockorder_unlock(&k->lock, LOCK_KEEPER);
 }
 
 void infokeeper_hold(struct infokeeper *k)
 {
 	if (!k)
 		return;
-	pthread_mutex_lock(&k->lock);
+	lockorder_lock(&k->lock, LOCK_KEEPER);
 	k->held++;
-	pthread_mutex_unlock(&k->lock);
+	lockorder_unlock(&k->lock, LOCK_KEEPER);
 }
 
 void infokeeper_release(struct infokeeper *k)
 {
 	if (!k)
 		return;
-	pthread_mutex_lock(&k->lock);
+	lockorder_lock(&k->lock, LOCK_KEEPER);
 	if (k->held && !--k->held)
 		pthread_cond_broadcast(&k->work);
-	pthread_mutex_unlock(&k->lock);
+	lockorder_unlock(&k->lock, LOCK_KEEPER);
 }
 
 size_t infokeeper_pending(struct infokeeper *k)
 {
 	if (!k)
 		return 0;
-	pthread_mutex_lock(&k->lock);
+	lockorder_lock(&k->lock, LOCK_KEEPER);
 	size_t n = k->n - k->head;
-	pthread_mutex_unlock(&k->lock);
+	lockorder_unlock(&k->lock, LOCK_KEEPER);
 	return n;
 }
 
@@ -236,7 +237,7 @@ void infokeeper_stop(struct infokeeper *k, long finish_ms, size_t *kept, size_t 
 		*left = 0;
 	if (!k)
 		return;
-	pthread_mutex_lock(&k->lock);
+	lockorder_lock(&k->lock, LOCK_KEEPER);
 	k->stopping = 1;
 	clock_gettime(CLOCK_MONOTONIC, &k->deadline);
 	k->deadline.tv_sec += finish_ms / 1000;
@@ -246,7 +247,7 @@ void infokeeper_stop(struct infokeeper *k, long finish_ms, size_t *kept, size_t 
 		k->deadline.tv_nsec -= 1000000000L;
 	}
 	pthread_cond_broadcast(&k->work);
-	pthread_mutex_unlock(&k->lock);
+	lockorder_unlock(&k->lock, LOCK_KEEPER);
 	for (unsigned i = 0; i < k->n_threads; i++)
 		pthread_join(k->threads[i], NULL);
 	infocache_set_keeper(k->cache, NULL, NULL);

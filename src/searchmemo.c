@@ -2,6 +2,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include "lockorder.h"
 #include "searchmemo.h"
 #include "strpool.h"
 
@@ -70,13 +71,13 @@ static int verdicts_are(const struct search_verdicts *v, const char *scope, cons
 struct search_verdicts *searchmemo_get(struct searchmemo *m, const char *scope, const char *query)
 {
 	struct search_verdicts *v = NULL;
-	pthread_mutex_lock(&m->lock);
+	lockorder_lock(&m->lock, LOCK_SEARCH_MEMO);
 	for (size_t i = 0; i < m->n && !v; i++)
 		if (verdicts_are(m->tables[i], scope, query)) {
 			v = m->tables[i];
 			atomic_fetch_add(&v->refs, 1);
 		}
-	pthread_mutex_unlock(&m->lock);
+	lockorder_unlock(&m->lock, LOCK_SEARCH_MEMO);
 	return v;
 }
 
@@ -88,7 +89,7 @@ void searchmemo_keep(struct searchmemo *m, struct search_verdicts *v)
 		search_verdicts_put(v); /* the query's older table, if any, stays: its verdicts hold by stamp */
 		return;
 	}
-	pthread_mutex_lock(&m->lock);
+	lockorder_lock(&m->lock, LOCK_SEARCH_MEMO);
 	size_t i = 0;
 	while (i < m->n && !verdicts_are(m->tables[i], v->scope, v->query))
 		i++;
@@ -105,18 +106,18 @@ void searchmemo_keep(struct searchmemo *m, struct search_verdicts *v)
 	m->tables[0] = v;
 	m->bytes_of[0] = size;
 	m->bytes += size;
-	pthread_mutex_unlock(&m->lock);
+	lockorder_unlock(&m->lock, LOCK_SEARCH_MEMO);
 	search_verdicts_put(gone);
 	/* Then the oldest, while the tables hold more than the budget. */
 	for (;;) {
 		struct search_verdicts *oldest = NULL;
-		pthread_mutex_lock(&m->lock);
+		lockorder_lock(&m->lock, LOCK_SEARCH_MEMO);
 		if (m->bytes > m->max_bytes && m->n > 1) {
 			oldest = m->tables[--m->n];
 			m->bytes -= m->bytes_of[m->n];
 			m->tables[m->n] = NULL;
 		}
-		pthread_mutex_unlock(&m->lock);
+		lockorder_unlock(&m->lock, LOCK_SEARCH_MEMO);
 		if (!oldest)
 			break;
 		search_verdicts_put(oldest);
@@ -125,9 +126,9 @@ void searchmemo_keep(struct searchmemo *m, struct search_verdicts *v)
 
 size_t searchmemo_bytes(struct searchmemo *m)
 {
-	pthread_mutex_lock(&m->lock);
+	lockorder_lock(&m->lock, LOCK_SEARCH_MEMO);
 	size_t n = m->bytes;
-	pthread_mutex_unlock(&m->lock);
+	lockorder_unlock(&m->lock, LOCK_SEARCH_MEMO);
 	return n;
 }
 

@@ -8,6 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "fileset.h"
+#include "lockorder.h"
 #include "store.h"
 
 #define STORE_DEFAULT_SESSIONS 256
@@ -307,13 +308,13 @@ static int store_buried_stat(struct ps_store *st, const char *project, const cha
 	int found = 0;
 	if ((size_t)snprintf(key, sizeof key, "%s/%s", project, session) >= sizeof key)
 		return 0;
-	pthread_mutex_lock(&st->lock);
+	lockorder_lock(&st->lock, LOCK_STORE);
 	struct store_slot *sl = *store_find_link(st, key);
 	if (sl && sl->buried) {
 		*sb = sl->buried_st;
 		found = 1;
 	}
-	pthread_mutex_unlock(&st->lock);
+	lockorder_unlock(&st->lock, LOCK_STORE);
 	return found;
 }
 
@@ -523,7 +524,7 @@ static struct store_slot *store_sweep_buried(struct ps_store *st)
 void store_bury(struct ps_store *st, struct store_ref *ref, const struct stat *sb)
 {
 	struct store_slot *sl = ref->slot;
-	pthread_mutex_lock(&st->lock);
+	lockorder_lock(&st->lock, LOCK_STORE);
 	if (!sl->buried) {
 		sl->buried = 1;
 		sl->refs++;
@@ -532,7 +533,7 @@ void store_bury(struct ps_store *st, struct store_ref *ref, const struct stat *s
 		sl->buried_next = st->buried;
 		st->buried = sl;
 	}
-	pthread_mutex_unlock(&st->lock);
+	lockorder_unlock(&st->lock, LOCK_STORE);
 	ref->buried = 1;
 }
 
@@ -543,7 +544,7 @@ int store_unbury(struct ps_store *st, const char *project, const char *session)
 	int was = 0;
 	if ((size_t)snprintf(key, sizeof key, "%s/%s", project, session) >= sizeof key)
 		return 0;
-	pthread_mutex_lock(&st->lock);
+	lockorder_lock(&st->lock, LOCK_STORE);
 	sl = *store_find_link(st, key);
 	if (sl && sl->buried) {
 		was = 1;
@@ -553,7 +554,7 @@ int store_unbury(struct ps_store *st, const char *project, const char *session)
 			freed = sl;
 		}
 	}
-	pthread_mutex_unlock(&st->lock);
+	lockorder_unlock(&st->lock, LOCK_STORE);
 	if (freed)
 		store_free_slot(freed);
 	return was;
@@ -571,7 +572,7 @@ static ps_err store_get(struct ps_store *st, const char *project, const char *se
 	if ((size_t)snprintf(key, sizeof key, "%s/%s", project, session) >= sizeof key)
 		return PS_ERR_NOENT;
 	out->buried = 0;
-	pthread_mutex_lock(&st->lock);
+	lockorder_lock(&st->lock, LOCK_STORE);
 	freed = store_sweep_buried(st);
 	sl = *store_find_link(st, key);
 	if (!sl && create) {
@@ -580,7 +581,7 @@ static ps_err store_get(struct ps_store *st, const char *project, const char *se
 			sl->key = strdup(key);
 		if (!sl || !sl->key) {
 			free(sl);
-			pthread_mutex_unlock(&st->lock);
+			lockorder_unlock(&st->lock, LOCK_STORE);
 			return PS_ERR_NOMEM;
 		}
 		pthread_mutex_init(&sl->lock, NULL);
@@ -603,7 +604,7 @@ static ps_err store_get(struct ps_store *st, const char *project, const char *se
 			evicted = next;
 		}
 	}
-	pthread_mutex_unlock(&st->lock);
+	lockorder_unlock(&st->lock, LOCK_STORE);
 	while (freed) {
 		struct store_slot *next = freed->next;
 		store_free_slot(freed);
@@ -612,7 +613,7 @@ static ps_err store_get(struct ps_store *st, const char *project, const char *se
 	if (!sl)
 		return PS_ERR_NOENT;
 
-	pthread_mutex_lock(&sl->lock);
+	lockorder_lock(&sl->lock, LOCK_SESSION);
 	ps_err err;
 	if (buried) {
 		/* Shown as it was, unless a file is back at its path (restored
@@ -624,9 +625,9 @@ static ps_err store_get(struct ps_store *st, const char *project, const char *se
 			out->buried = 1;
 			return PS_OK;
 		}
-		pthread_mutex_lock(&st->lock);
+		lockorder_lock(&st->lock, LOCK_STORE);
 		store_unbury_locked(st, sl);
-		pthread_mutex_unlock(&st->lock);
+		lockorder_unlock(&st->lock, LOCK_STORE);
 	}
 	if (!sl->session) {
 		char path[PATH_MAX * 2];
@@ -679,14 +680,14 @@ void store_release(struct ps_store *st, struct store_ref *ref)
 	/* A session whose file is gone is dropped, not kept as a ghost. */
 	if (!sl->session || sl->gone)
 		drop = 1;
-	pthread_mutex_unlock(&sl->lock);
-	pthread_mutex_lock(&st->lock);
+	lockorder_unlock(&sl->lock, LOCK_SESSION);
+	lockorder_lock(&st->lock, LOCK_STORE);
 	sl->refs--;
 	if ((drop || sl->dead) && !sl->refs)
 		store_unlink_slot(st, sl);
 	else
 		drop = 0;
-	pthread_mutex_unlock(&st->lock);
+	lockorder_unlock(&st->lock, LOCK_STORE);
 	if (drop)
 		store_free_slot(sl);
 	ref->slot = NULL;
@@ -695,9 +696,9 @@ void store_release(struct ps_store *st, struct store_ref *ref)
 
 size_t store_cached(struct ps_store *st)
 {
-	pthread_mutex_lock(&st->lock);
+	lockorder_lock(&st->lock, LOCK_STORE);
 	size_t n = st->count;
-	pthread_mutex_unlock(&st->lock);
+	lockorder_unlock(&st->lock, LOCK_STORE);
 	return n;
 }
 

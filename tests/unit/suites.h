@@ -30,5 +30,6 @@ Suite *trash_suite(void);
 Suite *sessionfork_suite(void);
 Suite *fanout_suite(void);
 Suite *family_suite(void);
+Suite *lockorder_suite(void);
 
 #endif
