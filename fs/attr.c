@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include "attr.h"
 #include "caller.h"
+#include "commitfile.h"
 #include "cwdnew.h"
 #include "content.h"
 #include "journal.h"

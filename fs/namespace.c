@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "commit.h"
+#include "commitfile.h"
 #include "cwdnew.h"
 #include "journal.h"
 #include "ops_internal.h"

@@ -94,15 +94,6 @@ int psfs_release(const char *path, struct fuse_file_info *fi);
 /* Opens the in-memory file at path, if there is one (*found): 0 or
  * -errno, with fi->fh set on success. */
 int psfs_open_overlay(const char *path, struct fuse_file_info *fi, int *found);
-/* Whether an overlay file rewrites the entry an editor moved aside;
- * the overlay lock is held. */
-int psfs_overlay_rewrites_entry(const struct overlay_node *node);
-/* Commits the in-memory file at `at`, whose draft d the caller holds
- * locked, as the name `as` (file.c has the contract): 0 or -errno,
- * nothing appended on error. */
-int psfs_commit_file(const char *at, const char *as, uint64_t serial, struct draft *d, int *appended);
-/* How long a saved name keeps answering, seconds. */
-double psfs_saved_grace(void);
 
 /* What namespace.c and rename.c both ask of a path. */
 /* Where a new name may be made: a tree directory of a session, a pending

@@ -279,3 +279,8 @@ void overlay_stat(const struct overlay_node *node, struct stat *st)
 	}
 	}
 }
+
+int overlay_rewrites_entry(const struct overlay_node *node)
+{
+	return node->edit_of && !node->unlinked && strcmp(node->edit_of, node->path) == 0;
+}

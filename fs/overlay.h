@@ -108,6 +108,9 @@ void overlay_list(struct overlay *ov, const char *dir,
 		  void (*fill)(void *ctx, const char *name, const struct overlay_node *node), void *ctx);
 /* Whether any visible node lies inside dir (for rmdir of pending branches). */
 int overlay_has_children(struct overlay *ov, const char *dir);
+/* Whether a file written at the name of an entry an editor moved aside
+ * (f after `mv f f~`) holds the entry's new text.  Overlay locked. */
+int overlay_rewrites_entry(const struct overlay_node *node);
 
 void overlay_stat(const struct overlay_node *node, struct stat *st);
 

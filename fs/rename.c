@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "commit.h"
+#include "commitfile.h"
 #include "content.h"
 #include "journal.h"
 #include "ops_internal.h"
