@@ -134,7 +134,7 @@ int psfs_commit_file(const char *at, const char *as, uint64_t serial, struct dra
 		 * then revises what this commit made. */
 		draft_committed(d, p.project, p.session, res == 0 && id[0] ? id : NULL);
 		if (res == 0 && edit_of && (node.kind == LAYOUT_NAME || node.kind == LAYOUT_LOADOUT))
-			d->target = node.kind == LAYOUT_LOADOUT ? DRAFT_LOADOUT : DRAFT_NAME;
+			draft_retarget(d, node.kind == LAYOUT_LOADOUT ? DRAFT_LOADOUT : DRAFT_NAME);
 	}
 	if (res == 0 && committed) {
 		/* It is an entry now: the file gives way to the entry's, and

@@ -124,13 +124,49 @@ int draft_truncate(struct draft *d, size_t size)
 	return 0;
 }
 
-void draft_empty(struct draft *d)
+void draft_bind(struct draft *d, const char *project, const char *session, uint32_t entry, uint64_t serial,
+		uint64_t generation, uint64_t raw_base)
+{
+	snprintf(d->project, sizeof d->project, "%s", project);
+	snprintf(d->session, sizeof d->session, "%s", session);
+	d->entry = entry;
+	d->serial = serial;
+	d->generation = generation;
+	d->raw_base = raw_base;
+}
+
+void draft_empty(struct draft *d, int emptied)
 {
 	d->len = 0;
 	if (d->data)
 		d->data[0] = '\0';
-	d->truncated = 1;
+	d->truncated = emptied;
 	draft_sized(d);
+}
+
+void draft_discard(struct draft *d)
+{
+	draft_empty(d, 0);
+	d->dirty = 0;
+}
+
+void draft_raw_done(struct draft *d, int appended)
+{
+	if (appended)
+		d->raw_base += d->len;
+	draft_discard(d);
+}
+
+void draft_refuse(struct draft *d)
+{
+	d->refused = 1;
+	d->dirty = 0;
+	d->truncated = 0;
+}
+
+void draft_retarget(struct draft *d, enum draft_target target)
+{
+	d->target = target;
 }
 
 size_t draft_read(const struct draft *d, char *buf, size_t size, size_t off)
@@ -175,3 +211,17 @@ void draft_adopt(struct draft *d, char *data, size_t len)
 	draft_sized(d);
 }
 
+void draft_after_commit(struct draft *d, int res)
+{
+	if ((res == -ENOSPC || res == -ENOMEM) && d->dirty)
+		d->failed = 1;
+	if (d->record && !d->dirty) {
+		draftrecord_end(d->record, 0);
+		d->record = NULL;
+	}
+}
+
+ps_err draft_save_record(struct draft *d, const char *dir, const char *path, uid_t uid, gid_t gid)
+{
+	return draftrecord_save(&d->record, dir, path, uid, gid, d->data, d->len);
+}

@@ -12,6 +12,9 @@
  * overlay lock takes a draft's.  draft_size is the one read without the
  * lock (a stat of an in-memory file under the overlay lock).
  *
+ * Its fields are read by the handlers and written only by draft.c's
+ * functions below, so that each change of state is one named step.
+ *
  * Ownership: draft_new returns a new draft with one reference; each
  * holder (a handle, an overlay node) takes its own with draft_get and
  * drops it with draft_put; the last put frees it. */
@@ -81,8 +84,25 @@ size_t draft_size(const struct draft *d);
 int draft_write(struct draft *d, const char *buf, size_t size, size_t off);
 /* Locked: cuts or grows the text to size, marks it dirty.  0 or -errno. */
 int draft_truncate(struct draft *d, size_t size);
-/* Locked: empties the text for an open with O_TRUNC: truncated, not dirty. */
-void draft_empty(struct draft *d);
+/* Before the draft is shared: what it is written into, and where in it
+ * (EDIT: entry of the index serial/generation; RAW: the file's size). */
+void draft_bind(struct draft *d, const char *project, const char *session, uint32_t entry, uint64_t serial,
+		uint64_t generation, uint64_t raw_base);
+/* Locked: empties the text for an open with O_TRUNC; emptied: it counts
+ * as emptied (an entry's rewrite that stays empty is refused), else it
+ * is just empty until written. */
+void draft_empty(struct draft *d, int emptied);
+/* Locked: the text was kept once (refused, or the session gone): emptied,
+ * nothing left to commit. */
+void draft_discard(struct draft *d);
+/* Locked: RAW: the lines held were appended (later ones go after them),
+ * or refused; either way they leave the draft. */
+void draft_raw_done(struct draft *d, int appended);
+/* Locked: refused at a write: the rest of what is written is refused too. */
+void draft_refuse(struct draft *d);
+/* Locked: what the draft is now written over (an edit of `name` or
+ * `loadout.json` found at the path of a file put aside). */
+void draft_retarget(struct draft *d, enum draft_target target);
 /* Locked: the text becomes data (malloc'd, len bytes; the draft takes it). */
 void draft_adopt(struct draft *d, char *data, size_t len);
 /* Locked: copies up to size bytes at off into buf; how many. */
@@ -91,5 +111,13 @@ size_t draft_read(const struct draft *d, char *buf, size_t size, size_t off);
 /* Locked: after a commit that appended `id` (NULL: nothing appended),
  * later text is a revision of that entry. */
 void draft_committed(struct draft *d, const char *project, const char *session, const char *id);
+/* Locked: after a commit point that answered res: a full disk or no
+ * memory keeps the text and marks it failed (only an explicit close
+ * retries); once nothing is left to commit, the record an fsync() made
+ * goes. */
+void draft_after_commit(struct draft *d, int res);
+/* Locked: fsync(): the whole text made durable as the draft's record in
+ * dir (draftrecord.h), naming path and its writer. */
+ps_err draft_save_record(struct draft *d, const char *dir, const char *path, uid_t uid, gid_t gid);
 
 #endif

@@ -125,9 +125,7 @@ int psfs_open_overlay(const char *path, struct fuse_file_info *fi, int *found)
 		draft_lock(d);
 		/* Emptied, not written: a new file's close waits for text; an
 		 * entry's rewrite that stays empty is refused (psfs_commit). */
-		draft_empty(d);
-		if (!rewrite)
-			d->truncated = 0;
+		draft_empty(d, rewrite);
 		draft_unlock(d);
 		overlay_lock(psfs_overlay());
 		overlay_touch(node);
@@ -232,15 +230,10 @@ int psfs_open(const char *path, struct fuse_file_info *fi)
 		struct draft *d = f->draft;
 		f->writable = 1;
 		f->opener = psfs_caller_process();
-		d->entry = node.entry;
-		d->serial = s->serial;
-		d->generation = s->generation;
-		d->raw_base = s->size;
+		draft_bind(d, p.project, p.session, node.entry, s->serial, s->generation, s->size);
 		/* The kernel computes O_APPEND offsets from a size it may have
 		 * cached before another writer appended: ignore them. */
 		f->append = (fi->flags & O_APPEND) != 0;
-		memcpy(d->project, p.project, sizeof d->project);
-		memcpy(d->session, p.session, sizeof d->session);
 		if (kind != HANDLE_RAW && !(fi->flags & O_TRUNC)) {
 			char *text = NULL;
 			size_t len = 0;
@@ -252,7 +245,7 @@ int psfs_open(const char *path, struct fuse_file_info *fi)
 		 * is decided at the last release, since a shell's redirection
 		 * closes a duplicate of the file before anything is written. */
 		if (kind != HANDLE_RAW && (fi->flags & O_TRUNC))
-			d->truncated = 1;
+			draft_empty(d, 1);
 		fi->direct_io = 1;
 	} else {
 		if (!(f = psfs_file_new(HANDLE_READ, path))) {
@@ -430,11 +423,8 @@ static int psfs_edit_check_text(struct psfs_file *f, struct draft *d, const char
 		      ? commit_check_text(&ref, d->generation, d->entry, f->path, buf, size)
 		      : 0;
 	store_release(psfs_self()->store, &ref);
-	if (res) {
-		d->refused = 1;
-		d->dirty = 0;
-		d->truncated = 0;
-	}
+	if (res)
+		draft_refuse(d);
 	return res;
 }
 
@@ -507,9 +497,7 @@ static int psfs_commit_session(struct psfs_file *f, struct draft *d)
 		 * closes its dup of the descriptor, then the descriptor) have
 		 * nothing new to keep. */
 		if (d->target == DRAFT_RAW) {
-			draft_empty(d);
-			d->truncated = 0;
-			d->dirty = 0;
+			draft_discard(d);
 		} else {
 			draft_committed(d, d->project, d->session, NULL);
 		}
@@ -553,13 +541,8 @@ static int psfs_commit_session(struct psfs_file *f, struct draft *d)
 		 * in rejected/ (short of memory too: commit_raw) and leave the
 		 * draft, so later lines start afresh.  A full disk keeps them
 		 * for the next commit point. */
-		if (res == 0 || res == -EINVAL || res == -ENOMEM) {
-			if (res == 0)
-				d->raw_base += d->len;
-			draft_empty(d);
-			d->truncated = 0;
-			d->dirty = 0;
-		}
+		if (res == 0 || res == -EINVAL || res == -ENOMEM)
+			draft_raw_done(d, res == 0);
 		return res;
 	}
 	/* A full disk (nothing was written: a partial write is taken back),
@@ -654,14 +637,9 @@ static int psfs_commit(struct psfs_file *f, enum psfs_commit_point at)
 		overlay_unlock(psfs_overlay());
 	}
 out:
-	if ((res == -ENOSPC || res == -ENOMEM) && d->dirty)
-		d->failed = 1;
 	/* Appended, or refused and kept in rejected/: what an fsync() made
 	 * durable is no longer needed. */
-	if (d->record && !d->dirty) {
-		draftrecord_end(d->record, 0);
-		d->record = NULL;
-	}
+	draft_after_commit(d, res);
 	psfs_caller_act_for_done();
 	draft_unlock(d);
 	free(path);
@@ -737,7 +715,7 @@ static int psfs_sync_draft(struct psfs_file *f)
 		 * durable. */
 		res = -EINVAL;
 	} else if (d->dirty && (res = psfs_draft_dir(f, d, dir, sizeof dir, path, sizeof path)) == 0) {
-		ps_err err = draftrecord_save(&d->record, dir, path, f->uid, f->gid, d->data, d->len);
+		ps_err err = draft_save_record(d, dir, path, f->uid, f->gid);
 		if (err)
 			journal_log("could not make %s durable (%s): fsync failed; its text stays in the file",
 				    journal_path(path), ps_strerror(err));

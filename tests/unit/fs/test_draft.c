@@ -37,6 +37,44 @@ START_TEST(test_draft_writes_like_a_file)
 }
 END_TEST
 
+/* The other transitions the handlers ask of a draft (file.c writes no
+ * field of it itself). */
+START_TEST(test_draft_transitions)
+{
+	struct draft *d = draft_new(DRAFT_RAW);
+	draft_bind(d, "proj", "sess", 7, 2, 3, 100);
+	draft_lock(d);
+	ck_assert_str_eq(d->project, "proj");
+	ck_assert_str_eq(d->session, "sess");
+	ck_assert(d->entry == 7 && d->serial == 2 && d->generation == 3 && d->raw_base == 100);
+	/* session.jsonl: appended lines move the base, refused ones do not. */
+	draft_write(d, "line\n", 5, 0);
+	draft_raw_done(d, 1);
+	ck_assert(d->raw_base == 105 && d->len == 0 && !d->dirty && !d->truncated);
+	draft_write(d, "bad\n", 4, 0);
+	draft_raw_done(d, 0);
+	ck_assert(d->raw_base == 105 && d->len == 0 && !d->dirty);
+	/* A full disk keeps the text and marks it failed; a success does not. */
+	draft_write(d, "x", 1, 0);
+	draft_after_commit(d, -ENOSPC);
+	ck_assert(d->failed && d->dirty && d->len == 1);
+	draft_discard(d);
+	ck_assert(!d->dirty && !d->truncated && d->len == 0);
+	draft_after_commit(d, -ENOSPC);
+	ck_assert(d->failed); /* unchanged: nothing dirty to mark */
+	/* Emptied by an open that is no rewrite: empty, not "emptied". */
+	draft_write(d, "y", 1, 0);
+	draft_empty(d, 0);
+	ck_assert(d->len == 0 && !d->truncated);
+	draft_refuse(d);
+	ck_assert(d->refused && !d->dirty && !d->truncated);
+	draft_retarget(d, DRAFT_NAME);
+	ck_assert_int_eq(d->target, DRAFT_NAME);
+	draft_unlock(d);
+	draft_put(d);
+}
+END_TEST
+
 START_TEST(test_draft_commit_state)
 {
 	struct draft *d = draft_new(DRAFT_OVERLAY);
@@ -45,7 +83,7 @@ START_TEST(test_draft_commit_state)
 	/* O_TRUNC empties it without a change to commit at a close. */
 	draft_write(d, "old", 3, 0);
 	d->dirty = 0;
-	draft_empty(d);
+	draft_empty(d, 1);
 	ck_assert(!d->dirty && d->truncated);
 	ck_assert_uint_eq(draft_size(d), 0);
 	ck_assert_int_eq(draft_write(d, "a", 1, 0), 1);
@@ -68,7 +106,7 @@ START_TEST(test_draft_commit_state)
 	draft_unlock(d);
 	draft_put(d);
 	/* A commit that appended nothing keeps the target (one draft
-	 * locked at a time: fs/lockorder.h). */
+	 * locked at a time: src/lockorder.h). */
 	struct draft *n = draft_new(DRAFT_NAME);
 	draft_lock(n);
 	draft_committed(n, "p", "s", NULL);
@@ -103,6 +141,7 @@ Suite *draft_suite(void)
 	TCase *tc = tcase_create("draft");
 	tcase_add_test(tc, test_draft_writes_like_a_file);
 	tcase_add_test(tc, test_draft_commit_state);
+	tcase_add_test(tc, test_draft_transitions);
 	tcase_add_test(tc, test_draft_references);
 	suite_add_tcase(s, tc);
 	return s;
