@@ -36,19 +36,6 @@ int psfs_in_search(const char *dir, const char *path)
 	return 1;
 }
 
-/* psfs_locate for a change: a session in the trash (store_bury) takes
- * none, it is ENOENT. */
-int psfs_locate_live(const char *path, struct psfs_path *p, struct store_ref *ref, struct layout_node *node)
-{
-	int res = psfs_locate(path, p, ref, node);
-	if (!res && ref->buried) {
-		store_release(psfs_self()->store, ref);
-		journal_log("refused changing %s: the session was moved to the trash", journal_path(path));
-		res = -ENOENT;
-	}
-	return res;
-}
-
 int psfs_parent_kind(const char *path, enum psfs_dir *kind)
 {
 	const char *name;
@@ -73,7 +60,7 @@ int psfs_parent_kind(const char *path, enum psfs_dir *kind)
 		free(dir);
 		return -EPERM;
 	}
-	res = psfs_locate_live(dir, &p, &ref, &node);
+	res = psfs_locate(dir, &p, &ref, &node);
 	free(dir);
 	if (res)
 		return res == -EINVAL ? -EPERM : res;
@@ -338,7 +325,7 @@ int psfs_symlink(const char *target, const char *path)
 	dir = psfs_dirname(path, &name);
 	if (!dir)
 		return -ENOMEM;
-	res = psfs_locate_live(dir, &p, &ref, &node);
+	res = psfs_locate(dir, &p, &ref, &node);
 	free(dir);
 	if (res)
 		return res;
@@ -426,7 +413,7 @@ int psfs_unlink(const char *path)
 	}
 	if ((res = psfs_locate(path, &p, &ref, &node)))
 		return res == -EINVAL ? -EPERM : res;
-	if (ref.buried || psfs_session_deleting(&p)) {
+	if (psfs_session_deleting(&p)) {
 		/* The rest of `rm -r`: its rmdir moves the whole session. */
 		res = 0;
 	} else if (node.kind == LAYOUT_RAW && strcmp(p.rest, "session.jsonl") == 0) {
@@ -489,7 +476,7 @@ int psfs_mkdir(const char *path, mode_t mode)
 		free(dir);
 		return -EPERM;
 	}
-	res = psfs_locate_live(dir, &p, &ref, &dirnode);
+	res = psfs_locate(dir, &p, &ref, &dirnode);
 	free(dir);
 	if (res) {
 		journal_log("refused mkdir %s: branches are made inside a session (NNNN~name)", journal_path(path));

@@ -103,8 +103,6 @@ enum psfs_dir { DIR_TREE, DIR_PENDING, DIR_LABELS };
 int psfs_parent_kind(const char *path, enum psfs_dir *kind);
 /* Whether dir, where path is to be made, is a search directory (logged). */
 int psfs_in_search(const char *dir, const char *path);
-/* psfs_locate for a change: a session in the trash takes none (-ENOENT). */
-int psfs_locate_live(const char *path, struct psfs_path *p, struct store_ref *ref, struct layout_node *node);
 /* Whether a name is an editor's side file, kept in memory only. */
 int psfs_is_side_name(const char *name);
 /* The label a name in labels/ stands for (new), or NULL with *res set

@@ -27,7 +27,7 @@ static int psfs_rename_label(const char *from, const char *to, unsigned int flag
 
 	if (!dir)
 		return -ENOMEM;
-	res = psfs_locate_live(from, &p, &ref, &src);
+	res = psfs_locate(from, &p, &ref, &src);
 	if (res) {
 		free(dir);
 		return res;
@@ -77,7 +77,7 @@ static int psfs_rename_label_link(const char *from, uint64_t serial, const char 
 		free(target);
 		return -ENOMEM;
 	}
-	if ((res = psfs_locate_live(dir, &p, &ref, &dirnode)))
+	if ((res = psfs_locate(dir, &p, &ref, &dirnode)))
 		goto out_free;
 	char rel[PATH_MAX];
 	snprintf(rel, sizeof rel, "labels/%s", name);
@@ -315,7 +315,7 @@ int psfs_rename(const char *from, const char *to, unsigned int flags)
 	}
 	}
 
-	if ((res = psfs_locate_live(from, &pf, &ref, &src)))
+	if ((res = psfs_locate(from, &pf, &ref, &src)))
 		return res;
 	if (psfs_is_fuse_hidden(to) && !layout_is_dir(src.kind)) {
 		/* libfuse hides an open file that is being replaced or removed:

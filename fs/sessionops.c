@@ -697,9 +697,10 @@ static int psfs_session_fork_from(const char *target, const char *path, const st
 		res = -psfs_errno(err);
 		goto out;
 	}
-	if (ref.buried || (sfd = open(ref.session->path, O_RDONLY | O_CLOEXEC)) < 0) {
-		journal_log("refused ln -s %s %s: the session file could not be opened", target, journal_path(path));
-		res = ref.buried ? -ENOENT : -errno;
+	if ((sfd = open(ref.session->path, O_RDONLY | O_CLOEXEC)) < 0) {
+		res = -errno; /* before the log line, which may change errno */
+		journal_log("refused ln -s %s %s: the session file could not be opened: %s", target, journal_path(path),
+			    strerror(-res));
 		goto out;
 	}
 	err = sessionforkfrom_create(sfd, dfd, cwd, ref.session->path, name, file.st_mode & 0666, ctx->uid, ctx->gid,
@@ -770,7 +771,7 @@ int psfs_session_fork(const char *target, const char *path, const struct psfs_pa
 		return -EINVAL;
 	}
 	struct ps_session *s = ref.session;
-	if (node.kind == LAYOUT_RAW && !ref.buried) {
+	if (node.kind == LAYOUT_RAW) {
 		store_release(fs->store, &ref);
 		ref.slot = NULL;
 		res = psfs_session_fork_from(target, path, parent, name, &p);
@@ -781,7 +782,7 @@ int psfs_session_fork(const char *target, const char *path, const struct psfs_pa
 		leaf = node.entry;
 	else if (node.kind == LAYOUT_TREE_DIR && s->n_entries)
 		leaf = node.session_root ? session_leaf(s) : s->branches[node.branch].tip;
-	if (leaf == PS_NIL || ref.buried) {
+	if (leaf == PS_NIL) {
 		journal_log("refused ln -s %s %s: %s is no entry to fork at", target, journal_path(path), target);
 		res = -EINVAL;
 		goto out;

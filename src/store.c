@@ -12,8 +12,6 @@
 #include "store.h"
 
 #define STORE_DEFAULT_SESSIONS 256
-/* How long a buried session outlives its last use (store_bury). */
-#define STORE_BURIED_IDLE 60
 
 struct store_slot {
 	char *key;                 /* "project/session" */
@@ -24,13 +22,6 @@ struct store_slot {
 	struct store_notice notice; /* guarded by lock */
 	int gone;                  /* the file was found missing: drop at release */
 	struct store_slot *next;   /* hash chain */
-	/* Buried (store_bury), guarded by the store lock: the slot holds a
-	 * reference of its own until store_unbury or STORE_BURIED_IDLE. */
-	int buried;
-	int dead;                  /* unburied: drop at the last release */
-	struct stat buried_st;
-	time_t buried_touched;     /* CLOCK_MONOTONIC seconds */
-	struct store_slot *buried_next;
 };
 
 /* Descriptors of store directories the path no longer leads to, kept
@@ -53,15 +44,7 @@ struct ps_store {
 	struct store_slot **table;
 	size_t table_size, count;
 	uint64_t clock;
-	struct store_slot *buried; /* the buried slots, guarded by lock */
 };
-
-static time_t store_now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec;
-}
 
 static int store_name_ok(const char *name)
 {
@@ -298,26 +281,6 @@ static int store_session_file(const char *name, size_t *stem)
 	return 1;
 }
 
-static struct store_slot **store_find_link(struct ps_store *st, const char *key);
-
-/* The attributes a buried session was shown with: 1 and *sb if it is
- * one. */
-static int store_buried_stat(struct ps_store *st, const char *project, const char *session, struct stat *sb)
-{
-	char key[PATH_MAX];
-	int found = 0;
-	if ((size_t)snprintf(key, sizeof key, "%s/%s", project, session) >= sizeof key)
-		return 0;
-	lockorder_lock(&st->lock, LOCK_STORE);
-	struct store_slot *sl = *store_find_link(st, key);
-	if (sl && sl->buried) {
-		*sb = sl->buried_st;
-		found = 1;
-	}
-	lockorder_unlock(&st->lock, LOCK_STORE);
-	return found;
-}
-
 ps_err store_stat_session(struct ps_store *st, const char *project, const char *session, struct stat *sb)
 {
 	char rel[PATH_MAX];
@@ -328,7 +291,7 @@ ps_err store_stat_session(struct ps_store *st, const char *project, const char *
 	int root = store_dirfd(st);
 	if (root < 0 || fstatat(root, rel, sb, AT_SYMLINK_NOFOLLOW) != 0) {
 		int e = errno;
-		return store_buried_stat(st, project, session, sb) ? PS_OK : store_errno(e);
+		return store_errno(e);
 	}
 	if (*project) {
 		struct stat pb;
@@ -485,81 +448,6 @@ static struct store_slot *store_evict(struct ps_store *st)
 	return freed;
 }
 
-/* Under the store lock: takes sl off the buried list and drops its own
- * reference (the slot is freed at its last release). */
-static void store_unbury_locked(struct ps_store *st, struct store_slot *sl)
-{
-	if (!sl->buried)
-		return;
-	struct store_slot **link = &st->buried;
-	while (*link != sl)
-		link = &(*link)->buried_next;
-	*link = sl->buried_next;
-	sl->buried = 0;
-	sl->dead = 1;
-	sl->refs--;
-}
-
-/* Under the store lock: unburies what no acquire touched for
- * STORE_BURIED_IDLE seconds (a `rm session.jsonl` never followed by the
- * rmdir).  Returns the slots to free outside the lock. */
-static struct store_slot *store_sweep_buried(struct ps_store *st)
-{
-	struct store_slot *freed = NULL;
-	time_t now = st->buried ? store_now() : 0;
-	for (struct store_slot *sl = st->buried, *next; sl; sl = next) {
-		next = sl->buried_next;
-		if (now - sl->buried_touched < STORE_BURIED_IDLE)
-			continue;
-		store_unbury_locked(st, sl);
-		if (!sl->refs) {
-			store_unlink_slot(st, sl);
-			sl->next = freed;
-			freed = sl;
-		}
-	}
-	return freed;
-}
-
-void store_bury(struct ps_store *st, struct store_ref *ref, const struct stat *sb)
-{
-	struct store_slot *sl = ref->slot;
-	lockorder_lock(&st->lock, LOCK_STORE);
-	if (!sl->buried) {
-		sl->buried = 1;
-		sl->refs++;
-		sl->buried_st = *sb;
-		sl->buried_touched = store_now();
-		sl->buried_next = st->buried;
-		st->buried = sl;
-	}
-	lockorder_unlock(&st->lock, LOCK_STORE);
-	ref->buried = 1;
-}
-
-int store_unbury(struct ps_store *st, const char *project, const char *session)
-{
-	char key[PATH_MAX];
-	struct store_slot *sl, *freed = NULL;
-	int was = 0;
-	if ((size_t)snprintf(key, sizeof key, "%s/%s", project, session) >= sizeof key)
-		return 0;
-	lockorder_lock(&st->lock, LOCK_STORE);
-	sl = *store_find_link(st, key);
-	if (sl && sl->buried) {
-		was = 1;
-		store_unbury_locked(st, sl);
-		if (!sl->refs) {
-			store_unlink_slot(st, sl);
-			freed = sl;
-		}
-	}
-	lockorder_unlock(&st->lock, LOCK_STORE);
-	if (freed)
-		store_free_slot(freed);
-	return was;
-}
-
 static ps_err store_get(struct ps_store *st, const char *project, const char *session, int create,
 			struct store_ref *out)
 {
@@ -571,9 +459,7 @@ static ps_err store_get(struct ps_store *st, const char *project, const char *se
 		return PS_ERR_NOENT;
 	if ((size_t)snprintf(key, sizeof key, "%s/%s", project, session) >= sizeof key)
 		return PS_ERR_NOENT;
-	out->buried = 0;
 	lockorder_lock(&st->lock, LOCK_STORE);
-	freed = store_sweep_buried(st);
 	sl = *store_find_link(st, key);
 	if (!sl && create) {
 		sl = calloc(1, sizeof *sl);
@@ -590,12 +476,9 @@ static ps_err store_get(struct ps_store *st, const char *project, const char *se
 		*link = sl;
 		st->count++;
 	}
-	int buried = 0;
 	if (sl) {
 		sl->refs++;
 		sl->used = ++st->clock;
-		if ((buried = sl->buried))
-			sl->buried_touched = store_now();
 		struct store_slot *evicted = store_evict(st);
 		while (evicted) {
 			struct store_slot *next = evicted->next;
@@ -615,20 +498,6 @@ static ps_err store_get(struct ps_store *st, const char *project, const char *se
 
 	lockorder_lock(&sl->lock, LOCK_SESSION);
 	ps_err err;
-	if (buried) {
-		/* Shown as it was, unless a file is back at its path (restored
-		 * from the trash): then it is the store's again. */
-		struct stat back;
-		if (stat(sl->session->path, &back) != 0) {
-			out->slot = sl;
-			out->session = sl->session;
-			out->buried = 1;
-			return PS_OK;
-		}
-		lockorder_lock(&st->lock, LOCK_STORE);
-		store_unbury_locked(st, sl);
-		lockorder_unlock(&st->lock, LOCK_STORE);
-	}
 	if (!sl->session) {
 		char path[PATH_MAX * 2];
 		snprintf(path, sizeof path, "%s/%s.jsonl", st->root, *project ? key : session);
@@ -683,7 +552,7 @@ void store_release(struct ps_store *st, struct store_ref *ref)
 	lockorder_unlock(&sl->lock, LOCK_SESSION);
 	lockorder_lock(&st->lock, LOCK_STORE);
 	sl->refs--;
-	if ((drop || sl->dead) && !sl->refs)
+	if (drop && !sl->refs)
 		store_unlink_slot(st, sl);
 	else
 		drop = 0;

@@ -24,7 +24,6 @@ struct ps_store;
 struct store_ref {
 	struct ps_session *session; /* borrowed, valid until store_release */
 	void *slot;                 /* private */
-	int buried;                 /* a session moved to the trash (store_bury) */
 };
 
 /* root is copied.  max_sessions bounds the cache (0 = default, 256). */
@@ -110,17 +109,6 @@ ps_err store_open_skim(struct ps_store *store, const char *project, const char *
 struct session_observer;
 ps_err store_open_observed(struct ps_store *store, const char *project, const char *session,
 			   struct session_observer *obs, struct ps_session **out);
-
-/* Keeps the acquired session as it is shown after its file was moved
- * away (to the trash, by `rm -r` of its directory), so that the rest of
- * a recursive removal still resolves: acquiring it succeeds without a
- * refresh and sets ref->buried, store_stat_session answers with sb.  The
- * session stays so until store_unbury, until 60 seconds pass without an
- * acquire, or until a file is back at its path (restored: then it is
- * refreshed from that file as any other). */
-void store_bury(struct ps_store *store, struct store_ref *ref, const struct stat *sb);
-/* Ends a burial: 1 if the session was buried. */
-int store_unbury(struct ps_store *store, const char *project, const char *session);
 
 /* How far the change notifier has told the kernel about a session: the
  * entries and the index generation it last invalidated for.  Guarded by
