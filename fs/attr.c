@@ -28,7 +28,8 @@
 #include "subagents.h"
 #include "views.h"
 
-void psfs_dir_stat(struct stat *st, const struct stat *like, mode_t perm)
+/* A directory's attributes: owner and times of like (may be NULL). */
+static void psfs_dir_stat(struct stat *st, const struct stat *like, mode_t perm)
 {
 	memset(st, 0, sizeof *st);
 	st->st_mode = S_IFDIR | perm;

@@ -11,8 +11,6 @@
 
 /* The FUSE getattr: 0 or -errno.  A FUSE handler (fuse_get_context()). */
 int psfs_getattr(const char *path, struct stat *st, struct fuse_file_info *fi);
-/* A directory's attributes: owner and times of like (may be NULL). */
-void psfs_dir_stat(struct stat *st, const struct stat *like, mode_t perm);
 /* A node's attributes when its size is known; file: the session file. */
 void psfs_node_fill(const struct ps_session *s, const struct layout_node *node, const struct stat *file,
 		    uint64_t size, struct stat *st);

@@ -26,7 +26,7 @@
 
 /* Whether dir, where path is to be made, is a search directory (logged:
  * they show what a query finds and take nothing). */
-int psfs_in_search(const char *dir, const char *path)
+static int psfs_in_search(const char *dir, const char *path)
 {
 	struct psfs_path p;
 	if (psfs_split(dir, &p) || !search_owns(dir, &p))

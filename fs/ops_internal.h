@@ -101,8 +101,6 @@ int psfs_open_overlay(const char *path, struct fuse_file_info *fi, int *found);
 enum psfs_dir { DIR_TREE, DIR_PENDING, DIR_LABELS };
 /* The kind of directory path's parent is, or -errno. */
 int psfs_parent_kind(const char *path, enum psfs_dir *kind);
-/* Whether dir, where path is to be made, is a search directory (logged). */
-int psfs_in_search(const char *dir, const char *path);
 /* Whether a name is an editor's side file, kept in memory only. */
 int psfs_is_side_name(const char *name);
 /* The label a name in labels/ stands for (new), or NULL with *res set

@@ -136,7 +136,9 @@ static int64_t sizer_now(void)
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-void sizer_reading(struct sizer *sz)
+/* Called when an entry file is opened for reading: the sizers stop, and
+ * ignore hints for a second. */
+static void sizer_reading(struct sizer *sz)
 {
 	if (!sz || !sz->n_threads)
 		return;

@@ -24,9 +24,6 @@ void sizer_stop(struct sizer *sz);
  * caller); sizing goes on from entry. */
 void sizer_hint(struct sizer *sz, const char *project, const char *session, const struct ps_session *s,
 		uint32_t entry);
-/* Called when an entry file is opened for reading: the sizers stop, and
- * ignore hints for a second. */
-void sizer_reading(struct sizer *sz);
 /* sizer_reading for a FUSE handler, with the sizers of the mount whose
  * request the thread serves (fuse_get_context()). */
 void psfs_sizer_reading(void);

@@ -76,7 +76,9 @@ struct watch {
  * a new directory at the path sends nothing to the old one's watch. */
 #define WATCH_ROOT_LOOK_MS 400
 
-void watch_queue(struct watch *w, const char *path)
+/* Asks the watcher thread to invalidate a path: what a handler uses when
+ * its own write changed what the kernel has cached. */
+static void watch_queue(struct watch *w, const char *path)
 {
 	if (!w || !w->running)
 		return;
@@ -755,7 +757,12 @@ void psfs_watch_queue(const char *path)
 	watch_queue(watch_of_request(), path);
 }
 
-void watch_family(struct watch *w, const char *project, const char *stem, const char *mount)
+/* Asks the watcher to watch the family folder of project/stem (family.h)
+ * and the folders below it, whose sessions the mount shows at mount (the
+ * session directory's path: "/PROJECT/STEM"), so that a child's appends
+ * reach the kernel as a session's do.  Once per family; lazily, from
+ * the handlers that show a family. */
+static void watch_family(struct watch *w, const char *project, const char *stem, const char *mount)
 {
 	char *key = NULL, *request = NULL;
 	if (!w || !w->running || w->remote || !*project)

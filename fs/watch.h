@@ -23,16 +23,7 @@ void watch_stop(struct watch *w);
  * store is on a local file system.  Only then may the kernel keep names
  * and attributes long (psfs_init). */
 int watch_hears_all(const struct watch *w);
-/* Asks the watcher thread to invalidate a path: what a handler uses when
- * its own write changed what the kernel has cached. */
-void watch_queue(struct watch *w, const char *path);
 
-/* Asks the watcher to watch the family folder of project/stem (family.h)
- * and the folders below it, whose sessions the mount shows at mount (the
- * session directory's path: "/PROJECT/STEM"), so that a child's appends
- * reach the kernel as a session's do.  Once per family; lazily, from
- * the handlers that show a family. */
-void watch_family(struct watch *w, const char *project, const char *stem, const char *mount);
 void psfs_watch_family(const char *project, const char *stem, const char *mount);
 
 /* The same for a FUSE handler, with the watcher of the mount whose

@@ -392,7 +392,9 @@ void search_budget_init(struct search_budget *b, long long cpu_ns, int (*gave_up
 	b->ctx = ctx;
 }
 
-ps_err search_budget_check(const struct search_budget *b)
+/* PS_ERR_COSTLY when the budget is spent, PS_ERR_INTR when the asker gave
+ * up, else PS_OK. */
+static ps_err search_budget_check(const struct search_budget *b)
 {
 	if (!b)
 		return PS_OK;

@@ -42,9 +42,6 @@ struct search_budget {
 #define SEARCH_BUDGET_NS 1000000000LL
 
 void search_budget_init(struct search_budget *b, long long cpu_ns, int (*gave_up)(void *ctx), void *ctx);
-/* PS_ERR_COSTLY when the budget is spent, PS_ERR_INTR when the asker gave
- * up, else PS_OK. */
-ps_err search_budget_check(const struct search_budget *b);
 
 /* Whether pi's matchSession says info matches: 1 or 0 in *match.  A
  * session pi does not list (is_session 0) never matches.  PS_ERR_TOOBIG

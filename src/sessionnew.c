@@ -11,7 +11,9 @@
 #include "jsonout.h"
 #include "sessionnew.h"
 
-void sessionnew_uuid7(int64_t ms, char out[37])
+/* A UUID v7 (RFC 9562: 48 bits of Unix milliseconds, the version, random
+ * bits), as pi's session ids are: lower-case, 36 characters and a NUL. */
+static void sessionnew_uuid7(int64_t ms, char out[37])
 {
 	uuid_t u;
 	uuid_generate_random(u);
@@ -101,8 +103,13 @@ out:
 	return err;
 }
 
-ps_err sessionnew_write(int dirfd, const char *stem, const char *text, size_t len, mode_t mode, uid_t uid,
-			gid_t gid)
+/* Creates <stem>.jsonl in the directory dirfd holding text[0..len): with
+ * O_EXCL and mode & 0666, owned by uid/gid when the daemon may give it
+ * away (-1: as it is), written in one write() and fsynced.  stem and text
+ * are borrowed.  On an error (the file system's, as a ps_err) nothing is
+ * left behind. */
+static ps_err sessionnew_write(int dirfd, const char *stem, const char *text, size_t len, mode_t mode,
+			       uid_t uid, gid_t gid)
 {
 	char *file = NULL;
 	ps_err err = PS_OK;

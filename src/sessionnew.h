@@ -11,10 +11,6 @@
 #include <sys/types.h>
 #include "ps_error.h"
 
-/* A UUID v7 (RFC 9562: 48 bits of Unix milliseconds, the version, random
- * bits), as pi's session ids are: lower-case, 36 characters and a NUL. */
-void sessionnew_uuid7(int64_t ms, char out[37]);
-
 /* A candidate entry id as pi's generateId draws one: the first 8 hex
  * digits of a random UUID (the caller retries on a collision). */
 void sessionnew_short_id(char out[9]);
@@ -40,14 +36,6 @@ void sessionnew_stamp(struct sessionnew_stamp *st);
  * text, PS_ERR_NOMEM. */
 ps_err sessionnew_header(const struct sessionnew_stamp *st, const char *cwd, const char *parent, char **line,
 			 size_t *len);
-
-/* Creates <stem>.jsonl in the directory dirfd holding text[0..len): with
- * O_EXCL and mode & 0666, owned by uid/gid when the daemon may give it
- * away (-1: as it is), written in one write() and fsynced.  stem and text
- * are borrowed.  On an error (the file system's, as a ps_err) nothing is
- * left behind. */
-ps_err sessionnew_write(int dirfd, const char *stem, const char *text, size_t len, mode_t mode, uid_t uid,
-			gid_t gid);
 
 /* sessionnew_write of the file st names, and *stem (new) that name, on
  * success only: what every way of making a session file ends with. */

@@ -106,7 +106,7 @@ static size_t treetext_walk_text(const char *text, size_t n, size_t limit, struc
 	return chars;
 }
 
-int treetext_cut(struct buf *b, const char *text, size_t n, size_t width)
+static int treetext_cut(struct buf *b, const char *text, size_t n, size_t width)
 {
 	int bad = 0;
 	if (!width)

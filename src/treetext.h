@@ -28,6 +28,5 @@ ps_err treetext_text(const struct ps_session *s, char **buf, size_t *len);
  * run of whitespace or control characters one space, trimmed), cut to
  * width code points with "…".  Appended to b; -1 when memory runs out. */
 struct buf;
-int treetext_cut(struct buf *b, const char *text, size_t n, size_t width);
 
 #endif
