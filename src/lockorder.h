@@ -29,8 +29,8 @@ enum lock_level {
 	LOCK_OVERLAY,         /* fs/overlay.c: the in-memory names */
 	LOCK_FAMILY_CACHE,    /* src/familycache.c: subagent families read */
 	LOCK_KEEPER_LARGE,    /* src/infokeeper.c: one large file kept at a time */
-	LOCK_KEEPER,          /* src/infokeeper.c: the keeper's queue */
 	LOCK_INFO_CACHE,      /* src/infocache.c: sessions' infos */
+	LOCK_KEEPER,          /* src/infokeeper.c: the keeper's queue (an info cache hands it work) */
 	LOCK_SEARCH_MEMO,     /* src/searchmemo.c: verdicts of queries */
 	LOCK_ENTRY_CACHE,     /* src/entrycache.c: rendered entries */
 	LOCK_FILE_MEMO,       /* src/filememo.c: values derived from files */

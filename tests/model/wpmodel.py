@@ -1509,6 +1509,9 @@ class Runner:
                           ("content", "crash log"))
         for n in kept:
             os.unlink(os.path.join(rdir, n))
+        end = time.time() + WAIT_APPEND  # the record goes when the daemon lets go of the file
+        while draft_records(path) and time.time() < end:
+            time.sleep(0.01)
         if draft_records(path):
             raise Failure("content", "the recovered texts were removed from rejected/, but the store keeps their "
                           "records: %s" % draft_records(path), ("content", "crash records"))
