@@ -38,6 +38,7 @@
 #include "searchdir.h"
 #include "sessionops.h"
 #include "overview.h"
+#include "overviewmemo.h"
 #include "content.h"
 #include "diskmemo.h"
 #include "infofreeze.h"

@@ -2,7 +2,6 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <math.h>
-#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -10,12 +9,11 @@
 #include "buf.h"
 #include "caller.h"
 #include "fanout.h"
-#include "lockorder.h"
 #include "overviewlist.h"
 #include "filememo.h"
-#include "listingmemo.h"
 #include "sessioninfo.h"
 #include "overview.h"
+#include "overviewmemo.h"
 #include "sessionsmd.h"
 #include "store.h"
 #include "title.h"
@@ -66,7 +64,6 @@ struct overview_each {
 	size_t *order;    /* the items by size, largest first: the order they are derived in */
 };
 
-static struct filememo *overview_rows(struct psfs *fs);
 #define OVERVIEW_KEY_MAX (STORE_PROJECT_MAX + 2 * PATH_MAX)
 static int overview_row_key(char kind, const struct overview_item *it, char *key, size_t size, size_t *len);
 
@@ -150,7 +147,8 @@ static ps_err overview_derive(struct overview_each *c, struct overview_item *it)
 		struct filestamp stamp;
 		filestamp_of(&it->st, &stamp);
 		/* Out of memory here only costs the value's next derivation. */
-		(void)filememo_put(overview_rows(c->fs), key, key_len, &stamp, it->value.data, it->value.len);
+		(void)filememo_put(overview_memo_rows(c->fs->overview), key, key_len, &stamp, it->value.data,
+				   it->value.len);
 	}
 	return err;
 }
@@ -164,7 +162,7 @@ static void overview_each_item(void *ctx, size_t i)
 	struct filestamp stamp;
 	filestamp_of(&it->st, &stamp);
 	if (overview_row_key(c->kind, it, key, sizeof key, &key_len)) {
-		int found = filememo_get(overview_rows(c->fs), key, key_len, &stamp, &it->value);
+		int found = filememo_get(overview_memo_rows(c->fs->overview), key, key_len, &stamp, &it->value);
 		if (found) {
 			it->kept = found > 0;
 			it->err = found < 0 ? PS_ERR_NOMEM : PS_OK;
@@ -214,7 +212,7 @@ static ps_err overview_each(struct psfs *fs, struct overview_list *list, char ki
 	c.order = overview_order(list->items, list->n);
 	if (fanout_run(list->n, fs->cfg.read_threads, overview_each_item, overview_each_stop, &c))
 		err = PS_ERR_INTR;
-	filememo_flush(overview_rows(fs));
+	filememo_flush(overview_memo_rows(fs->overview));
 	for (size_t i = 0; i < list->n; i++) {
 		struct overview_item *it = &list->items[i];
 		if (!err)
@@ -237,8 +235,8 @@ static ps_err overview_each(struct psfs *fs, struct overview_list *list, char ki
 
 /* Kept per session file (filememo.h): its usage.csv row, what its
  * sessions.md row shows, and its usage per day and model (usagedays.h's
- * blob).  Keys: 'c', 'm' or 'd', then "project/name". */
-#define OVERVIEW_ROWS_BUDGET ((size_t)16 << 20)
+ * blob).  Keys: 'c', 'm' or 'd', then "project/name"; at most
+ * OVERVIEW_ROWS_BUDGET of them (overviewmemo.h). */
 
 /* A subagent's session's value is kept apart from the same file's as a
  * session of its own (a sessions.md value of a child is its cost only;
@@ -577,162 +575,6 @@ int overview_build(struct psfs *fs, const char *name, const char *project, char 
 
 /* --- their sizes, without building them at every stat ------------------------------ */
 
-/* One per overview file recently stat'ed: the store's and a few projects'. */
-#define OVERVIEW_SLOTS 16
-
-struct overview_slot {
-	int used;           /* slot in use */
-	int file;           /* enum overview_file */
-	int whole_store;    /* the store's file, else project's */
-	char *project;
-	struct buf listing; /* what the length was built from */
-	size_t len;
-	char *text;         /* the file as stat built it, for the open that follows (at most one slot's) */
-	uint64_t last_use;  /* the least recently used slot goes first */
-};
-
-struct overview_memo {
-	struct filememo *rows; /* each session's rows (filememo.h), NULL: none kept */
-	struct diskmemo *disk; /* each file's last text, across mounts (listingmemo.h); borrowed */
-	pthread_mutex_t lock;
-	struct overview_slot slot[OVERVIEW_SLOTS];
-	uint64_t clock;
-};
-
-static int overview_same_key(const struct overview_slot *m, int file, const char *project)
-{
-	return m->used && m->file == file &&
-	       (project ? !m->whole_store && strcmp(m->project, project) == 0 : m->whole_store);
-}
-
-/* Whether slot m was kept for file of project as of exactly listing. */
-static int overview_slot_matches(const struct overview_slot *m, int file, const char *project,
-				 const struct buf *listing)
-{
-	return overview_same_key(m, file, project) && m->listing.len == listing->len &&
-	       (!listing->len || memcmp(m->listing.data, listing->data, listing->len) == 0);
-}
-
-static int overview_lookup(struct overview_memo *memo, int file, const char *project, const struct buf *listing,
-			   size_t *len)
-{
-	int found = 0;
-	lockorder_lock(&memo->lock, LOCK_OVERVIEW);
-	for (size_t i = 0; i < OVERVIEW_SLOTS && !found; i++) {
-		struct overview_slot *m = &memo->slot[i];
-		if (overview_slot_matches(m, file, project, listing)) {
-			*len = m->len;
-			m->last_use = ++memo->clock;
-			found = 1;
-		}
-	}
-	lockorder_unlock(&memo->lock, LOCK_OVERVIEW);
-	return found;
-}
-
-static void overview_slot_free(struct overview_slot *m)
-{
-	free(m->text);
-	free(m->project);
-	buf_free(&m->listing);
-	memset(m, 0, sizeof *m);
-}
-
-/* Keeps len for the listing (taken: *listing is emptied), and the text it
- * is the length of (taken, may be NULL): `cat` stats the file, then opens
- * it, and building it twice was a tenth of a store's first sessions.md;
- * every later open of the unchanged file copies it.  Only the newest text
- * is kept, so a stat of every overview file (ls -l) holds one file's
- * text, not six. */
-static void overview_remember(struct overview_memo *memo, int file, const char *project, struct buf *listing,
-			      size_t len, char **text)
-{
-	char *key = project ? strdup(project) : NULL;
-	if (project && !key)
-		return;
-	lockorder_lock(&memo->lock, LOCK_OVERVIEW);
-	struct overview_slot *m = NULL;
-	for (size_t i = 0; i < OVERVIEW_SLOTS && !m; i++)
-		if (overview_same_key(&memo->slot[i], file, project))
-			m = &memo->slot[i];
-	for (size_t i = 0; i < OVERVIEW_SLOTS && !m; i++)
-		if (!memo->slot[i].used)
-			m = &memo->slot[i];
-	if (!m) {
-		m = &memo->slot[0];
-		for (size_t i = 1; i < OVERVIEW_SLOTS; i++)
-			if (memo->slot[i].last_use < m->last_use)
-				m = &memo->slot[i];
-	}
-	overview_slot_free(m);
-	for (size_t i = 0; i < OVERVIEW_SLOTS; i++) {
-		free(memo->slot[i].text);
-		memo->slot[i].text = NULL;
-	}
-	m->used = 1;
-	m->file = file;
-	m->whole_store = !project;
-	m->project = key;
-	m->listing = *listing;
-	m->len = len;
-	m->text = *text;
-	m->last_use = ++memo->clock;
-	lockorder_unlock(&memo->lock, LOCK_OVERVIEW);
-	*listing = (struct buf)BUF_INIT;
-	*text = NULL;
-}
-
-/* A copy (new) of the text overview_remember kept for file as of
- * listing, or NULL: another file's kept since, or the sessions changed.
- * The text stays kept: each `cat` stats, then opens, and a cat of an
- * unchanged file should cost a walk of the store, not a build. */
-static char *overview_copy_text(struct overview_memo *memo, int file, const char *project,
-				const struct buf *listing, size_t *len)
-{
-	char *text = NULL;
-	lockorder_lock(&memo->lock, LOCK_OVERVIEW);
-	for (size_t i = 0; i < OVERVIEW_SLOTS && !text; i++) {
-		struct overview_slot *m = &memo->slot[i];
-		if (m->text && overview_slot_matches(m, file, project, listing)) {
-			if ((text = malloc(m->len ? m->len : 1)))
-				memcpy(text, m->text, m->len);
-			*len = m->len;
-			break;
-		}
-	}
-	lockorder_unlock(&memo->lock, LOCK_OVERVIEW);
-	return text;
-}
-
-/* The name file of project is kept under on disk (listingmemo.h). */
-static void overview_disk_name(int file, const char *project, char *name, size_t size)
-{
-	snprintf(name, size, "%s/%s", project ? project : "", overview_names[file]);
-}
-
-/* The text of file as of listing, from the disk (new), or NULL. */
-static char *overview_disk_text(struct overview_memo *memo, int file, const char *project, const struct buf *listing,
-				size_t *len)
-{
-	char name[STORE_PROJECT_MAX + 32];
-	struct buf text = BUF_INIT;
-	overview_disk_name(file, project, name, sizeof name);
-	if (listingmemo_get(memo->disk, name, listing, &text) != 1) {
-		buf_free(&text);
-		return NULL;
-	}
-	*len = text.len;
-	return text.data ? text.data : strdup("");
-}
-
-static void overview_disk_keep(struct overview_memo *memo, int file, const char *project, const struct buf *listing,
-			       const char *text, size_t len)
-{
-	char name[STORE_PROJECT_MAX + 32];
-	overview_disk_name(file, project, name, sizeof name);
-	listingmemo_put(memo->disk, name, listing, text, len);
-}
-
 static int overview_file_of(const char *name)
 {
 	for (size_t i = 0; i < OVERVIEW_N_FILES; i++)
@@ -750,68 +592,26 @@ int overview_size(struct psfs *fs, const char *name, const char *project, size_t
 
 	if (err)
 		return -psfs_errno(err);
-	if (overview_lookup(fs->overview, file, project, &list.key, len)) {
+	if (overview_memo_length(fs->overview, overview_names[file], project, &list.key, len)) {
 		res = 0;
 		goto out;
 	}
 	/* Kept under the listing it was built from: a session that changes
 	 * meanwhile changes the listing of every later stat and open, so
 	 * what was read of it is never taken for the file as listed. */
-	if ((text = overview_disk_text(fs->overview, file, project, &list.key, len))) {
+	if ((text = overview_memo_disk_text(fs->overview, overview_names[file], project, &list.key, len))) {
 		res = 0;
 	} else {
 		res = overview_build_listed(fs, name, project, &list, &text, len);
 		if (!res)
-			overview_disk_keep(fs->overview, file, project, &list.key, text, *len);
+			overview_memo_disk_keep(fs->overview, overview_names[file], project, &list.key, text, *len);
 	}
 	if (!res)
-		overview_remember(fs->overview, file, project, &list.key, *len, &text);
+		overview_memo_keep(fs->overview, overview_names[file], project, &list.key, *len, &text);
 out:
 	free(text);
 	overviewlist_free(&list);
 	return res;
-}
-
-struct overview_memo *overview_memo_new(void)
-{
-	struct overview_memo *memo = calloc(1, sizeof *memo);
-	if (!memo)
-		return NULL;
-	if (filememo_new(OVERVIEW_ROWS_BUDGET, &memo->rows)) {
-		free(memo);
-		return NULL;
-	}
-	pthread_mutex_init(&memo->lock, NULL);
-	return memo;
-}
-
-void overview_memo_set_disk(struct overview_memo *memo, struct diskmemo *disk)
-{
-	if (memo) {
-		filememo_set_disk(memo->rows, disk);
-		memo->disk = disk;
-	}
-}
-
-struct filememo *overview_memo_rows(struct overview_memo *memo)
-{
-	return memo ? memo->rows : NULL;
-}
-
-static struct filememo *overview_rows(struct psfs *fs)
-{
-	return fs->overview ? fs->overview->rows : NULL;
-}
-
-void overview_memo_free(struct overview_memo *memo)
-{
-	if (!memo)
-		return;
-	for (size_t i = 0; i < OVERVIEW_SLOTS; i++)
-		overview_slot_free(&memo->slot[i]);
-	filememo_free(memo->rows);
-	pthread_mutex_destroy(&memo->lock);
-	free(memo);
 }
 
 /* --- the gate ---------------------------------------------------------------------- */
@@ -881,11 +681,11 @@ int overview_open(struct psfs *fs, const struct psfs_path *p, int flags, char **
 	ps_err err = overviewlist_make(fs, project, 0, &listing);
 	if (err)
 		return -psfs_errno(err);
-	if ((*data = overview_copy_text(fs->overview, file, project, &listing.key, len))) {
+	if ((*data = overview_memo_text(fs->overview, overview_names[file], project, &listing.key, len))) {
 		res = 0;
 		goto out;
 	}
-	if ((*data = overview_disk_text(fs->overview, file, project, &listing.key, len))) {
+	if ((*data = overview_memo_disk_text(fs->overview, overview_names[file], project, &listing.key, len))) {
 		res = 0;
 	} else {
 		overviewlist_free(&listing);
@@ -893,12 +693,12 @@ int overview_open(struct psfs *fs, const struct psfs_path *p, int flags, char **
 			return -psfs_errno(err);
 		res = overview_build_listed(fs, name, project, &listing, data, len);
 		if (!res)
-			overview_disk_keep(fs->overview, file, project, &listing.key, *data, *len);
+			overview_memo_disk_keep(fs->overview, overview_names[file], project, &listing.key, *data, *len);
 	}
 	/* Kept for the next open, as a stat keeps what it built. */
 	if (!res && (keep = malloc(*len ? *len : 1))) {
 		memcpy(keep, *data, *len);
-		overview_remember(fs->overview, file, project, &listing.key, *len, &keep);
+		overview_memo_keep(fs->overview, overview_names[file], project, &listing.key, *len, &keep);
 	}
 out:
 	free(keep);

@@ -21,9 +21,8 @@
  * store on every build, and a first cat of one built it twice (its size,
  * then its text).
  *
- * Ownership: the memo (struct psfs's overview: a few listings, the
- * latest used kept, and the rows) is made and freed by main.c; texts returned are new
- * and the caller's.  Thread-safe. */
+ * Ownership: the memo (overviewmemo.h) is made and freed by main.c;
+ * texts returned are new and the caller's.  Thread-safe. */
 #ifndef PSFS_OVERVIEW_H
 #define PSFS_OVERVIEW_H
 
@@ -64,16 +63,7 @@ void overview_readdir(const struct psfs_path *dir, void *buf, fuse_fill_dir_t fi
  * 0, -EACCES for writing, or -errno as overview_build fails. */
 int overview_open(struct psfs *fs, const struct psfs_path *p, int flags, char **data, size_t *len);
 
-/* A new, empty memo (NULL when out of memory), and its end. */
-struct overview_memo;
-struct overview_memo *overview_memo_new(void);
-void overview_memo_free(struct overview_memo *memo);
-/* Keeps the session rows on disk too (diskmemo.h; borrowed, outlives the
- * memo), so another mount finds them. */
-struct diskmemo;
-void overview_memo_set_disk(struct overview_memo *memo, struct diskmemo *disk);
-/* The session rows memo, which the catalog shares (filememo.h). */
-struct filememo;
-struct filememo *overview_memo_rows(struct overview_memo *memo);
+/* What they keep between calls (the memo, struct psfs's overview):
+ * overviewmemo.h. */
 
 #endif

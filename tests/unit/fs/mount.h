@@ -15,6 +15,7 @@
 #include "journal.h"
 #include "overlay.h"
 #include "overview.h"
+#include "overviewmemo.h"
 #include "pisessionfs.h"
 #include "searchdir.h"
 #include "sessionops.h"
