@@ -69,6 +69,7 @@ export XDG_CACHE_HOME=$T_DIR/cache
 CHECKS=0
 FAILS=0
 FINISHED=0
+FSX_WATCHDOG=          # the pid of fsx's watchdog (fsx_watchdog_start)
 DAEMON_PID=
 declare -a MOUNTS=()   # mountpoints started by mount_fs, in order
 declare -A PID_OF=()   # mountpoint -> daemon pid
@@ -188,12 +189,20 @@ except OSError as e:
 # $(fsx ...) or `fsx ... | wc` would wait for it for ever.  The stuck
 # process is freed when the daemon is killed at cleanup.
 fsx() {
-	local o=$T_DIR/.fsx.$BASHPID.out e=$T_DIR/.fsx.$BASHPID.err rc=0
-	timeout -s KILL "$TIMEOUT" "$@" >"$o" 2>"$e" || rc=$?
+	local o=$T_DIR/.fsx.$BASHPID.out e=$T_DIR/.fsx.$BASHPID.err rc=0 text
+	fsx_run "$o" "$e" "$@" || rc=$?
 	# Emptied, not removed: the next fsx of this process writes them
-	# again, and cleanup removes the scratch directory (an rm a call
-	# was a fork and an exec more).
-	[[ -s $o ]] && { cat "$o"; : >"$o"; }
+	# again, and cleanup removes the scratch directory.  Copied with
+	# read, not cat: a fork and an exec less per access, unless the
+	# output holds a NUL byte (read stops there and says so).
+	if [[ -s $o ]]; then
+		if IFS= read -r -d '' text <"$o"; then
+			cat "$o"
+		else
+			printf '%s' "$text"
+		fi
+		: >"$o"
+	fi
 	[[ -s $e ]] && { cat "$e" >&2; : >"$e"; }
 	if ((rc == 137)); then
 		echo "fsx: timed out after ${TIMEOUT}s (daemon hung?): $*" >&2
@@ -202,21 +211,95 @@ fsx() {
 	return "$rc"
 }
 
-# fsx_out CMD...: like fsx, stdout into $OUT (trailing newlines kept, as a
-# "." is appended and removed), stderr into $ERR, status into $RC.
+# fsx_out CMD...: like fsx, stdout into $OUT (trailing newlines kept),
+# stderr into $ERR (trailing newlines dropped, as $(...) would), status
+# into $RC.  Text only: a NUL byte ends what is kept, as in any bash
+# variable.
 fsx_out() {
 	local o e
 	o=$T_DIR/.out
 	e=$T_DIR/.err
 	RC=0
-	timeout -s KILL "$TIMEOUT" "$@" >"$o" 2>"$e" || RC=$?
-	OUT=$(cat "$o"; printf .)
-	OUT=${OUT%.}
-	ERR=$(cat "$e")
+	fsx_run "$o" "$e" "$@" || RC=$?
+	OUT= ERR=
+	IFS= read -r -d '' OUT <"$o" || :
+	IFS= read -r -d '' ERR <"$e" || :
+	while [[ $ERR == *$'\n' ]]; do ERR=${ERR%$'\n'}; done
 	if ((RC == 137)); then
 		fail "timed out after ${TIMEOUT}s (daemon hung?): $*"
 		daemon_stacks >&2
 	fi
+}
+
+# fsx_run OUT ERR CMD...: CMD with its stdout and stderr to the files OUT
+# and ERR, its stdin the caller's, killed (with its children) once it has
+# run TIMEOUT seconds; its exit status (137 when killed).  Not timeout(1):
+# a fork and an exec of timeout per access were a third of a mount test's
+# processes.  CMD runs in the background, and the test's one watchdog
+# (fsx_watchdog) reads its pid and deadline from a file of this shell's
+# own ($BASHPID: fsx also runs in subshells and in a test's workers).
+fsx_run() {
+	local o=$1 e=$2 pid rc=0 whole frac ms now
+	local w=$T_DIR/.fsx.$BASHPID.watch
+	shift 2
+	whole=${TIMEOUT%%.*} frac=
+	[[ $TIMEOUT != *.* ]] || frac=${TIMEOUT#*.}
+	frac=${frac}000
+	ms=$((10#${whole:-0} * 1000 + 10#${frac:0:3}))
+	"$@" <&0 >"$o" 2>"$e" &
+	pid=$!
+	now=${EPOCHREALTIME/./}
+	printf '%s %s\n' "$pid" "$((now / 1000 + ms))" >"$w"
+	wait "$pid" || rc=$?
+	: >"$w"
+	return "$rc"
+}
+
+# fsx_kill_tree PID: KILL to PID and all its descendants, found by their
+# parent in /proc/*/stat (timeout(1) killed its own process group; a
+# command here runs in the test's).
+fsx_kill_tree() {
+	local st line rest ppid kids=() kid
+	for st in /proc/[0-9]*/stat; do
+		read -r line <"$st" 2>/dev/null || continue
+		rest=${line##*) }
+		rest=${rest#* }
+		ppid=${rest%% *}
+		[[ $ppid == "$1" ]] && kids+=("${st//[^0-9]/}")
+	done
+	kill -KILL "$1" 2>/dev/null
+	for kid in "${kids[@]}"; do
+		fsx_kill_tree "$kid"
+	done
+}
+
+# fsx_watchdog_start: starts the test's watchdog, from lib.sh itself so
+# that there is one per test: every 0.2 s it reads each shell's
+# .fsx.PID.watch and kills a command past its deadline with its
+# children.  It sleeps in read -t on a FIFO of its own, not sleep(1),
+# and ends with the test's shell (or at cleanup).
+fsx_watchdog_start() {
+	local tick=$T_DIR/.fsx.tick
+	mkfifo "$tick"
+	(
+		exec >/dev/null 2>&1 {fd}<>"$tick"
+		trap - EXIT ERR TERM INT
+		set +e
+		local f pid deadline now
+		while kill -0 "$$" 2>/dev/null; do
+			now=${EPOCHREALTIME/./}
+			now=$((now / 1000))
+			for f in "$T_DIR"/.fsx.*.watch; do
+				pid= deadline=
+				read -r pid deadline <"$f" || continue
+				[[ -n $deadline ]] && ((now >= deadline)) || continue
+				fsx_kill_tree "$pid"
+				: >"$f"
+			done
+			read -r -t 0.2 -u "$fd"
+		done
+	) &
+	FSX_WATCHDOG=$!
 }
 
 # daemon_stacks: where the daemons are, after an access timed out: every
@@ -251,7 +334,7 @@ poll_until() {
 	# EPOCHREALTIME (bash's own clock): a poll forks only its command.
 	end=$(awk -v s="$limit" -v k="$TIME_SCALE" -v t="$EPOCHREALTIME" 'BEGIN { printf "%d", t * 1000 + s * k * 1000 }')
 	while :; do
-		if timeout -s KILL "$TIMEOUT" "$@" >/dev/null 2>&1; then
+		if fsx_run /dev/null /dev/null "$@"; then
 			return 0
 		fi
 		now=${EPOCHREALTIME/./}
@@ -382,6 +465,8 @@ cleanup() {
 	local rc=$? mp i left
 	trap - EXIT
 	set +e
+	kill "$FSX_WATCHDOG" 2>/dev/null
+	wait "$FSX_WATCHDOG" 2>/dev/null
 	# A test's own teardown (stop its writers, say) runs first.
 	if [[ $(type -t teardown) == function ]]; then
 		teardown
@@ -433,6 +518,7 @@ trap cleanup EXIT
 trap 'echo "$TEST_NAME: command failed (status $?) at line $LINENO: $BASH_COMMAND" >&2' ERR
 trap 'exit 143' TERM
 trap 'exit 130' INT
+fsx_watchdog_start
 
 # finish: the last line of every test.
 finish() {
