@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include <jansson.h>
 #include "family.h"
+#include "dirlist.h"
 #include "familycache.h"
 #include "familydisk.h"
 
@@ -144,20 +145,14 @@ static void family_found(struct family_walk *w, const char *rel, const char *fil
 		w->err = PS_ERR_NOMEM;
 }
 
-static int family_name_ok(const char *name)
-{
-	return strcmp(name, ".") != 0 && strcmp(name, "..") != 0;
-}
-
-/* Whether dir holds the session file NAME.jsonl: then the folder NAME is
- * that session's own family, not its parent's. */
-static int family_is_session_folder(int dirfd, const char *name)
+/* Whether the folder listed holds the session file NAME.jsonl: then the
+ * folder NAME is that session's own family, not its parent's. */
+static int family_is_session_folder(const struct dirlist *here, const char *name)
 {
 	char file[NAME_MAX + 8];
-	struct stat sb;
 	if ((size_t)snprintf(file, sizeof file, "%s.jsonl", name) >= sizeof file)
 		return 0;
-	return fstatat(dirfd, file, &sb, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(sb.st_mode);
+	return dirlist_has(here, file, DIRLIST_FILE);
 }
 
 /* A folder right below STEM/, whose name may be a run id: its artifacts
@@ -200,25 +195,20 @@ static void family_walk_dir(struct family_walk *w, int fd, const char *rel, int 
 	char where[PATH_MAX];
 	char **owned = NULL; /* folders here that are a session's own family */
 	size_t n_owned = 0;
+	struct dirlist here = DIRLIST_INIT;
 	if (fstat(fd, &st) == 0 && (size_t)snprintf(where, sizeof where, "%s%s%s", w->stem, *rel ? "/" : "", rel) <
 					  sizeof where)
 		family_note_sig(w, where, &st);
-	DIR *d = fdopendir(fd);
-	struct dirent *de;
-	if (!d) {
-		close(fd);
-		w->err = PS_ERR_NOMEM;
-		return;
-	}
-	while (!w->err && (de = readdir(d))) {
-		const char *name = de->d_name;
+	ps_err err = dirlist_read(fd, &here);
+	if (err == PS_ERR_NOMEM)
+		w->err = err;
+	for (size_t i = 0; !w->err && i < here.n; i++) {
+		const char *name = here.entries[i].name;
+		enum dirlist_type type = here.entries[i].type;
 		size_t n = strlen(name);
-		struct stat sb;
-		if (!family_name_ok(name) || fstatat(dirfd(d), name, &sb, AT_SYMLINK_NOFOLLOW) != 0)
-			continue;
-		if (S_ISREG(sb.st_mode) && n > 6 && strcmp(name + n - 6, ".jsonl") == 0) {
+		if (type == DIRLIST_FILE && n > 6 && strcmp(name + n - 6, ".jsonl") == 0) {
 			family_found(w, rel, name);
-		} else if (S_ISDIR(sb.st_mode) && family_is_session_folder(dirfd(d), name)) {
+		} else if (type == DIRLIST_DIR && family_is_session_folder(&here, name)) {
 			char **grown = realloc(owned, (n_owned + 1) * sizeof *grown);
 			if (!grown || !(grown[n_owned] = strdup(name))) {
 				if (grown)
@@ -228,18 +218,19 @@ static void family_walk_dir(struct family_walk *w, int fd, const char *rel, int 
 			}
 			owned = grown;
 			n_owned++;
-		} else if (S_ISDIR(sb.st_mode) && depth < FAMILY_DEPTH) {
+		} else if (type == DIRLIST_DIR && depth < FAMILY_DEPTH) {
 			if (depth == 1 && strcmp(name, "forks") != 0)
 				family_note_run(w, name);
 			char sub[PATH_MAX];
 			if ((size_t)snprintf(sub, sizeof sub, "%s%s%s", rel, *rel ? "/" : "", name) >= sizeof sub)
 				continue;
-			int subfd = openat(dirfd(d), name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			int subfd = openat(fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 			if (subfd >= 0)
 				family_walk_dir(w, subfd, sub, depth + 1);
 		}
 	}
-	closedir(d);
+	dirlist_free(&here);
+	close(fd);
 	/* After the loop: the file may be listed after its folder. */
 	for (size_t i = 0; i < n_owned; i++) {
 		if (!w->err)

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "diskmemo.h"
+#include "dirlist.h"
 #include "familydisk.h"
 #include "familysearch.h"
 #include "helpers.h"
@@ -342,12 +343,51 @@ START_TEST(test_family_lookups)
 }
 END_TEST
 
+/* dirlist.c, the walk's reader: every entry once with its type, past
+ * one buffer's worth, a symlink never taken for what it points at. */
+START_TEST(test_dirlist)
+{
+	char p[512], name[128];
+	mk("dl");
+	put("dl/a.jsonl", "x");
+	mk("dl/a");
+	snprintf(p, sizeof p, "%s/dl/link", root);
+	ck_assert_int_eq(symlink("a", p), 0);
+	/* 300 names of 100 bytes: several reads of the 8 KiB buffer. */
+	for (int i = 0; i < 300; i++) {
+		snprintf(name, sizeof name, "dl/%03d%0*d", i, 96, 0);
+		put(name, "");
+	}
+	snprintf(p, sizeof p, "%s/dl", root);
+	int fd = open(p, O_RDONLY | O_DIRECTORY);
+	ck_assert_int_ge(fd, 0);
+	struct dirlist list = DIRLIST_INIT;
+	ck_assert_int_eq(dirlist_read(fd, &list), PS_OK);
+	ck_assert_uint_eq(list.n, 303);
+	ck_assert(dirlist_has(&list, "a.jsonl", DIRLIST_FILE));
+	ck_assert(dirlist_has(&list, "a", DIRLIST_DIR));
+	ck_assert(!dirlist_has(&list, "a", DIRLIST_FILE));
+	ck_assert(dirlist_has(&list, "link", DIRLIST_OTHER));
+	ck_assert(!dirlist_has(&list, "link", DIRLIST_DIR));
+	ck_assert(!dirlist_has(&list, ".", DIRLIST_DIR) && !dirlist_has(&list, "..", DIRLIST_DIR));
+	snprintf(name, sizeof name, "%03d%0*d", 299, 96, 0);
+	ck_assert(dirlist_has(&list, name, DIRLIST_FILE));
+	/* Read again from the end: empty, not an error. */
+	ck_assert_int_eq(dirlist_read(fd, &list), PS_OK);
+	ck_assert_uint_eq(list.n, 0);
+	dirlist_free(&list);
+	ck_assert_ptr_null(list.entries);
+	close(fd);
+}
+END_TEST
+
 Suite *family_suite(void)
 {
 	Suite *s = suite_create("family");
 	TCase *tc = tcase_create("family");
 	tcase_add_checked_fixture(tc, family_fixture, family_cleanup);
 	tcase_add_test(tc, test_family_members);
+	tcase_add_test(tc, test_dirlist);
 	tcase_add_test(tc, test_family_lookups);
 	tcase_add_test(tc, test_family_kept);
 	tcase_add_test(tc, test_family_has_family);
