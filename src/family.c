@@ -35,6 +35,13 @@ struct family_walk {
 	size_t n_runs, cap_runs;
 	struct family_sig *sigs; /* what it was read from (familycache_keep) */
 	size_t n_sigs, cap_sigs;
+	/* Each member's start time, where the walk read it from its folder
+	 * (a path from the project folder would walk the project's
+	 * thousands of names again); as many as the members' room. */
+	struct family_start_known {
+		int known;
+		char at[32];
+	} *starts;
 	ps_err err;
 };
 
@@ -90,13 +97,17 @@ static struct family_member *family_add(struct family_walk *w)
 	if (fam->n == w->cap) {
 		size_t ncap = w->cap ? 2 * w->cap : 8;
 		struct family_member *grown = realloc(fam->members, ncap * sizeof *grown);
-		if (!grown) {
+		if (grown)
+			fam->members = grown;
+		struct family_start_known *starts = grown ? realloc(w->starts, ncap * sizeof *starts) : NULL;
+		if (!starts) {
 			w->err = PS_ERR_NOMEM;
 			return NULL;
 		}
-		fam->members = grown;
+		w->starts = starts;
 		w->cap = ncap;
 	}
+	w->starts[fam->n].known = 0;
 	struct family_member *m = &fam->members[fam->n++];
 	memset(m, 0, sizeof *m);
 	m->index = -1;
@@ -117,8 +128,11 @@ static int family_run_index(const char *name)
 	return (int)n;
 }
 
-/* A session file found at rel (below STEM/, "" for STEM/ itself). */
-static void family_found(struct family_walk *w, const char *rel, const char *file)
+static ps_err family_session_start(int dirfd, const char *rel, const char *stem, char out[32]);
+
+/* A session file found at rel (below STEM/, "" for STEM/ itself), in the
+ * folder open at dirfd. */
+static void family_found(struct family_walk *w, int dirfd, const char *rel, const char *file)
 {
 	size_t len = strlen(file) - 6;
 	char dir[STORE_PROJECT_MAX];
@@ -141,8 +155,15 @@ static void family_found(struct family_walk *w, const char *rel, const char *fil
 	} else {
 		m->kind = FAMILY_OTHER;
 	}
-	if (!m->dir || !m->stem)
+	if (!m->dir || !m->stem) {
 		w->err = PS_ERR_NOMEM;
+		return;
+	}
+	struct family_start_known *start = &w->starts[m - w->fam->members];
+	ps_err err = family_session_start(dirfd, file, m->stem, start->at);
+	if (err)
+		w->err = err;
+	start->known = 1;
 }
 
 /* Whether the folder listed holds the session file NAME.jsonl: then the
@@ -207,7 +228,7 @@ static void family_walk_dir(struct family_walk *w, int fd, const char *rel, int 
 		enum dirlist_type type = here.entries[i].type;
 		size_t n = strlen(name);
 		if (type == DIRLIST_FILE && n > 6 && strcmp(name + n - 6, ".jsonl") == 0) {
-			family_found(w, rel, name);
+			family_found(w, fd, rel, name);
 		} else if (type == DIRLIST_DIR && family_is_session_folder(&here, name)) {
 			char **grown = realloc(owned, (n_owned + 1) * sizeof *grown);
 			if (!grown || !(grown[n_owned] = strdup(name))) {
@@ -387,25 +408,34 @@ static int family_file_time(const char *iso, size_t n, char out[32])
  * keeps resolving.  "" when none is known. */
 static ps_err family_header_value(int dirfd, const char *rel, const char *member, char **value);
 
-static ps_err family_start(int projfd, const struct family_member *m, const char *project, char out[32])
+/* The start time of a session file, dirfd/rel, named stem: from its
+ * name, else its header. */
+static ps_err family_session_start(int dirfd, const char *rel, const char *stem, char out[32])
 {
-	const char *us = m->stem ? strchr(m->stem, '_') : NULL;
-	size_t pl = strlen(project) + 1;
+	const char *us = strchr(stem, '_');
+	char *when = NULL;
 	out[0] = '\0';
-	if (us && family_file_time_like(m->stem, (size_t)(us - m->stem))) {
-		memcpy(out, m->stem, (size_t)(us - m->stem));
-		out[us - m->stem] = '\0';
+	if (us && family_file_time_like(stem, (size_t)(us - stem))) {
+		memcpy(out, stem, (size_t)(us - stem));
+		out[us - stem] = '\0';
 		return PS_OK;
 	}
+	ps_err err = family_header_value(dirfd, rel, "timestamp", &when);
+	if (when && !family_file_time(when, strlen(when), out))
+		out[0] = '\0';
+	free(when);
+	return err == PS_ERR_NOMEM ? err : PS_OK;
+}
+
+static ps_err family_start(int projfd, const struct family_member *m, const char *project, char out[32])
+{
+	size_t pl = strlen(project) + 1;
+	out[0] = '\0';
 	if (m->stem) {
-		char rel[STORE_PROJECT_MAX + NAME_MAX + 8], *when = NULL;
-		ps_err err = PS_OK;
-		if ((size_t)snprintf(rel, sizeof rel, "%s/%s.jsonl", m->dir + pl, m->stem) < sizeof rel)
-			err = family_header_value(projfd, rel, "timestamp", &when);
-		if (when && !family_file_time(when, strlen(when), out))
-			out[0] = '\0';
-		free(when);
-		return err == PS_ERR_NOMEM ? err : PS_OK;
+		char rel[STORE_PROJECT_MAX + NAME_MAX + 8];
+		if ((size_t)snprintf(rel, sizeof rel, "%s/%s.jsonl", m->dir + pl, m->stem) >= sizeof rel)
+			return PS_OK;
+		return family_session_start(projfd, rel, m->stem, out);
 	}
 	struct stat sb;
 	int have = 0;
@@ -475,7 +505,9 @@ static void family_name_all(struct family_walk *w, int projfd)
 	}
 	for (size_t i = 0; i < fam->n; i++) {
 		s[i].m = fam->members[i];
-		if (family_start(projfd, &s[i].m, w->project, s[i].start))
+		if (w->starts && w->starts[i].known)
+			memcpy(s[i].start, w->starts[i].at, sizeof s[i].start);
+		else if (family_start(projfd, &s[i].m, w->project, s[i].start))
 			w->err = PS_ERR_NOMEM;
 		if (!(s[i].m.name = family_base_name(&s[i].m, s[i].start, fam->folder)))
 			w->err = PS_ERR_NOMEM;
@@ -582,6 +614,7 @@ done:
 	for (size_t i = 0; i < w.n_sigs; i++)
 		free(w.sigs[i].rel);
 	free(w.sigs);
+	free(w.starts);
 	if (w.err) {
 		family_free(w.fam);
 		return w.err;

@@ -445,10 +445,20 @@ static int skim_wanted(struct skim_needle needles[3], const char *line, const ch
 	return 0;
 }
 
+/* What a scan copied of the bytes session_remember_bytes keeps, from the
+ * buffer it read them into: two reads of the file fewer per session (a
+ * store's first sessions.md opens 14,000). */
+struct session_scan_ends {
+	int from_zero; /* the scan began at the file's start */
+	uint32_t head; /* head_bytes holds the file's first `head` bytes */
+	uint32_t tail; /* tail_bytes holds the `tail` bytes before s->scanned */
+	unsigned char head_bytes[64], tail_bytes[64];
+};
+
 /* Indexes [s->scanned, size).  A final line without a newline is indexed
  * only once its newline is there: a writer may be in the middle of it, and
  * pi writes every line with its newline in one call. */
-static ps_err session_scan_from(struct ps_session *s, uint64_t size)
+static ps_err session_scan_from(struct ps_session *s, uint64_t size, struct session_scan_ends *ends)
 {
 	char *buf = NULL;
 	size_t cap = 0, have = 0;
@@ -492,6 +502,17 @@ static ps_err session_scan_from(struct ps_session *s, uint64_t size)
 				goto out;
 			start += ll + 1;
 		}
+		if (start) {
+			size_t t = start < sizeof ends->tail_bytes ? start : sizeof ends->tail_bytes;
+			if (pos == 0) {
+				ends->head = (uint32_t)(start < sizeof ends->head_bytes ? start : sizeof ends->head_bytes);
+				memcpy(ends->head_bytes, buf, ends->head);
+			}
+			/* Fewer than its size past a chunk's start: the rest lies in
+			 * the chunk before, read again from the file. */
+			ends->tail = pos == 0 || t == sizeof ends->tail_bytes ? (uint32_t)t : 0;
+			memcpy(ends->tail_bytes, buf + start - ends->tail, ends->tail);
+		}
 		memmove(buf, buf + start, end - start);
 		have = end - start;
 		pos += start;
@@ -508,14 +529,23 @@ static int session_read_at(const struct ps_session *s, unsigned char *buf, uint3
 	return fileio_pread_full(s->fd, buf, n, off);
 }
 
-/* Notes the first and last bytes of what was indexed. */
-static void session_remember_bytes(struct ps_session *s)
+/* Notes the first and last bytes of what was indexed, from what the scan
+ * copied where it covers them (ends), else from the file. */
+static void session_remember_bytes(struct ps_session *s, const struct session_scan_ends *ends)
 {
-	s->head_len = s->scanned < sizeof s->head ? (uint32_t)s->scanned : (uint32_t)sizeof s->head;
-	s->tail_len = s->head_len;
-	if (session_read_at(s, s->head, s->head_len, 0) != 0 ||
-	    session_read_at(s, s->tail, s->tail_len, s->scanned - s->tail_len) != 0)
-		s->head_len = s->tail_len = 0;
+	uint32_t want = s->scanned < sizeof s->head ? (uint32_t)s->scanned : (uint32_t)sizeof s->head;
+	/* A scan past the start leaves the head read before (an append
+	 * changes no byte of it). */
+	int head_ok, tail_ok;
+	if (ends->from_zero && ends->head >= want)
+		head_ok = (memcpy(s->head, ends->head_bytes, want), 1);
+	else
+		head_ok = (!ends->from_zero && s->head_len >= want) || session_read_at(s, s->head, want, 0) == 0;
+	if (ends->tail >= want)
+		tail_ok = (memcpy(s->tail, ends->tail_bytes + (ends->tail - want), want), 1);
+	else
+		tail_ok = session_read_at(s, s->tail, want, s->scanned - want) == 0;
+	s->head_len = s->tail_len = head_ok && tail_ok ? want : 0;
 }
 
 /* Whether what was indexed is still there, byte for byte at both ends. */
@@ -588,17 +618,40 @@ ps_err session_refresh(struct ps_session *s, int *changed)
 {
 	struct stat st;
 	uint64_t gen = s->generation, scanned = s->scanned, old_size = s->size;
+	struct session_scan_ends ends = { 0, 0, 0, { 0 }, { 0 } };
 	ps_err err = PS_OK;
+	int fresh = 0;
 
 	if (changed)
 		*changed = 0;
-	if (stat(s->path, &st) != 0)
+	if (s->fd < 0) {
+		/* Never opened: opened before any stat, one walk of its path
+		 * where a stat first took two (a store's first sessions.md
+		 * opens 14,000).  O_NONBLOCK: a FIFO in the file's place opens
+		 * without waiting for a writer, and is then refused. */
+		int fd = open(s->path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+		if (fd < 0)
+			return errno == ENOENT || errno == ENOTDIR ? PS_ERR_NOENT : PS_ERR_IO;
+		if (fstat(fd, &st) != 0) {
+			close(fd);
+			return PS_ERR_IO;
+		}
+		if (!S_ISREG(st.st_mode)) {
+			close(fd);
+			return PS_ERR_NOENT;
+		}
+		s->fd = fd;
+		s->dev = st.st_dev;
+		s->ino = st.st_ino;
+		fresh = 1;
+	} else if (stat(s->path, &st) != 0) {
 		return errno == ENOENT || errno == ENOTDIR ? PS_ERR_NOENT : PS_ERR_IO;
-	if (!S_ISREG(st.st_mode))
+	} else if (!S_ISREG(st.st_mode)) {
 		return PS_ERR_NOENT;
+	}
 	int64_t mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
-	int replaced = s->fd < 0 || st.st_ino != s->ino || st.st_dev != s->dev;
-	if (replaced) {
+	int replaced = fresh || st.st_ino != s->ino || st.st_dev != s->dev;
+	if (replaced && !fresh) {
 		int fd = open(s->path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 		if (fd < 0)
 			return errno == ENOENT ? PS_ERR_NOENT : PS_ERR_IO;
@@ -620,12 +673,13 @@ ps_err session_refresh(struct ps_session *s, int *changed)
 		if (err)
 			goto out;
 	}
+	ends.from_zero = s->scanned == 0;
 	if (size > s->scanned)
-		err = session_scan_from(s, size);
+		err = session_scan_from(s, size, &ends);
 	/* The ends of what is indexed move only when something was indexed
 	 * (a stat with nothing new, the common case, reads nothing). */
 	if (!err && (gen != s->generation || scanned != s->scanned))
-		session_remember_bytes(s);
+		session_remember_bytes(s, &ends);
 	s->size = size;
 	s->mtime_ns = mtime_ns;
 out:
