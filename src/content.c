@@ -12,9 +12,13 @@
 #include "content.h"
 #include "loadout.h"
 
-/* Larger texts are regenerated at open rather than held between a stat
- * and an open that may never come. */
-#define CONTENT_STASH_MAX (4u << 20)
+/* The texts kept for the open that follows a stat: each at most
+ * CONTENT_STASH_MAX, all sessions' together at most CONTENT_STASH_BUDGET
+ * (a tree.txt of a 50,000-entry session is 4.5 MB; without a stash the
+ * open builds it a second time).  Larger ones are regenerated at open
+ * rather than held between a stat and an open that may never come. */
+#define CONTENT_STASH_MAX (16u << 20)
+#define CONTENT_STASH_BUDGET (32u << 20)
 
 static ps_err content_generate(struct ps_session *s, const struct layout_node *node, char **buf, size_t *len);
 
@@ -62,6 +66,13 @@ struct content_cache {
 
 /* The bytes of context.json texts held by every session's cache. */
 static size_t content_context_bytes;
+/* The bytes of stashed texts held by every session's cache. */
+static size_t content_stash_bytes;
+
+static void content_stash_account(long long delta)
+{
+	__atomic_add_fetch(&content_stash_bytes, (size_t)delta, __ATOMIC_RELAXED);
+}
 
 size_t content_contexts_held(void)
 {
@@ -81,6 +92,8 @@ static void content_cache_release(struct ps_attachment *a)
 			content_contexts_account(-(long long)c->contexts[i].len);
 		free(c->contexts[i].text);
 	}
+	if (c->stash.text)
+		content_stash_account(-(long long)c->stash.len);
 	free(c->stash.text);
 	free(c->sizes);
 	free(c);
@@ -328,7 +341,15 @@ static void content_stash_keep(struct ps_session *s, const struct layout_node *n
 		return;
 	}
 	struct content_stash *st = &c->stash;
+	if (st->text)
+		content_stash_account(-(long long)st->len);
 	free(st->text);
+	st->text = NULL;
+	if (__atomic_load_n(&content_stash_bytes, __ATOMIC_RELAXED) + len > CONTENT_STASH_BUDGET) {
+		free(text); /* the open builds it again */
+		return;
+	}
+	content_stash_account((long long)len);
 	st->text = text;
 	st->len = len;
 	st->kind = (int)node->kind;
@@ -347,6 +368,7 @@ ps_err content_build(struct ps_session *s, const struct layout_node *node, char 
 		*buf = st->text;
 		*len = st->len;
 		st->text = NULL;
+		content_stash_account(-(long long)st->len);
 		return PS_OK;
 	}
 	ps_err err = content_generate(s, node, buf, len);

@@ -13,6 +13,7 @@
 #include <string.h>
 #include "buf.h"
 #include "layout.h"
+#include "jparse.h"
 #include "treetext.h"
 
 /* A gutter column below a connector, shared by every line under it: a
@@ -225,6 +226,28 @@ static int treetext_tool_call(struct buf *b, const char *name, const json_t *arg
 	return bad;
 }
 
+/* What a line of the tree reads of an entry.  A tool result's line shows
+ * its call (toolCallId, toolName), never its output, which is most of a
+ * long session's bytes: it is read (and checked) but not built; an
+ * assistant message keeps what its line and its results' lines show. */
+static const char *const treetext_keep_top[] = { "type", "message", NULL };
+static const char *const treetext_keep_result[] = { "role", "toolCallId", "toolName", NULL };
+static const char *const treetext_keep_assistant[] = { "role", "content", "stopReason", "errorMessage", NULL };
+static const struct jparse_keep treetext_result_keep = { treetext_keep_top, "message", treetext_keep_result };
+static const struct jparse_keep treetext_assistant_keep = { treetext_keep_top, "message", treetext_keep_assistant };
+
+/* session_load_entry for the tree's lines: *out is a new reference, to a
+ * tree nobody may modify. */
+static ps_err treetext_load(const struct ps_session *s, uint32_t idx, json_t **out)
+{
+	const char *kind = session_str(s, s->entries[idx].kind);
+	if (!strcmp(kind, "assistant"))
+		return session_load_entry_keep(s, idx, &treetext_assistant_keep, out);
+	if (!strncmp(kind, "toolResult", 10) && (!kind[10] || kind[10] == '-'))
+		return session_load_entry_keep(s, idx, &treetext_result_keep, out);
+	return session_load_entry(s, idx, out);
+}
+
 /* The assistant message nearest above a tool result (results follow
  * their call, each a child of the one before), into *out (borrowed from
  * the ctx; NULL when there is none, or it cannot be read): at most a few
@@ -243,7 +266,7 @@ static int treetext_calling(struct treetext_ctx *c, uint32_t idx, const json_t *
 		if (strcmp(session_str(c->s, c->s->entries[e].kind), "assistant") != 0)
 			continue;
 		json_t *j;
-		ps_err err = session_load_entry(c->s, e, &j);
+		ps_err err = treetext_load(c->s, e, &j);
 		if (err)
 			return err == PS_ERR_NOMEM ? -1 : 0;
 		json_decref(c->assistant_json);
@@ -378,7 +401,7 @@ static int treetext_line(struct treetext_ctx *c, const struct treetext_item *it)
 
 	struct buf text = BUF_INIT;
 	json_t *e = NULL;
-	ps_err err = session_load_entry(s, idx, &e);
+	ps_err err = treetext_load(s, idx, &e);
 	int bad = 0;
 	if (err == PS_ERR_NOMEM)
 		return -1;
@@ -444,7 +467,7 @@ static int treetext_hidden(struct treetext_ctx *c, uint32_t e)
 		hidden = 1;
 	} else if (!strcmp(kind, "assistant")) {
 		json_t *j;
-		ps_err err = session_load_entry(s, e, &j);
+		ps_err err = treetext_load(s, e, &j);
 		if (err == PS_ERR_NOMEM)
 			return -1;
 		if (!err) {

@@ -92,6 +92,18 @@ PRESETS = {
         "big_mb": 50.0,
         "big_branch_p": 0.03,
     },
+    # Issue 37: one long session, as long autonomous runs and sessions
+    # never compacted make them (50,000 entries in 20 MB, about 40
+    # branches), beside a few small ones.
+    "long": {
+        "projects": [
+            ["webapp", 20, 1_000_000],
+        ],
+        "big_project": "monorepo",
+        "big_entries": 50000,
+        "big_mb": 20.0,
+        "big_branch_p": 0.004,
+    },
 }
 PRESETS["default"] = PRESETS["large"]
 
