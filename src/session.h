@@ -113,6 +113,11 @@ ps_err session_load_entry_keep(const struct ps_session *s, uint32_t idx, const s
 ps_err session_load_path(const struct ps_session *s, uint32_t idx, json_t ***path, size_t *n);
 void session_path_free(json_t **path, size_t n);
 
+/* One entry of a path as session_load_path loads it (*out: a new
+ * reference to a tree nobody may modify): for a reader that walks a long
+ * path one entry at a time rather than holding all of it parsed. */
+ps_err session_load_path_entry(const struct ps_session *s, uint32_t idx, json_t **out);
+
 /* The loadout pi would apply (loadout.h): the payload of the latest valid
  * pi.loadout entry in file order, or loadout_none() when none is saved
  * (*saved 0; a reset marker counts as saved).  *out is a new reference;

@@ -157,6 +157,19 @@ void session_path_free(json_t **path, size_t n)
 	free(path);
 }
 
+ps_err session_load_path_entry(const struct ps_session *s, uint32_t idx, json_t **out)
+{
+	ps_err err = session_load_entry_shared(s, idx, out);
+	if (err == PS_ERR_INVALID) {
+		/* A line the scanner took but jansson cannot decode (a lone
+		 * surrogate escape): stand in an empty entry of its id so the
+		 * context stays aligned with the tree. */
+		*out = json_pack("{s:s,s:s}", "type", "unreadable", "id", session_str(s, s->entries[idx].id));
+		err = *out ? PS_OK : PS_ERR_NOMEM;
+	}
+	return err;
+}
+
 ps_err session_load_path(const struct ps_session *s, uint32_t idx, json_t ***path, size_t *n)
 {
 	*path = NULL;
@@ -171,14 +184,7 @@ ps_err session_load_path(const struct ps_session *s, uint32_t idx, json_t ***pat
 		return PS_ERR_NOMEM;
 	size_t i = depth;
 	for (uint32_t e = idx; e != PS_NIL && i > 0; e = s->entries[e].parent) {
-		ps_err err = session_load_entry_shared(s, e, &p[--i]);
-		if (err == PS_ERR_INVALID) {
-			/* A line the scanner took but jansson cannot decode (a lone
-			 * surrogate escape): stand in an empty entry of its id so the
-			 * context stays aligned with the tree. */
-			p[i] = json_pack("{s:s,s:s}", "type", "unreadable", "id", session_str(s, s->entries[e].id));
-			err = p[i] ? PS_OK : PS_ERR_NOMEM;
-		}
+		ps_err err = session_load_path_entry(s, e, &p[--i]);
 		if (err) {
 			session_path_free(p, depth);
 			return err;

@@ -584,7 +584,6 @@ static ps_err transcript_title(struct transcript_ctx *c)
 ps_err transcript_text(const struct ps_session *s, uint32_t tip, const char *link_prefix, char **buf, size_t *len)
 {
 	struct transcript_ctx c = { .s = s, .link_prefix = link_prefix ? link_prefix : "", .b = BUF_INIT };
-	json_t **path = NULL;
 	uint32_t *idx = NULL;
 	size_t n = 0;
 	ps_err err;
@@ -595,26 +594,25 @@ ps_err transcript_text(const struct ps_session *s, uint32_t tip, const char *lin
 		return PS_ERR_NOTSESSION;
 	if (tip != PS_NIL && tip >= s->n_entries)
 		return PS_ERR_NOENT;
-	err = session_load_path(s, tip, &path, &n);
-	if (err)
-		goto out;
-	/* The entry indices along the same path (image links need the entry
-	 * file names), walked as session_load_path walks it. */
-	if (n) {
-		idx = malloc(n * sizeof *idx);
-		if (!idx) {
-			err = PS_ERR_NOMEM;
-			goto out;
-		}
-		size_t i = n;
-		for (uint32_t e = tip; e != PS_NIL && i > 0; e = s->entries[e].parent)
-			idx[--i] = e;
-	}
+	/* The entries from the root to tip, each parsed as it is written
+	 * and dropped after (image links need their indices): a transcript
+	 * of 50,000 entries never holds them all parsed at once. */
+	n = tip == PS_NIL ? 0 : s->entries[tip].depth;
+	if (n && !(idx = malloc(n * sizeof *idx)))
+		return PS_ERR_NOMEM;
+	size_t at = n;
+	for (uint32_t e = tip; e != PS_NIL && at > 0; e = s->entries[e].parent)
+		idx[--at] = e;
 	err = transcript_title(&c);
+	for (size_t i = at; !err && i < n && !c.err; i++) {
+		json_t *entry;
+		if (!(err = session_load_path_entry(s, idx[i], &entry))) {
+			transcript_entry(&c, entry, idx[i]);
+			json_decref(entry);
+		}
+	}
 	if (err)
 		goto out;
-	for (size_t i = 0; i < n && !c.err; i++)
-		transcript_entry(&c, path[i], idx[i]);
 	if (c.err || buf_finish(&c.b)) {
 		err = PS_ERR_NOMEM;
 		goto out;
@@ -625,6 +623,5 @@ ps_err transcript_text(const struct ps_session *s, uint32_t tip, const char *lin
 out:
 	buf_free(&c.b);
 	free(idx);
-	session_path_free(path, n);
 	return err;
 }
