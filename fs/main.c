@@ -106,7 +106,7 @@ static void psfs_usage(const char *prog)
 	       "  -d                     foreground, with FUSE debug output\n"
 	       "  -o store=DIR           the store, as a mount option (for fstab)\n"
 	       "  -o cache_sessions=N    indexed sessions kept in memory (default 256)\n"
-	       "  -o entry_cache=MIB     parsed entries kept, in MiB of their lines\n"
+	       "  -o entry_cache=MIB     parsed entries kept, in MiB of memory\n"
 	       "                         (default 8; 0 turns the cache off)\n"
 	       "  -o context_cache=MIB   context.json texts kept, in MiB over all\n"
 	       "                         sessions (default 32; 0 turns the cache off)\n"
