@@ -3,7 +3,6 @@
  * change watcher in watch.c; the mount's state is struct psfs, made here. */
 #include <errno.h>
 #include <jansson.h>
-#include <malloc.h>
 #include <math.h>
 #include <inttypes.h>
 #include <signal.h>
@@ -485,20 +484,6 @@ static int psfs_check_mountpoint(const char *mp)
 	return 0;
 }
 
-/* glibc gives each new thread a malloc arena of its own, up to eight per
- * core, and keeps what is freed in each for that arena's later use:
- * libfuse's workers take turns on one reader's requests, each leaving
- * its arena full of freed texts (grep -r of a 50,000-entry session
- * peaked at 107 MB with 39 MB in use).  One arena per core, at least
- * two, peaked at 75 MB; a first sessions.md, read on every core at once,
- * stayed within 5%.  MALLOC_ARENA_MAX in the environment still decides. */
-static void psfs_limit_arenas(void)
-{
-	long cores = sysconf(_SC_NPROCESSORS_ONLN);
-	if (!getenv("MALLOC_ARENA_MAX"))
-		mallopt(M_ARENA_MAX, cores > 2 ? (int)cores : 2);
-}
-
 int main(int argc, char *argv[])
 {
 	struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
@@ -511,7 +496,6 @@ int main(int argc, char *argv[])
 	const char *store_why = NULL; /* where a default store came from */
 	char *fsname = NULL;
 
-	psfs_limit_arenas();
 	fs.cfg.timeout = NAN; /* chosen at init, by what the watcher hears */
 	fs.cfg.search_budget = NAN;
 	fs.cfg.keep_at_exit = -1;
