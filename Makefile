@@ -33,6 +33,9 @@ ifeq ($(SANITIZE),thread)
 OPT      := -O1 -g -fno-omit-frame-pointer
 SANFLAGS := -fsanitize=thread
 DEBUGFLAGS := -DPSFS_LOCKORDER
+# jansson's reference counting as the C11 model wants it (tests/tsan/jansson.h):
+# the entry cache's trees are dropped by several threads.
+SANINC   := -Itests/tsan
 endif
 
 JANSSON_CFLAGS := $(shell pkg-config --cflags jansson)
@@ -68,7 +71,7 @@ DEPFLAGS := -MMD -MP
 .SECONDEXPANSION:
 NO_DEPFILE = $$(if $$(wildcard $$(basename $$@).d),,FORCE)
 .PHONY: FORCE
-CORE_CFLAGS := $(CSTD) $(WARN) $(OPT) $(SANFLAGS) $(DEBUGFLAGS) $(DEPFLAGS) $(JANSSON_CFLAGS) $(UUID_CFLAGS) $(PCRE2_CFLAGS) $(SQLITE_CFLAGS) -DPS_VERSION=\"$(VERSION)\" $(CFLAGS)
+CORE_CFLAGS := $(CSTD) $(WARN) $(OPT) $(SANFLAGS) $(DEBUGFLAGS) $(DEPFLAGS) $(SANINC) $(JANSSON_CFLAGS) $(UUID_CFLAGS) $(PCRE2_CFLAGS) $(SQLITE_CFLAGS) -DPS_VERSION=\"$(VERSION)\" $(CFLAGS)
 FS_CFLAGS   := $(CORE_CFLAGS) $(FUSE_CFLAGS) -Isrc
 LIBS_CORE   := $(JANSSON_LIBS) $(UUID_LIBS) $(PCRE2_LIBS) $(SQLITE_LIBS) -lpthread -lm
 
