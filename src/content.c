@@ -73,6 +73,15 @@ struct content_cache {
 
 /* The bytes of context.json texts held by every session's cache. */
 static size_t content_context_bytes;
+/* After a text of len bytes was built: see CONTENT_TRIM_AFTER.  Every
+ * text built passes here once: content_generate's, and context.json's
+ * where content_context builds it. */
+static void content_give_back(size_t len)
+{
+	if (len >= CONTENT_TRIM_AFTER)
+		malloc_trim(0);
+}
+
 /* The bytes of stashed texts held by every session's cache. */
 static size_t content_stash_bytes;
 
@@ -195,6 +204,7 @@ static ps_err content_context(struct ps_session *s, uint32_t tip, char **buf, si
 	ps_err err = context_text(s, tip, &text, &tlen);
 	if (err)
 		return err;
+	content_give_back(tlen);
 	size_t freed = slot && slot->text ? slot->len : 0;
 	if (!slot || content_contexts_held() - freed + tlen > content_context_budget) {
 		/* Over the budget (many sessions, or huge contexts): handed
@@ -390,8 +400,10 @@ static ps_err content_generate_text(struct ps_session *s, const struct layout_no
 static ps_err content_generate(struct ps_session *s, const struct layout_node *node, char **buf, size_t *len)
 {
 	ps_err err = content_generate_text(s, node, buf, len);
-	if (!err && *len >= CONTENT_TRIM_AFTER)
-		malloc_trim(0);
+	/* A context.json was given back where it was built, if it was
+	 * (content_context), not at each read of the one kept. */
+	if (!err && node->kind != LAYOUT_CONTEXT)
+		content_give_back(*len);
 	return err;
 }
 

@@ -223,13 +223,21 @@ static void family_walk_dir(struct family_walk *w, int fd, const char *rel, int 
 	ps_err err = dirlist_read(fd, &here);
 	if (err == PS_ERR_NOMEM)
 		w->err = err;
+	/* A folder holding no session file owns no family folder: its
+	 * thousands of run folders are not each looked up in the listing. */
+	int has_sessions = 0;
+	for (size_t i = 0; i < here.n && !has_sessions; i++) {
+		size_t n = strlen(here.entries[i].name);
+		has_sessions = here.entries[i].type == DIRLIST_FILE && n > 6 &&
+			       strcmp(here.entries[i].name + n - 6, ".jsonl") == 0;
+	}
 	for (size_t i = 0; !w->err && i < here.n; i++) {
 		const char *name = here.entries[i].name;
 		enum dirlist_type type = here.entries[i].type;
 		size_t n = strlen(name);
 		if (type == DIRLIST_FILE && n > 6 && strcmp(name + n - 6, ".jsonl") == 0) {
 			family_found(w, fd, rel, name);
-		} else if (type == DIRLIST_DIR && family_is_session_folder(&here, name)) {
+		} else if (type == DIRLIST_DIR && has_sessions && family_is_session_folder(&here, name)) {
 			char **grown = realloc(owned, (n_owned + 1) * sizeof *grown);
 			if (!grown || !(grown[n_owned] = strdup(name))) {
 				if (grown)
