@@ -62,13 +62,14 @@ static void psfs_file_free(struct psfs_file *f)
 	free(f);
 }
 
-int psfs_open_overlay(const char *path, struct fuse_file_info *fi, int *found)
+int psfs_open_overlay(const char *path, struct fuse_file_info *fi, int *found, char **entry)
 {
 	struct psfs_file *f;
 	int writing = (fi->flags & O_ACCMODE) != O_RDONLY;
 	overlay_lock(psfs_overlay());
 	struct overlay_node *node = overlay_get(psfs_overlay(), path);
 	*found = node != NULL;
+	*entry = NULL;
 	if (!node) {
 		overlay_unlock(psfs_overlay());
 		return 0;
@@ -91,12 +92,9 @@ int psfs_open_overlay(const char *path, struct fuse_file_info *fi, int *found)
 	} else if (node->kind == OVERLAY_ALIAS) {
 		/* The kernel's name of an entry whose node libfuse hid for a
 		 * rename that was then refused: it is that entry. */
-		char *entry = strdup(node->edit_of);
+		*entry = strdup(node->edit_of);
 		overlay_unlock(psfs_overlay());
-		*found = entry != NULL;
-		int res = entry ? psfs_open(entry, fi) : -ENOMEM;
-		free(entry);
-		return res;
+		return *entry ? 0 : -ENOMEM;
 	} else if (node->kind != OVERLAY_FILE && node->kind != OVERLAY_SAVED) {
 		overlay_unlock(psfs_overlay());
 		return node->kind == OVERLAY_BRANCH ? -EISDIR : -ENOENT;
@@ -139,9 +137,7 @@ int psfs_open_overlay(const char *path, struct fuse_file_info *fi, int *found)
 	return 0;
 }
 
-/* A read handle on a text made at open by a gate (the journal's log,
- * usage.csv): the handle takes text, or frees it on failure. */
-static int psfs_open_text(const char *path, struct fuse_file_info *fi, char *text, size_t len)
+int psfs_open_text(const char *path, struct fuse_file_info *fi, char *text, size_t len)
 {
 	struct psfs_file *f = psfs_file_new(HANDLE_READ, path);
 	if (!f) {
@@ -155,42 +151,18 @@ static int psfs_open_text(const char *path, struct fuse_file_info *fi, char *tex
 	return 0;
 }
 
-int psfs_open(const char *path, struct fuse_file_info *fi)
+int psfs_store_open(struct psfs *fs, const struct psfs_node *n, struct fuse_file_info *fi)
 {
-	struct psfs *fs = psfs_self();
-	struct psfs_path p;
+	const char *path = n->path;
+	const struct psfs_path *p = &n->p;
 	struct store_ref ref;
 	struct layout_node node;
 	struct psfs_file *f = NULL;
 	int writing = (fi->flags & O_ACCMODE) != O_RDONLY;
-	int found, res;
+	int res;
 	ps_err err = PS_OK;
 
-	res = psfs_open_overlay(path, fi, &found);
-	if (found)
-		return res;
-	if (journal_owns(path)) {
-		char *text = NULL;
-		size_t len = 0;
-		if ((res = journal_open(path, fi->flags, &text, &len)))
-			return res;
-		return psfs_open_text(path, fi, text, len);
-	}
-	if (!psfs_split(path, &p) && overview_owns(&p)) {
-		char *text = NULL;
-		size_t len = 0;
-		if ((res = overview_open(fs, &p, fi->flags, &text, &len)))
-			return res;
-		return psfs_open_text(path, fi, text, len);
-	}
-	if (!psfs_split(path, &p) && subagents_owns(&p)) {
-		char *text = NULL;
-		size_t len = 0;
-		if ((res = subagents_open(fs, path, &p, fi->flags, &text, &len)))
-			return res;
-		return psfs_open_text(path, fi, text, len);
-	}
-	if ((res = psfs_locate(path, &p, &ref, &node)))
+	if ((res = route_acquire(fs, p, &ref, &node)))
 		return res == -EINVAL ? -EISDIR : res;
 	struct ps_session *s = ref.session;
 	if (layout_is_dir(node.kind)) {
@@ -230,7 +202,7 @@ int psfs_open(const char *path, struct fuse_file_info *fi)
 		struct draft *d = f->draft;
 		f->writable = 1;
 		f->opener = psfs_caller_process();
-		draft_bind(d, p.project, p.session, node.entry, s->serial, s->generation, s->size);
+		draft_bind(d, p->project, p->session, node.entry, s->serial, s->generation, s->size);
 		/* The kernel computes O_APPEND offsets from a size it may have
 		 * cached before another writer appended: ignore them. */
 		f->append = (fi->flags & O_APPEND) != 0;
@@ -266,7 +238,7 @@ int psfs_open(const char *path, struct fuse_file_info *fi)
 			if (content_immutable(&node)) {
 				f->lazy = 1;
 			} else if (node.kind == LAYOUT_USAGE && node.session_root &&
-				   (with_subagents = subagents_usage_json(psfs_self(), &p, s, &f->data, &f->len))) {
+				   (with_subagents = subagents_usage_json(fs, p, s, &f->data, &f->len))) {
 				if (with_subagents < 0)
 					err = with_subagents == -ENOMEM ? PS_ERR_NOMEM : PS_ERR_IO;
 			} else {
@@ -287,8 +259,8 @@ int psfs_open(const char *path, struct fuse_file_info *fi)
 			f->growing = node.kind == LAYOUT_TRANSCRIPT;
 			f->changes = s->changes;
 			f->generation = s->generation;
-			memcpy(f->project, p.project, sizeof f->project);
-			memcpy(f->session, p.session, sizeof f->session);
+			memcpy(f->project, p->project, sizeof f->project);
+			memcpy(f->session, p->session, sizeof f->session);
 		}
 	}
 out:
@@ -344,7 +316,7 @@ static void psfs_grow_snapshot(struct psfs_file *f)
 	free(data);
 }
 
-/* Builds a lazy handle's text (psfs_open): what the path shows now. */
+/* Builds a lazy handle's text (psfs_store_open): what the path shows now. */
 static int psfs_read_build(struct psfs_file *f)
 {
 	struct psfs_path p;

@@ -16,6 +16,7 @@
 #include "commitfile.h"
 #include "cwdnew.h"
 #include "journal.h"
+#include "node.h"
 #include "ops_internal.h"
 #include "content.h"
 #include "searchdir.h"
@@ -158,8 +159,10 @@ static int psfs_create_in(const char *path, mode_t mode, struct fuse_file_info *
 	overlay_unlock(psfs_overlay());
 	if (!node)
 		return -ENOMEM;
-	res = psfs_open_overlay(path, fi, &found);
-	return found ? res : -ENOENT;
+	char *entry = NULL; /* a file just made is no alias of an entry */
+	res = psfs_open_overlay(path, fi, &found, &entry);
+	free(entry);
+	return found && !entry ? res : -ENOENT;
 }
 
 /* Cuts a draft to size (ftruncate of a descriptor, truncate(2) of an
@@ -580,7 +583,7 @@ int psfs_rmdir(const char *path)
 	if (psfs_session_rmdir(path, &res))
 		return res;
 	struct stat st;
-	res = psfs_getattr(path, &st, NULL);
+	res = node_stat(psfs_self(), path, &st);
 	if (res)
 		return res;
 	journal_log("refused removing %s: history is append-only", journal_path(path));
@@ -604,7 +607,7 @@ int psfs_chmod(const char *path, mode_t mode, struct fuse_file_info *fi)
 	/* Editors restore the mode a file had after saving: no change, no
 	 * refusal. */
 	struct stat st;
-	if (psfs_getattr(path, &st, NULL) == 0 && (st.st_mode & 07777) == (mode & 07777))
+	if (node_stat(psfs_self(), path, &st) == 0 && (st.st_mode & 07777) == (mode & 07777))
 		return 0;
 	journal_log("refused chmod of %s: modes come from the session file", journal_path(path));
 	return -EPERM;
@@ -628,7 +631,7 @@ int psfs_chown(const char *path, uid_t uid, gid_t gid, struct fuse_file_info *fi
 	}
 	overlay_unlock(psfs_overlay());
 	struct stat st;
-	if (psfs_getattr(path, &st, NULL) == 0 && (uid == (uid_t)-1 || uid == st.st_uid) &&
+	if (node_stat(psfs_self(), path, &st) == 0 && (uid == (uid_t)-1 || uid == st.st_uid) &&
 	    (gid == (gid_t)-1 || gid == st.st_gid))
 		return 0;
 	journal_log("refused chown of %s: owners come from the session file", journal_path(path));

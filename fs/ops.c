@@ -1,11 +1,12 @@
 /* The FUSE operations (libfuse's high-level, path-based API): the one
- * table, init, and the small handlers that belong to no job (readlink,
- * the extended attributes, statfs).  Every handler routes the path first
- * (route.h: project / session / the rest, the session acquired, the node
- * resolved); in-memory side files (overlay.c) are looked up first; what a
- * write means is decided in commit.c.  The handlers live by job in
- * attr.c, dir.c, file.c and namespace.c (ops_internal.h); ops.o is the
- * top of fs/'s objects: it calls them all and none calls it. */
+ * table, init, and the small handlers that belong to no job (getattr's
+ * open handle, the extended attributes, statfs).  What a path is and what
+ * stat, readdir, readlink and open do with it is decided once, in node.c
+ * (route_resolve's kind, then that kind's row); in-memory side files
+ * (overlay.c) are looked up first; what a write means is decided in
+ * commit.c.  The handlers live by job in node.c, dirhandle.c, file.c and
+ * namespace.c (ops_internal.h); ops.o is the top of fs/'s objects: it
+ * calls them all and none calls it. */
 #include <errno.h>
 #include <math.h>
 #include <limits.h>
@@ -14,60 +15,49 @@
 #include <sys/statvfs.h>
 #include "cwdnew.h"
 #include "layout.h"
+#include "lockorder.h"
+#include "node.h"
 #include "overlay.h"
 #include "ops_internal.h"
 #include "pisessionfs.h"
 #include "watch.h"
-#include "searchdir.h"
 #include "subagents.h"
-#include "views.h"
 
-static int psfs_readlink(const char *path, char *buf, size_t size)
+/* stat(2): an open handle's own state first, then the path (node.h). */
+static int psfs_getattr(const char *path, struct stat *st, struct fuse_file_info *fi)
 {
-	struct psfs_path p;
-	struct store_ref ref;
-	struct layout_node node;
-	char *target = NULL;
-	int res = -EINVAL;
+	struct psfs_file *f = fi && fi->fh ? (struct psfs_file *)(uintptr_t)fi->fh : NULL;
+	int res;
 
-	if (!size)
-		return -EINVAL;
-	if (views_owns(path))
-		return views_readlink(psfs_self(), path, buf, size);
-	if (!psfs_split(path, &p) && search_owns(path, &p))
-		return search_readlink(psfs_self(), path, &p, buf, size);
-	if (subagents_owns(&p))
-		return subagents_readlink(psfs_self(), path, &p, buf, size);
-	overlay_lock(psfs_overlay());
-	struct overlay_node *ov = overlay_get(psfs_overlay(), path);
-	if (ov && ov->kind == OVERLAY_SYMLINK) {
-		snprintf(buf, size, "%s", ov->link ? ov->link : "");
+	if (f && (f->kind == HANDLE_EDIT || f->kind == HANDLE_NAME)) {
+		/* An editor's fstat after writing sees what it wrote. */
+		res = node_stat(psfs_self(), path, st);
+		if (res == 0) {
+			lockorder_lock(&f->lock, LOCK_READER);
+			st->st_size = (off_t)f->len;
+			lockorder_unlock(&f->lock, LOCK_READER);
+		}
+		if (res != -ENOENT)
+			return res;
+	}
+	if (f && f->kind == HANDLE_OVERLAY) {
+		overlay_lock(psfs_overlay());
+		overlay_stat(f->node, st);
 		overlay_unlock(psfs_overlay());
 		return 0;
 	}
-	overlay_unlock(psfs_overlay());
-	if (!psfs_split(path, &p) && p.depth == 2 && p.link_to[0]) {
-		struct stat st;
-		if ((res = psfs_fork_name_stat(psfs_self(), &p, &st)))
-			return res;
-		snprintf(buf, size, "%s", p.link_to);
-		return 0;
-	}
-	if ((res = psfs_locate(path, &p, &ref, &node)))
-		return res;
-	if (layout_is_symlink(node.kind)) {
-		target = layout_symlink_target(ref.session, &node);
-		res = target ? 0 : -ENOMEM;
-		if (target)
-			snprintf(buf, size, "%s", target);
-		free(target);
-	} else {
-		res = -EINVAL;
-	}
-	store_release(psfs_self()->store, &ref);
-	return res;
+	return node_stat(psfs_self(), path, st);
 }
 
+static int psfs_readlink(const char *path, char *buf, size_t size)
+{
+	return node_readlink(psfs_self(), path, buf, size);
+}
+
+static int psfs_open(const char *path, struct fuse_file_info *fi)
+{
+	return node_open(psfs_self(), path, fi);
+}
 
 /* ACLs and other attributes are not kept; "not supported" is the answer
  * sed -i and editors fall back from. */

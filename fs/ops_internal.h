@@ -1,22 +1,27 @@
 /* Internals shared by the FUSE operations, split by job the way
  * squashfuse splits its front end:
  *   ops.c       the operations table and init (the top: nothing calls it);
- *   attr.c      stat (psfs_getattr), attr.h;
- *   dir.c       directory listings and their offset cache;
+ *   node.c      a path's kind (route_resolve) to that kind's operations:
+ *               stat, listing, readlink, open (node.h);
+ *   attr.c      stat and readlink of the store's names, attr.h;
+ *   dir.c       listings of the store's names and the overlay's;
+ *   dirhandle.c an open directory's listing, read by offset;
  *   file.c      file handles: open, read, write, and their commit
  *               points (the opener's close, fsync, the last release);
  *   draft.c     the text and state of a file being written (draft.h);
  *   namespace.c namespace edits (create, unlink, mkdir, rmdir, symlink,
  *               rename, chmod, chown, utimens, truncate) and what they
  *               guess of editors' saves.
- * All of them route paths through route.h (psfs_split, psfs_locate),
+ * All of them route paths through route.h (route_resolve, psfs_split),
  * which lies below them and calls none of them back; this header brings
  * route.h and attr.h in.  Only the handler files (and sessionops.c)
  * include it.  Every function here runs in a FUSE handler
  * (fuse_get_context() is valid) unless said otherwise.
  *
  * Ownership: a struct psfs_file belongs to the kernel's file handle
- * (fi->fh): made by psfs_open or psfs_create, freed only by psfs_release.
+ * (fi->fh): made through node_open (file.c's psfs_store_open,
+ * psfs_open_overlay, psfs_open_text) or by psfs_create, freed only by
+ * psfs_release.
  * A reader's snapshot is guarded by its lock; a writer's text and state
  * by its draft's; node (an overlay file) by the overlay lock.  A session
  * acquired by psfs_locate is the caller's until store_release. */
@@ -78,22 +83,35 @@ static inline struct overlay *psfs_overlay(void)
 	return psfs_self()->overlay;
 }
 
-/* Directory listings (dir.c). */
+/* Open directories (dirhandle.c). */
 int psfs_opendir(const char *path, struct fuse_file_info *fi);
 int psfs_readdir(const char *path, void *buf, fuse_fill_dir_t filler, off_t offset,
 		 struct fuse_file_info *fi, enum fuse_readdir_flags flags);
 int psfs_releasedir(const char *path, struct fuse_file_info *fi);
 
+/* Listings of the store's names (dir.c): the PSFS_NODE_STORE row's
+ * readdir, and the overlay's names in directory path. */
+int psfs_store_readdir(struct psfs *fs, const struct psfs_node *n, void *buf, fuse_fill_dir_t filler,
+		       enum fuse_readdir_flags flags);
+int psfs_readdir_overlay(const char *path, void *buf, fuse_fill_dir_t filler, enum fuse_readdir_flags flags);
+
 /* File handles (file.c). */
-int psfs_open(const char *path, struct fuse_file_info *fi);
+/* The PSFS_NODE_STORE row's open: an entry, a name, the raw session, a
+ * generated file of the session. */
+int psfs_store_open(struct psfs *fs, const struct psfs_node *n, struct fuse_file_info *fi);
+/* A read handle on text made whole at open (the journal's log, usage.csv,
+ * a run's artifact): the handle takes text, or frees it on failure. */
+int psfs_open_text(const char *path, struct fuse_file_info *fi, char *text, size_t len);
 int psfs_read(const char *path, char *buf, size_t size, off_t off, struct fuse_file_info *fi);
 int psfs_write(const char *path, const char *buf, size_t size, off_t off, struct fuse_file_info *fi);
 int psfs_flush(const char *path, struct fuse_file_info *fi);
 int psfs_fsync(const char *path, int datasync, struct fuse_file_info *fi);
 int psfs_release(const char *path, struct fuse_file_info *fi);
 /* Opens the in-memory file at path, if there is one (*found): 0 or
- * -errno, with fi->fh set on success. */
-int psfs_open_overlay(const char *path, struct fuse_file_info *fi, int *found);
+ * -errno, with fi->fh set on success.  Where path is the kernel's name of
+ * an entry libfuse hid (OVERLAY_ALIAS), nothing is opened and *entry is
+ * that entry's path (new), to be opened instead. */
+int psfs_open_overlay(const char *path, struct fuse_file_info *fi, int *found, char **entry);
 
 /* What namespace.c and rename.c both ask of a path. */
 /* Where a new name may be made: a tree directory of a session, a pending

@@ -280,8 +280,11 @@ int route_locate(struct psfs *fs, const char *path, struct psfs_path *p, struct 
 		 struct layout_node *node)
 {
 	int res = route_split(fs, path, p);
-	if (res)
-		return res;
+	return res ? res : route_acquire(fs, p, ref, node);
+}
+
+int route_acquire(struct psfs *fs, const struct psfs_path *p, struct store_ref *ref, struct layout_node *node)
+{
 	if (p->depth < 2)
 		return -EINVAL;
 	ps_err err = store_acquire(fs->store, p->project, p->session, ref);
@@ -292,6 +295,29 @@ int route_locate(struct psfs *fs, const char *path, struct psfs_path *p, struct 
 		store_release(fs->store, ref);
 		return -psfs_errno(err);
 	}
+	return 0;
+}
+
+int route_resolve(struct psfs *fs, const char *path, struct psfs_node *out)
+{
+	struct psfs_path *p = &out->p;
+	int res = route_split(fs, path, p);
+	out->path = path;
+	out->kind = PSFS_NODE_STORE;
+	if (res)
+		return res;
+	/* The views first: by-id/search is a view's name, not a project's
+	 * search/; then the journal, whose names no project's are either. */
+	if (views_owns(path))
+		out->kind = PSFS_NODE_VIEW;
+	else if (journal_owns(path))
+		out->kind = PSFS_NODE_JOURNAL;
+	else if (overview_owns(p))
+		out->kind = PSFS_NODE_OVERVIEW;
+	else if (p->family != PSFS_FAMILY_NONE)
+		out->kind = PSFS_NODE_FAMILY;
+	else if (search_owns(path, p))
+		out->kind = PSFS_NODE_SEARCH;
 	return 0;
 }
 

@@ -23,6 +23,32 @@ int route_split(struct psfs *fs, const char *path, struct psfs_path *out);
  * caller releases it with store_release), or -errno with nothing held. */
 int route_locate(struct psfs *fs, const char *path, struct psfs_path *p, struct store_ref *ref,
 		 struct layout_node *node);
+/* The same for a path already split (route_split, route_resolve). */
+int route_acquire(struct psfs *fs, const struct psfs_path *p, struct store_ref *ref, struct layout_node *node);
+
+/* What a path names, decided once per request (route_resolve): the
+ * mount's own directories and files, or what the store holds.  Each kind
+ * has one row of operations (node.h). */
+enum psfs_node_kind {
+	PSFS_NODE_STORE,    /* the root, a project, a session or a node of its tree (layout.h) */
+	PSFS_NODE_VIEW,     /* by-id/, by-name/, by-cwd/, recent/ and the rest of views.h */
+	PSFS_NODE_JOURNAL,  /* .pisessionfs/: the log and the rejected texts (journal.h) */
+	PSFS_NODE_OVERVIEW, /* sessions.md and the usage files, at the root or in a project */
+	PSFS_NODE_FAMILY,   /* subagents/, children/, a session's search/, subagent-artifacts/ */
+	PSFS_NODE_SEARCH,   /* search/ at the root or in a project (searchdir.h) */
+	PSFS_NODE_KINDS
+};
+
+struct psfs_node {
+	enum psfs_node_kind kind;
+	const char *path;       /* borrowed: the request's */
+	struct psfs_path p;     /* path split (route_split); p.rest points into path */
+};
+
+/* Splits path and says what it names: 0, or -errno from route_split.  The
+ * kinds never overlap; a name is the mount's own before it is the
+ * store's (docs/architecture.md "Routing"). */
+int route_resolve(struct psfs *fs, const char *path, struct psfs_node *out);
 /* Whether the store is flat (docs/layout.md): it holds session files
  * itself, or no project folder; then `mkdir NAME` at the root starts one. */
 int route_store_is_flat(struct psfs *fs);
