@@ -1,6 +1,8 @@
-/* pisessionfs: mounts a pi session store.  Option parsing and start-up;
- * the operations are in ops.c (the table) and the handlers it names, the
- * change watcher in watch.c; the mount's state is struct psfs, made here. */
+/* pisessionfs: mounts a pi session store.  The command line (psfs_parse),
+ * the mountpoint's checks, and serving the mount (psfs_serve); the
+ * mount's state is struct psfs, made by psfs.c; the operations are in
+ * ops.c (the table) and the handlers it names, the change watcher in
+ * watch.c. */
 #include <errno.h>
 #include <jansson.h>
 #include <math.h>
@@ -20,28 +22,14 @@
 #include "cachedir.h"
 #include "cachesweep.h"
 #include "caller.h"
-#include "catalog.h"
-#include "entrycache.h"
-#include "family.h"
 #include "fanout.h"
 #include "journal.h"
 #include "pathresolve.h"
-#include "overlay.h"
 #include "pisessionfs.h"
-#include "trash.h"
 #include "sizer.h"
-#include "views.h"
 #include "watch.h"
-#include "infocache.h"
-#include "jscase.h"
 #include "recover.h"
-#include "searchdir.h"
-#include "sessionops.h"
-#include "overview.h"
-#include "overviewmemo.h"
-#include "content.h"
 #include "diskmemo.h"
-#include "infofreeze.h"
 #include "infokeeper.h"
 
 #define PSFS_OPT(t, p) { t, offsetof(struct psfs_config, p), 1 }
@@ -50,6 +38,11 @@
  * mount(8) and fstab pass them (mount -t fuse.pisessionfs STORE DIR), where
  * SOURCE is the store.  The mountpoint goes back to libfuse after it has been
  * checked here, with a message that says what to do. */
+/* How long a daemon that stops may still spend keeping what searches
+ * read, by default: the first search of an 11 GB store leaves about 20 s
+ * of writing on two cores. */
+#define PSFS_KEEP_AT_EXIT_S 30
+
 static int psfs_opt_proc(void *data, const char *arg, int key, struct fuse_args *outargs)
 {
 	struct psfs_config *cfg = data;
@@ -140,61 +133,6 @@ static void psfs_usage(const char *prog)
 	       "Unmount with: fusermount3 -u MOUNTPOINT\n", prog, prog);
 }
 
-
-static void psfs_disk_note(void *ctx, const char *what)
-{
-	journal_log_in(ctx, "%s", what);
-}
-
-/* The layout of what is kept on disk (overview.c's and catalog.c's
- * values): a change to any of them must change this, so an older cache
- * is made again rather than misread. */
-/* How long a daemon that stops may still spend keeping what searches
- * read, by default: the first search of an 11 GB store leaves about 20 s
- * of writing on two cores. */
-#define PSFS_KEEP_AT_EXIT_S 30
-#define PSFS_DISK_FORMAT "rows c,m,d 1; catalog k 1; infos i " INFOFREEZE_MAGIC "; families f 1; files o 1"
-
-/* What searches read and the keeper has not kept on disk yet is kept
- * now, once the mount is gone, within -o keep_at_exit: a mount that
- * lived for one search is remembered too (infokeeper.h). */
-static void psfs_keeper_stop(struct psfs *fs)
-{
-	size_t kept, left;
-	int secs = fs->cfg.keep_at_exit >= 0 ? fs->cfg.keep_at_exit : PSFS_KEEP_AT_EXIT_S;
-	infokeeper_stop(fs->keeper, (long)secs * 1000, &kept, &left);
-	fs->keeper = NULL;
-	if (left)
-		fprintf(stderr, "pisessionfs: note: %zu session%s read by searches left out of the cache at exit (%d s "
-				"spent): the next mount's first search reads them\n",
-			left, left == 1 ? "" : "s", secs);
-}
-
-/* Opens the cache kept across mounts (diskmemo.h) where -o cache_dir or
- * the XDG base directories say, and backs the overview rows with it.  -1
- * only when out of memory. */
-static int psfs_disk_open(struct psfs *fs)
-{
-	char *dir = NULL;
-	if (fs->cfg.cache_dir && strcmp(fs->cfg.cache_dir, "off") == 0)
-		return 0;
-	if (fs->cfg.cache_dir && *fs->cfg.cache_dir)
-		dir = strdup(fs->cfg.cache_dir);
-	else if ((errno = 0, !(dir = cachedir_default(path_home()))))
-		return errno == ENOMEM ? -1 : 0; /* no home: nowhere to keep it */
-	if (!dir)
-		return -1;
-	ps_err err = diskmemo_open(dir, fs->cfg.store, PSFS_DISK_FORMAT, psfs_disk_note, fs->journal, &fs->disk);
-	free(dir);
-	if (err == PS_ERR_NOMEM) {
-		fprintf(stderr, "pisessionfs: out of memory\n");
-		return -1;
-	}
-	overview_memo_set_disk(fs->overview, fs->disk);
-	infocache_set_disk(fs->infos, fs->disk);
-	family_cache_set_disk(fs->family, fs->disk);
-	return 0;
-}
 
 /* pi's normalizePath: "~" and "~/..." are the home directory; anything
  * else is taken as it is (a relative path then counts from the current
@@ -484,191 +422,199 @@ static int psfs_check_mountpoint(const char *mp)
 	return 0;
 }
 
-int main(int argc, char *argv[])
+/* The options' ranges, each with a message that says what to give.  0
+ * or -1. */
+static int psfs_config_check(const struct psfs_config *cfg)
 {
-	struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
-	struct fuse_cmdline_opts cmd = { 0 };
-	struct psfs fs = { 0 };
-	struct fuse_loop_config *loop = NULL;
-	struct stat st;
-	ps_err err;
-	int ret = 1;
-	const char *store_why = NULL; /* where a default store came from */
-	char *fsname = NULL;
+	if (!isnan(cfg->timeout) && !(cfg->timeout >= 0 && cfg->timeout <= 86400)) {
+		fprintf(stderr, "pisessionfs: -o timeout=%g: give 0 to 86400 (seconds)\n", cfg->timeout);
+		return -1;
+	}
+	if (!isnan(cfg->search_budget) && !(cfg->search_budget > 0 && cfg->search_budget <= 86400)) {
+		fprintf(stderr, "pisessionfs: -o search_budget=%g: give more than 0, at most 86400 (seconds)\n",
+			cfg->search_budget);
+		return -1;
+	}
+	if (cfg->keep_at_exit < -1 || cfg->keep_at_exit > 3600) {
+		fprintf(stderr, "pisessionfs: -o keep_at_exit=%d: give 0 to 3600 (seconds)\n", cfg->keep_at_exit);
+		return -1;
+	}
+	if (cfg->read_threads > FANOUT_MAX_THREADS) {
+		fprintf(stderr, "pisessionfs: -o read_threads=%u: give 1 to %d (0: one per core)\n", cfg->read_threads,
+			FANOUT_MAX_THREADS);
+		return -1;
+	}
+	if (cfg->entry_cache_mib < -1 || cfg->entry_cache_mib > 4096) {
+		fprintf(stderr, "pisessionfs: -o entry_cache=%d: give 0 to 4096 (MiB)\n", cfg->entry_cache_mib);
+		return -1;
+	}
+	if (cfg->context_cache_mib < -1 || cfg->context_cache_mib > 65536) {
+		fprintf(stderr, "pisessionfs: -o context_cache=%d: give 0 to 65536 (MiB)\n", cfg->context_cache_mib);
+		return -1;
+	}
+	if (cfg->search_cache_mib < -1 || cfg->search_cache_mib > 65536) {
+		fprintf(stderr, "pisessionfs: -o search_cache=%d: give 0 to 65536 (MiB)\n", cfg->search_cache_mib);
+		return -1;
+	}
+	if (cfg->cache_max_mib != -1 && (cfg->cache_max_mib < 1 || cfg->cache_max_mib > 1048576)) {
+		fprintf(stderr, "pisessionfs: -o cache_max=%d: give 1 to 1048576 (MiB)\n", cfg->cache_max_mib);
+		return -1;
+	}
+	if (cfg->rejected_kept_mib != -1 && (cfg->rejected_kept_mib < 1 || cfg->rejected_kept_mib > 4096)) {
+		fprintf(stderr, "pisessionfs: -o rejected_kept=%d: give 1 to 4096 (MiB)\n", cfg->rejected_kept_mib);
+		return -1;
+	}
+	return 0;
+}
 
-	fs.cfg.timeout = NAN; /* chosen at init, by what the watcher hears */
-	fs.cfg.search_budget = NAN;
-	fs.cfg.keep_at_exit = -1;
-	fs.cfg.entry_cache_mib = -1;
-	fs.cfg.context_cache_mib = -1;
-	fs.cfg.search_cache_mib = -1;
-	fs.cfg.rejected_kept_mib = -1;
-	fs.cfg.cache_max_mib = -1;
-	if (fuse_opt_parse(&args, &fs.cfg, psfs_opts, psfs_opt_proc) != 0)
-		goto out;
-	if (fs.cfg.show_help) {
+/* What the command line names: the options into fs->cfg (its store
+ * absolute, checked to be a directory), the mountpoint checked and given
+ * back to libfuse's own options in args, parsed into cmd.  1: done
+ * already (help, version, --print-store); 0: mount; -1: an error, said. */
+static int psfs_parse(char *argv[], struct fuse_args *args, struct fuse_cmdline_opts *cmd,
+		      struct psfs *fs)
+{
+	struct psfs_config *cfg = &fs->cfg;
+	const char *store_why = NULL; /* where a default store came from */
+	struct stat st;
+
+	psfs_config_defaults(cfg);
+	if (fuse_opt_parse(args, cfg, psfs_opts, psfs_opt_proc) != 0)
+		return -1;
+	if (cfg->show_help) {
 		psfs_usage(argv[0]);
-		ret = 0;
-		goto out;
+		return 1;
 	}
-	if (fs.cfg.show_version) {
+	if (cfg->show_version) {
 		printf("pisessionfs %s (libfuse %s)\n", PS_VERSION, fuse_pkgversion());
-		ret = 0;
-		goto out;
+		return 1;
 	}
-	if (fs.cfg.n_positional == 2 && !fs.cfg.store) {
-		fs.cfg.store = fs.cfg.positional[0];
-		fs.cfg.positional[0] = NULL;
+	if (cfg->n_positional == 2 && !cfg->store) {
+		cfg->store = cfg->positional[0];
+		cfg->positional[0] = NULL;
 	}
-	if (!fs.cfg.store && !(fs.cfg.store = psfs_default_store(&store_why))) {
+	if (!cfg->store && !(cfg->store = psfs_default_store(&store_why))) {
 		fprintf(stderr, "pisessionfs: no --store given, and no home directory to find pi's store in\n");
-		goto out;
+		return -1;
 	}
-	if (fs.cfg.print_store) {
+	if (cfg->print_store) {
 		/* One implementation of pi's rules: quickstart.sh asks here. */
-		char *absolute = path_resolve(fs.cfg.store);
-		printf("%s\n", absolute ? absolute : fs.cfg.store);
+		char *absolute = path_resolve(cfg->store);
+		printf("%s\n", absolute ? absolute : cfg->store);
 		free(absolute);
-		ret = 0;
-		goto out;
+		return 1;
 	}
-	if (fs.cfg.n_positional) {
-		const char *mp = fs.cfg.positional[fs.cfg.n_positional - 1];
-		if (psfs_check_mountpoint(mp) != 0 || fuse_opt_add_arg(&args, mp) != 0)
-			goto out;
+	if (cfg->n_positional) {
+		const char *mp = cfg->positional[cfg->n_positional - 1];
+		if (psfs_check_mountpoint(mp) != 0 || fuse_opt_add_arg(args, mp) != 0)
+			return -1;
 	}
-	if (fuse_parse_cmdline(&args, &cmd) != 0)
-		goto out;
-	if (!cmd.mountpoint) {
+	if (fuse_parse_cmdline(args, cmd) != 0)
+		return -1;
+	if (!cmd->mountpoint) {
 		fprintf(stderr, "pisessionfs: no mountpoint given (see --help)\n");
-		goto out;
+		return -1;
 	}
 	/* The daemon may change directory: keep the store's absolute path,
 	 * as pi resolves it (no symlink followed: the paths written into
 	 * files, parentSession and the trash's Path=, are pi's). */
-	char *absolute = path_resolve(fs.cfg.store);
+	char *absolute = path_resolve(cfg->store);
 	if (absolute) {
-		free(fs.cfg.store);
-		fs.cfg.store = absolute;
+		free(cfg->store);
+		cfg->store = absolute;
 	}
-	if (stat(fs.cfg.store, &st) != 0 || !S_ISDIR(st.st_mode)) {
+	if (stat(cfg->store, &st) != 0 || !S_ISDIR(st.st_mode)) {
 		if (store_why)
 			fprintf(stderr, "pisessionfs: session store %s (%s) is not a directory; pass --store DIR\n",
-				fs.cfg.store, store_why);
+				cfg->store, store_why);
 		else
 			fprintf(stderr, "pisessionfs: session store %s is not a directory; pass --store DIR\n",
-				fs.cfg.store);
-		goto out;
+				cfg->store);
+		return -1;
 	}
-	fs.mountpoint = realpath(cmd.mountpoint, NULL);
-	if (!isnan(fs.cfg.timeout) && !(fs.cfg.timeout >= 0 && fs.cfg.timeout <= 86400)) {
-		fprintf(stderr, "pisessionfs: -o timeout=%g: give 0 to 86400 (seconds)\n", fs.cfg.timeout);
-		goto out;
+	fs->mountpoint = realpath(cmd->mountpoint, NULL);
+	return psfs_config_check(cfg);
+}
+
+/* What searches read and the keeper has not kept on disk yet is kept
+ * now, once the mount is gone, within -o keep_at_exit: a mount that
+ * lived for one search is remembered too (infokeeper.h). */
+static void psfs_keeper_stop(struct psfs *fs)
+{
+	size_t kept, left;
+	int secs = fs->cfg.keep_at_exit >= 0 ? fs->cfg.keep_at_exit : PSFS_KEEP_AT_EXIT_S;
+	infokeeper_stop(fs->keeper, (long)secs * 1000, &kept, &left);
+	fs->keeper = NULL;
+	if (left)
+		fprintf(stderr, "pisessionfs: note: %zu session%s read by searches left out of the cache at exit (%d s "
+				"spent): the next mount's first search reads them\n",
+			left, left == 1 ? "" : "s", secs);
+}
+
+/* The threads that serve the mount beside libfuse's: the watcher, the
+ * sizer, the cache sweep, the keeper.  Started after fuse_daemonize: a
+ * thread started before its fork would not be in the daemon. */
+static void psfs_threads_start(struct psfs *fs)
+{
+	if (!(fs->watch = watch_start(fs)))
+		fprintf(stderr, "pisessionfs: note: inotify unavailable, changes show after the cache timeout\n");
+	if (!(fs->sizer = sizer_start(fs)))
+		fprintf(stderr, "pisessionfs: note: no sizer thread, entry files are sized as they are listed\n");
+	if (fs->disk && diskmemo_path(fs->disk))
+		fs->sweep = cachesweep_start(fs, (uint64_t)(fs->cfg.cache_max_mib > 0 ? fs->cfg.cache_max_mib
+										       : CACHEDIR_DEFAULT_MAX_MIB) << 20);
+	if (fs->disk && infokeeper_start(fs->infos, fanout_threads(fs->cfg.read_threads), &fs->keeper) != PS_OK)
+		fprintf(stderr, "pisessionfs: note: no keeper thread, searches write the cache as they read\n");
+}
+
+/* libfuse's multithreaded loop until the mount ends: 0 for an unmount or
+ * a stop asked for by signal, 1 otherwise. */
+static int psfs_loop(struct psfs *fs, const struct fuse_cmdline_opts *cmd)
+{
+	struct fuse_loop_config *loop = fuse_loop_cfg_create();
+	int ret = 1;
+	if (loop) {
+		fuse_loop_cfg_set_clone_fd(loop, cmd->clone_fd);
+		fuse_loop_cfg_set_max_threads(loop, cmd->max_threads);
+		/* libfuse returns the signal's number after SIGTERM, SIGINT or
+		 * SIGHUP (and resets its "exited" flag): a stop asked for is a
+		 * clean exit. */
+		ret = fuse_loop_mt(fs->fuse, loop);
+		ret = ret == 0 || ret == SIGTERM || ret == SIGINT || ret == SIGHUP ? 0 : 1;
+		fuse_loop_cfg_destroy(loop);
 	}
-	if (!isnan(fs.cfg.search_budget) && !(fs.cfg.search_budget > 0 && fs.cfg.search_budget <= 86400)) {
-		fprintf(stderr, "pisessionfs: -o search_budget=%g: give more than 0, at most 86400 (seconds)\n",
-			fs.cfg.search_budget);
-		goto out;
-	}
-	if (fs.cfg.keep_at_exit < -1 || fs.cfg.keep_at_exit > 3600) {
-		fprintf(stderr, "pisessionfs: -o keep_at_exit=%d: give 0 to 3600 (seconds)\n", fs.cfg.keep_at_exit);
-		goto out;
-	}
-	if (fs.cfg.read_threads > FANOUT_MAX_THREADS) {
-		fprintf(stderr, "pisessionfs: -o read_threads=%u: give 1 to %d (0: one per core)\n", fs.cfg.read_threads,
-			FANOUT_MAX_THREADS);
-		goto out;
-	}
-	if (fs.cfg.entry_cache_mib < -1 || fs.cfg.entry_cache_mib > 4096) {
-		fprintf(stderr, "pisessionfs: -o entry_cache=%d: give 0 to 4096 (MiB)\n", fs.cfg.entry_cache_mib);
-		goto out;
-	}
-	if (fs.cfg.entry_cache_mib >= 0)
-		entrycache_set_limit((size_t)fs.cfg.entry_cache_mib << 20);
-	if (fs.cfg.context_cache_mib < -1 || fs.cfg.context_cache_mib > 65536) {
-		fprintf(stderr, "pisessionfs: -o context_cache=%d: give 0 to 65536 (MiB)\n", fs.cfg.context_cache_mib);
-		goto out;
-	}
-	if (fs.cfg.context_cache_mib >= 0)
-		content_set_context_budget((size_t)fs.cfg.context_cache_mib << 20);
-	if (fs.cfg.search_cache_mib < -1 || fs.cfg.search_cache_mib > 65536) {
-		fprintf(stderr, "pisessionfs: -o search_cache=%d: give 0 to 65536 (MiB)\n", fs.cfg.search_cache_mib);
-		goto out;
-	}
-	size_t search_budget =
-		fs.cfg.search_cache_mib >= 0 ? (size_t)fs.cfg.search_cache_mib << 20 : SEARCH_CACHE_DEFAULT;
-	if (infocache_new(search_budget - SEARCH_VERDICTS_SHARE(search_budget), &fs.infos)) {
-		fprintf(stderr, "pisessionfs: out of memory\n");
-		goto out;
-	}
-	if (fs.cfg.cache_max_mib != -1 && (fs.cfg.cache_max_mib < 1 || fs.cfg.cache_max_mib > 1048576)) {
-		fprintf(stderr, "pisessionfs: -o cache_max=%d: give 1 to 1048576 (MiB)\n", fs.cfg.cache_max_mib);
-		goto out;
-	}
-	if (fs.cfg.rejected_kept_mib != -1 && (fs.cfg.rejected_kept_mib < 1 || fs.cfg.rejected_kept_mib > 4096)) {
-		fprintf(stderr, "pisessionfs: -o rejected_kept=%d: give 1 to 4096 (MiB)\n", fs.cfg.rejected_kept_mib);
-		goto out;
-	}
-	fs.search = search_results_new(SEARCH_VERDICTS_SHARE(search_budget));
-	fs.overview = overview_memo_new();
-	fs.family = family_cache_new();
-	if (!fs.search || !fs.overview || !fs.family) {
-		fprintf(stderr, "pisessionfs: out of memory\n");
-		goto out;
-	}
-	fs.overlay = overlay_new();
-	fs.sessionops = sessionops_state_new();
-	if (!fs.overlay || !fs.sessionops) {
-		fprintf(stderr, "pisessionfs: out of memory\n");
-		goto out;
-	}
-	fs.journal = journal_new(fs.cfg.rejected_kept_mib > 0 ? (size_t)fs.cfg.rejected_kept_mib << 20
-							      : JOURNAL_REJECTED_DEFAULT_BUDGET,
-				 fs.overlay, fs.mountpoint);
-	if (!fs.journal) {
-		fprintf(stderr, "pisessionfs: out of memory\n");
-		goto out;
-	}
-	/* Loaded now, before any search can need it (jscase.h). */
-	if (!jscase_has_locale())
-		fprintf(stderr, "pisessionfs: the C.UTF-8 locale could not be loaded: search/ compares letters beyond "
-				"ASCII as they are, where pi lowers them\n");
-	/* Where `rm -r SESSION` puts the file: the user's own trash, as
-	 * pi's `trash` command would (docs/layout.md "Deleting a session"). */
-	fs.trash_home = trash_home_dir(getenv("XDG_DATA_HOME"), path_home());
-	if (psfs_disk_open(&fs) != 0)
-		goto out;
-	err = store_open(fs.cfg.store, fs.cfg.cache_sessions, &fs.store);
-	if (!err)
-		err = catalog_new(fs.store, &fs.catalog);
-	if (!err && views_memo_new(&fs.views) != 0)
-		err = PS_ERR_NOMEM;
-	if (!err) {
-		catalog_set_memo(fs.catalog, overview_memo_rows(fs.overview));
-		catalog_set_threads(fs.catalog, fs.cfg.read_threads);
-	}
-	if (err) {
-		fprintf(stderr, "pisessionfs: cannot open the store %s: %s\n", fs.cfg.store, ps_strerror(err));
-		goto out;
-	}
+	sizer_stop(fs->sizer);
+	fs->sizer = NULL;
+	watch_stop(fs->watch);
+	fs->watch = NULL;
+	return ret;
+}
+
+/* Mounts fs (made by psfs_new) and serves it until it is unmounted or
+ * stopped: the exit status. */
+static int psfs_serve(struct psfs *fs, struct fuse_args *args, const struct fuse_cmdline_opts *cmd)
+{
+	char *fsname = NULL;
+	int ret = 1;
+
 	/* fuse_parse_cmdline consumed -d and -f; give -d back to fuse_new. */
-	if (cmd.debug)
-		fuse_opt_add_arg(&args, "-odebug");
+	if (cmd->debug)
+		fuse_opt_add_arg(args, "-odebug");
 	/* findmnt and df show the store as the source, as sshfs shows
 	 * user@host:dir; the type is fuse.pisessionfs.  fuse_opt splits -o at
 	 * commas and takes a backslash as escaping the next character. */
-	if (psfs_fsname_arg(fs.cfg.store, &fsname) != 0 || fuse_opt_add_arg(&args, fsname) != 0)
+	if (psfs_fsname_arg(fs->cfg.store, &fsname) != 0 || fuse_opt_add_arg(args, fsname) != 0)
 		goto out;
-	fuse_opt_add_arg(&args, "-osubtype=pisessionfs");
-	fuse_opt_add_arg(&args, "-odefault_permissions");
-	fs.fuse = fuse_new(&args, &psfs_ops, sizeof psfs_ops, &fs);
-	if (!fs.fuse)
+	fuse_opt_add_arg(args, "-osubtype=pisessionfs");
+	fuse_opt_add_arg(args, "-odefault_permissions");
+	fs->fuse = fuse_new(args, &psfs_ops, sizeof psfs_ops, fs);
+	if (!fs->fuse)
 		goto out;
 	psfs_caller_serving();
 	/* Handlers first: a SIGTERM sent as soon as the mount shows (by a
 	 * script, or systemd stopping the unit) must stop the loop cleanly,
 	 * not kill the process.  fuse_daemonize's fork keeps them. */
-	if (fuse_set_signal_handlers(fuse_get_session(fs.fuse)) != 0)
+	if (fuse_set_signal_handlers(fuse_get_session(fs->fuse)) != 0)
 		goto out_destroy;
 	/* What killed daemons left half done (recover.h), repaired only now
 	 * that every option, the store and the mountpoint have been checked
@@ -677,71 +623,49 @@ int main(int argc, char *argv[])
 	 * shown, and because the mountpoint may lie inside the store, where
 	 * the scan would stat a mount nobody serves yet.  A store that cannot
 	 * be changed is left as it is. */
-	recover_store(fs.cfg.store, psfs_note_recovery, fs.journal);
+	recover_store(fs->cfg.store, psfs_note_recovery, fs->journal);
 	struct autounmount au;
 	autounmount_prepare(&au);
-	if (fuse_mount(fs.fuse, cmd.mountpoint) != 0) {
+	if (fuse_mount(fs->fuse, cmd->mountpoint) != 0) {
 		autounmount_arrange(&au);
 		goto out_signals;
 	}
 	autounmount_arrange(&au);
-	if (fuse_daemonize(cmd.foreground) != 0)
-		goto out_unmount;
-	if (!(fs.watch = watch_start(&fs)))
-		fprintf(stderr, "pisessionfs: note: inotify unavailable, changes show after the cache timeout\n");
-	if (!(fs.sizer = sizer_start(&fs)))
-		fprintf(stderr, "pisessionfs: note: no sizer thread, entry files are sized as they are listed\n");
-	/* The other stores' databases are looked at only now: a thread
-	 * started before fuse_daemonize's fork would not be in the daemon. */
-	if (fs.disk && diskmemo_path(fs.disk))
-		fs.sweep = cachesweep_start(&fs, (uint64_t)(fs.cfg.cache_max_mib > 0 ? fs.cfg.cache_max_mib
-										      : CACHEDIR_DEFAULT_MAX_MIB) << 20);
-	if (fs.disk && infokeeper_start(fs.infos, fanout_threads(fs.cfg.read_threads), &fs.keeper) != PS_OK)
-		fprintf(stderr, "pisessionfs: note: no keeper thread, searches write the cache as they read\n");
-	loop = fuse_loop_cfg_create();
-	if (loop) {
-		fuse_loop_cfg_set_clone_fd(loop, cmd.clone_fd);
-		fuse_loop_cfg_set_max_threads(loop, cmd.max_threads);
-		/* libfuse returns the signal's number after SIGTERM, SIGINT or
-		 * SIGHUP (and resets its "exited" flag): a stop asked for is a
-		 * clean exit. */
-		ret = fuse_loop_mt(fs.fuse, loop);
-		ret = ret == 0 || ret == SIGTERM || ret == SIGINT || ret == SIGHUP ? 0 : 1;
-		fuse_loop_cfg_destroy(loop);
+	if (fuse_daemonize(cmd->foreground) == 0) {
+		psfs_threads_start(fs);
+		ret = psfs_loop(fs, cmd);
 	}
-	sizer_stop(fs.sizer);
-	fs.sizer = NULL;
-	watch_stop(fs.watch);
-	fs.watch = NULL;
-out_unmount:
-	fuse_unmount(fs.fuse);
-	psfs_keeper_stop(&fs);
+	fuse_unmount(fs->fuse);
+	psfs_keeper_stop(fs);
 out_signals:
-	fuse_remove_signal_handlers(fuse_get_session(fs.fuse));
+	fuse_remove_signal_handlers(fuse_get_session(fs->fuse));
 out_destroy:
-	fuse_destroy(fs.fuse);
+	fuse_destroy(fs->fuse);
+	fs->fuse = NULL;
 out:
-	views_memo_free(fs.views);
-	catalog_free(fs.catalog);
-	store_free(fs.store);
-	entrycache_clear();
-	overview_memo_free(fs.overview);
-	family_cache_free(fs.family);
-	search_results_free(fs.search);
-	infocache_free(fs.infos);
-	cachesweep_stop(fs.sweep);
-	diskmemo_free(fs.disk);
-	journal_free(fs.journal);
-	overlay_free(fs.overlay);
-	sessionops_state_free(fs.sessionops);
+	free(fsname);
+	return ret;
+}
+
+int main(int argc, char *argv[])
+{
+	struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
+	struct fuse_cmdline_opts cmd = { 0 };
+	struct psfs fs = { 0 };
+	int ret = 1;
+
+	int parsed = psfs_parse(argv, &args, &cmd, &fs);
+	if (parsed > 0)
+		ret = 0;
+	else if (parsed == 0 && psfs_new(&fs) == 0)
+		ret = psfs_serve(&fs, &args, &cmd);
+	psfs_free(&fs);
 	free(fs.mountpoint);
-	free(fs.trash_home);
 	free(fs.cfg.store);
 	free(fs.cfg.cache_dir);
 	for (int i = 0; i < 2; i++)
 		free(fs.cfg.positional[i]);
 	free(cmd.mountpoint);
-	free(fsname);
 	fuse_opt_free_args(&args);
 	return ret;
 }

@@ -42,7 +42,8 @@ struct sessionops_state;
 struct views_memo;
 struct family_cache;
 
-/* The mount: made by main.c, which owns every member and frees them after
+/* The mount: made by psfs_new (psfs.c), which main.c calls and the front
+ * end's unit tests too; every member is freed by psfs_free, after
  * fuse_destroy.  Each module of fs/ keeps what it holds for the mount in
  * its own member, never in a static, so a unit test can make a struct
  * psfs of its own (tests/unit/fs/).  A FUSE handler finds it in
@@ -70,6 +71,18 @@ struct psfs {
 };
 
 extern const struct fuse_operations psfs_ops;
+
+/* The options' defaults, where a field's zero is not: "not given". */
+void psfs_config_defaults(struct psfs_config *cfg);
+/* Makes the mount's state from fs->cfg (cfg.store a directory's absolute
+ * path) and fs->mountpoint (borrowed; may be NULL): every module's member
+ * but the threads (watch, sizer, sweep, keeper) and fuse, which the daemon
+ * starts.  0, or -1 with the reason on stderr; either way psfs_free frees
+ * what was made. */
+int psfs_new(struct psfs *fs);
+/* Frees every member psfs_new made, and the sweep; leaves cfg and
+ * mountpoint, which are the caller's.  NULL members are skipped. */
+void psfs_free(struct psfs *fs);
 
 /* A mount path split by psfs_split (route.h): what the gates of the special
  * files (overview.h) are given, so they need not route paths again. */

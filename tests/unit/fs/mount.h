@@ -1,5 +1,6 @@
 /* Shared by the front end's unit tests: a store in a temporary directory
- * and a struct psfs over it, made as main.c makes one, without FUSE. */
+ * and a struct psfs over it, made as the daemon makes one (psfs_new),
+ * without FUSE. */
 #ifndef PSFS_TEST_MOUNT_H
 #define PSFS_TEST_MOUNT_H
 
@@ -9,20 +10,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <check.h>
-#include "catalog.h"
 #include "helpers.h"
-#include "infocache.h"
-#include "journal.h"
-#include "overlay.h"
-#include "overview.h"
-#include "overviewmemo.h"
 #include "pisessionfs.h"
-#include "searchdir.h"
-#include "sessionops.h"
 #include "store.h"
 
 struct test_mount {
 	char root[64];
+	char cache_dir[4];      /* "off": nothing kept across tests */
+	char mountpoint[8];
 	struct psfs fs;
 };
 
@@ -57,36 +52,30 @@ static inline void test_mount_dir(struct test_mount *m, const char *what)
 {
 	memset(m, 0, sizeof *m);
 	helper_tmpdir(m->root, what);
+	memcpy(m->cache_dir, "off", sizeof "off");
+	memcpy(m->mountpoint, "/mnt", sizeof "/mnt");
 }
 
-/* The mount's state over the store written so far; its journal's lines
- * go to stderr too, which is sent to /dev/null. */
+/* The mount's state over the store written so far, made as the daemon
+ * makes it (psfs_new) with no cache directory; its journal's lines go to
+ * stderr too, which is sent to /dev/null. */
 static inline void test_mount_open(struct test_mount *m)
 {
 	int null = open("/dev/null", O_WRONLY);
 	ck_assert_int_ge(null, 0);
 	ck_assert_int_eq(dup2(null, STDERR_FILENO), STDERR_FILENO);
 	close(null);
-	ck_assert_int_eq(store_open(m->root, 16, &m->fs.store), PS_OK);
-	ck_assert_int_eq(catalog_new(m->fs.store, &m->fs.catalog), PS_OK);
-	ck_assert_int_eq(infocache_new(SEARCH_CACHE_DEFAULT, &m->fs.infos), PS_OK);
-	ck_assert_ptr_nonnull(m->fs.overlay = overlay_new());
-	ck_assert_ptr_nonnull(m->fs.sessionops = sessionops_state_new());
-	ck_assert_ptr_nonnull(m->fs.journal = journal_new(JOURNAL_REJECTED_DEFAULT_BUDGET, m->fs.overlay, "/mnt"));
-	ck_assert_ptr_nonnull(m->fs.search = search_results_new(SEARCH_VERDICTS_SHARE(SEARCH_CACHE_DEFAULT)));
-	ck_assert_ptr_nonnull(m->fs.overview = overview_memo_new());
+	psfs_config_defaults(&m->fs.cfg);
+	m->fs.cfg.store = m->root;
+	m->fs.cfg.cache_sessions = 16;
+	m->fs.cfg.cache_dir = m->cache_dir;
+	m->fs.mountpoint = m->mountpoint;
+	ck_assert_int_eq(psfs_new(&m->fs), 0);
 }
 
 static inline void test_mount_close(struct test_mount *m)
 {
-	overview_memo_free(m->fs.overview);
-	search_results_free(m->fs.search);
-	journal_free(m->fs.journal);
-	overlay_free(m->fs.overlay);
-	sessionops_state_free(m->fs.sessionops);
-	infocache_free(m->fs.infos);
-	catalog_free(m->fs.catalog);
-	store_free(m->fs.store);
+	psfs_free(&m->fs);
 	helper_rmtree(m->root);
 	memset(&m->fs, 0, sizeof m->fs);
 }
