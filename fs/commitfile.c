@@ -23,6 +23,67 @@ double psfs_saved_grace(void)
 	return timeout + 10.0;
 }
 
+/* Where a committed file goes: the session acquired (ref) and the node
+ * its directory or its entry resolved to (node); a pending branch's fork
+ * point and label (fork_id non-NULL) when it is one; whether the file
+ * stands for an entry it was written over. */
+struct psfs_commit_to {
+	struct store_ref *ref;
+	const struct layout_node *node;
+	const char *fork_id;
+	const char *label;
+	int edit;
+};
+
+/* Hands the text named as to commit.c as what it is at `to`: a pending
+ * branch's first entry, an entry's edit, the name or loadout, or a new
+ * entry of a tree directory.  *committed: it was one of those (else it
+ * stays a side file and 0 is returned). */
+static int psfs_commit_as(const struct psfs_commit_to *to, const char *as, const char *text, size_t len,
+			  char id[COMMIT_ID_MAX], int *committed)
+{
+	const struct layout_node *node = to->node;
+	*committed = 1;
+	if (to->fork_id)
+		return commit_branch(to->ref, to->fork_id, to->label, as, text, len, id);
+	if (to->edit && node->kind == LAYOUT_ENTRY)
+		return commit_edit(to->ref, to->ref->session->generation, node->entry, as, text, len, id);
+	if (to->edit && (node->kind == LAYOUT_NAME || node->kind == LAYOUT_LOADOUT))
+		return commit_meta(to->ref, node->kind, as, text, len);
+	if (node->kind == LAYOUT_TREE_DIR)
+		return commit_new(to->ref, to->ref->session->generation, node->branch, as, text, len, id);
+	*committed = 0;
+	return 0;
+}
+
+/* The overlay once the file at `at` (serial) is an entry: the file gives
+ * way to the entry's, and its name answers a while for the calls that
+ * follow a save (or, short of memory to move it, is gone).  edit_of: the
+ * entry it was written over, if any; branch_dir: the pending branch it
+ * made, if any. */
+static void psfs_commit_settle(const char *at, const char *as, uint64_t serial, const char *edit_of,
+			       const char *branch_dir)
+{
+	struct overlay_node *file, *parent;
+	overlay_lock(psfs_overlay());
+	file = overlay_get(psfs_overlay(), at);
+	if (file && file->serial == serial) {
+		if (edit_of || (strcmp(at, as) != 0 && overlay_rename(psfs_overlay(), file, as) != 0))
+			overlay_remove(psfs_overlay(), file);
+		else
+			overlay_saved(file, psfs_saved_grace());
+	}
+	/* An entry moved aside and edited under its new name (mv E new.md;
+	 * echo > new.md): the edit is a branch now, and the entry, still in
+	 * history, shows again under its name. */
+	struct overlay_node *aside = edit_of && strcmp(edit_of, at) != 0 ? overlay_get(psfs_overlay(), edit_of) : NULL;
+	if (aside && aside->kind == OVERLAY_HIDDEN)
+		overlay_remove(psfs_overlay(), aside);
+	if (branch_dir && (parent = overlay_get(psfs_overlay(), branch_dir)) && parent->kind == OVERLAY_BRANCH)
+		overlay_remove(psfs_overlay(), parent);
+	overlay_unlock(psfs_overlay());
+}
+
 /* Commits the in-memory file at `at`, whose draft d the caller holds
  * locked, as what the name `as` means there: the entry it was written
  * over (a file made where an editor put the entry aside; only when at is
@@ -115,19 +176,8 @@ int psfs_commit_file(const char *at, const char *as, uint64_t serial, struct dra
 		}
 		held = 1;
 	}
-	if (pending) {
-		res = commit_branch(&ref, fork_id, label, as, text, len, id);
-		committed = 1;
-	} else if (edit_of && node.kind == LAYOUT_ENTRY) {
-		res = commit_edit(&ref, ref.session->generation, node.entry, as, text, len, id);
-		committed = 1;
-	} else if (edit_of && (node.kind == LAYOUT_NAME || node.kind == LAYOUT_LOADOUT)) {
-		res = commit_meta(&ref, node.kind, as, text, len);
-		committed = 1;
-	} else if (node.kind == LAYOUT_TREE_DIR) {
-		res = commit_new(&ref, ref.session->generation, node.branch, as, text, len, id);
-		committed = 1;
-	} /* else not a tree directory: stays a side file */
+	struct psfs_commit_to to = { &ref, &node, pending ? fork_id : NULL, label, edit_of != NULL };
+	res = psfs_commit_as(&to, as, text, len, id, &committed);
 	if (committed && res != -ENOSPC && res != -ENOMEM) {
 		/* Appended, or refused with the text kept: the draft holds
 		 * nothing new until it is written again, and what it holds
@@ -137,28 +187,10 @@ int psfs_commit_file(const char *at, const char *as, uint64_t serial, struct dra
 			draft_retarget(d, node.kind == LAYOUT_LOADOUT ? DRAFT_LOADOUT : DRAFT_NAME);
 	}
 	if (res == 0 && committed) {
-		/* It is an entry now: the file gives way to the entry's, and
-		 * its name answers a while for the calls that follow a save
-		 * (or, short of memory to move it, is gone). */
+		/* It is an entry now (psfs_commit_settle). */
 		if (appended)
 			*appended = 1;
-		overlay_lock(psfs_overlay());
-		file = overlay_get(psfs_overlay(), at);
-		if (file && file->serial == serial) {
-			if (edit_of || (strcmp(at, as) != 0 && overlay_rename(psfs_overlay(), file, as) != 0))
-				overlay_remove(psfs_overlay(), file);
-			else
-				overlay_saved(file, psfs_saved_grace());
-		}
-		/* An entry moved aside and edited under its new name (mv E
-		 * new.md; echo > new.md): the edit is a branch now, and the
-		 * entry, still in history, shows again under its name. */
-		struct overlay_node *aside = edit_of && strcmp(edit_of, at) != 0 ? overlay_get(psfs_overlay(), edit_of) : NULL;
-		if (aside && aside->kind == OVERLAY_HIDDEN)
-			overlay_remove(psfs_overlay(), aside);
-		if (pending && (parent = overlay_get(psfs_overlay(), dir)) && parent->kind == OVERLAY_BRANCH)
-			overlay_remove(psfs_overlay(), parent);
-		overlay_unlock(psfs_overlay());
+		psfs_commit_settle(at, as, serial, edit_of, pending ? dir : NULL);
 	}
 out:
 	if (held)

@@ -151,119 +151,131 @@ int psfs_open_text(const char *path, struct fuse_file_info *fi, char *text, size
 	return 0;
 }
 
+/* A write handle on a store node: an entry or a name is edited as a
+ * draft of its text, the raw session appended to; the rest is generated
+ * and refused.  *out is new, or NULL on a refusal. */
+static ps_err psfs_open_writer(const struct psfs_node *n, struct ps_session *s, const struct layout_node *node,
+			       struct fuse_file_info *fi, struct psfs_file **out)
+{
+	const struct psfs_path *p = &n->p;
+	enum psfs_handle kind;
+	ps_err err = PS_OK;
+
+	switch (node->kind) {
+	case LAYOUT_ENTRY:
+		kind = HANDLE_EDIT;
+		break;
+	case LAYOUT_NAME:
+	case LAYOUT_LOADOUT:
+		kind = HANDLE_NAME;
+		break;
+	case LAYOUT_RAW:
+		if (fi->flags & O_TRUNC) {
+			journal_log("refused truncating %s: history is append-only", journal_path(n->path));
+			return PS_ERR_PERM;
+		}
+		kind = HANDLE_RAW;
+		break;
+	default:
+		journal_log("refused writing %s: it is generated from the session", journal_path(n->path));
+		return PS_ERR_PERM;
+	}
+	enum draft_target target = kind == HANDLE_EDIT ? DRAFT_EDIT
+				 : kind != HANDLE_NAME ? DRAFT_RAW
+				 : node->kind == LAYOUT_LOADOUT ? DRAFT_LOADOUT : DRAFT_NAME;
+	struct psfs_file *f = psfs_file_new(kind, n->path);
+	*out = f;
+	if (!f || !(f->draft = draft_new(target)))
+		return PS_ERR_NOMEM;
+	struct draft *d = f->draft;
+	f->writable = 1;
+	f->opener = psfs_caller_process();
+	draft_bind(d, p->project, p->session, node->entry, s->serial, s->generation, s->size);
+	/* The kernel computes O_APPEND offsets from a size it may have
+	 * cached before another writer appended: ignore them. */
+	f->append = (fi->flags & O_APPEND) != 0;
+	if (kind != HANDLE_RAW && !(fi->flags & O_TRUNC)) {
+		char *text = NULL;
+		size_t len = 0;
+		if (!(err = content_build(s, node, &text, &len)))
+			draft_adopt(d, text, len);
+	}
+	/* O_TRUNC of an entry is the start of a rewrite, not a change:
+	 * `: > name` clears the name though nothing is written, which
+	 * is decided at the last release, since a shell's redirection
+	 * closes a duplicate of the file before anything is written. */
+	if (kind != HANDLE_RAW && (fi->flags & O_TRUNC))
+		draft_empty(d, 1);
+	fi->direct_io = 1;
+	return err;
+}
+
+/* A read handle on a store node: the raw session read as it grows, an
+ * entry's text built at its first read, the rest built now into the
+ * snapshot the reader keeps.  *out is new (NULL when out of memory). */
+static ps_err psfs_open_reader(struct psfs *fs, const struct psfs_node *n, struct ps_session *s,
+			       const struct layout_node *node, struct fuse_file_info *fi, struct psfs_file **out)
+{
+	const struct psfs_path *p = &n->p;
+	ps_err err = PS_OK;
+	struct psfs_file *f = psfs_file_new(HANDLE_READ, n->path);
+	*out = f;
+	if (!f)
+		return PS_ERR_NOMEM;
+	if (node->kind == LAYOUT_RAW) {
+		f->fd = open(s->path, O_RDONLY | O_CLOEXEC);
+		fi->direct_io = 1; /* grows under the reader: no stale size */
+		return f->fd < 0 ? PS_ERR_IO : PS_OK;
+	}
+	/* The kernel keeps the pages of immutable files: a reader of a file
+	 * it has cached never reads, so their text is built at the first
+	 * read, not at every open (a second grep -r rendered every entry
+	 * again). */
+	int with_subagents = 0;
+	if (content_immutable(node)) {
+		f->lazy = 1;
+	} else if (node->kind == LAYOUT_USAGE && node->session_root &&
+		   (with_subagents = subagents_usage_json(fs, p, s, &f->data, &f->len))) {
+		if (with_subagents < 0)
+			err = with_subagents == -ENOMEM ? PS_ERR_NOMEM : PS_ERR_IO;
+	} else {
+		err = content_build(s, node, &f->data, &f->len);
+	}
+	if (node->kind == LAYOUT_ENTRY)
+		psfs_sizer_reading();
+	/* Entry files and stored lines never change: the kernel may keep
+	 * their pages.  The rest (context.json, name...) bypasses the page
+	 * cache, so a reader keeps the version it opened even when another
+	 * reader opens a newer one.  Once the file was rewritten and indexed
+	 * anew (generation past 1), the kernel's pages of a path may hold the
+	 * text it had before, with a size and mtime that tell it nothing:
+	 * drop them at each open. */
+	fi->keep_cache = content_immutable(node) && s->generation == 1;
+	fi->direct_io = !content_immutable(node);
+	f->growing = node->kind == LAYOUT_TRANSCRIPT;
+	f->changes = s->changes;
+	f->generation = s->generation;
+	memcpy(f->project, p->project, sizeof f->project);
+	memcpy(f->session, p->session, sizeof f->session);
+	return err;
+}
+
 int psfs_store_open(struct psfs *fs, const struct psfs_node *n, struct fuse_file_info *fi)
 {
-	const char *path = n->path;
-	const struct psfs_path *p = &n->p;
 	struct store_ref ref;
 	struct layout_node node;
 	struct psfs_file *f = NULL;
-	int writing = (fi->flags & O_ACCMODE) != O_RDONLY;
 	int res;
-	ps_err err = PS_OK;
+	ps_err err;
 
-	if ((res = route_acquire(fs, p, &ref, &node)))
+	if ((res = route_acquire(fs, &n->p, &ref, &node)))
 		return res == -EINVAL ? -EISDIR : res;
-	struct ps_session *s = ref.session;
-	if (layout_is_dir(node.kind)) {
+	if (layout_is_dir(node.kind))
 		err = PS_ERR_ISDIR;
-		goto out;
-	}
-	if (writing) {
-		enum psfs_handle kind;
-		switch (node.kind) {
-		case LAYOUT_ENTRY:
-			kind = HANDLE_EDIT;
-			break;
-		case LAYOUT_NAME:
-		case LAYOUT_LOADOUT:
-			kind = HANDLE_NAME;
-			break;
-		case LAYOUT_RAW:
-			if (fi->flags & O_TRUNC) {
-				journal_log("refused truncating %s: history is append-only", journal_path(path));
-				err = PS_ERR_PERM;
-				goto out;
-			}
-			kind = HANDLE_RAW;
-			break;
-		default:
-			journal_log("refused writing %s: it is generated from the session", journal_path(path));
-			err = PS_ERR_PERM;
-			goto out;
-		}
-		enum draft_target target = kind == HANDLE_EDIT ? DRAFT_EDIT
-					 : kind != HANDLE_NAME ? DRAFT_RAW
-					 : node.kind == LAYOUT_LOADOUT ? DRAFT_LOADOUT : DRAFT_NAME;
-		if (!(f = psfs_file_new(kind, path)) || !(f->draft = draft_new(target))) {
-			err = PS_ERR_NOMEM;
-			goto out;
-		}
-		struct draft *d = f->draft;
-		f->writable = 1;
-		f->opener = psfs_caller_process();
-		draft_bind(d, p->project, p->session, node.entry, s->serial, s->generation, s->size);
-		/* The kernel computes O_APPEND offsets from a size it may have
-		 * cached before another writer appended: ignore them. */
-		f->append = (fi->flags & O_APPEND) != 0;
-		if (kind != HANDLE_RAW && !(fi->flags & O_TRUNC)) {
-			char *text = NULL;
-			size_t len = 0;
-			if (!(err = content_build(s, &node, &text, &len)))
-				draft_adopt(d, text, len);
-		}
-		/* O_TRUNC of an entry is the start of a rewrite, not a change:
-		 * `: > name` clears the name though nothing is written, which
-		 * is decided at the last release, since a shell's redirection
-		 * closes a duplicate of the file before anything is written. */
-		if (kind != HANDLE_RAW && (fi->flags & O_TRUNC))
-			draft_empty(d, 1);
-		fi->direct_io = 1;
-	} else {
-		if (!(f = psfs_file_new(HANDLE_READ, path))) {
-			err = PS_ERR_NOMEM;
-			goto out;
-		}
-		if (node.kind == LAYOUT_RAW) {
-			f->fd = open(s->path, O_RDONLY | O_CLOEXEC);
-			if (f->fd < 0)
-				err = PS_ERR_IO;
-			fi->direct_io = 1; /* grows under the reader: no stale size */
-		} else {
-			/* The kernel keeps the pages of immutable files: a reader
-			 * of a file it has cached never reads, so their text is
-			 * built at the first read, not at every open (a second
-			 * grep -r rendered every entry again). */
-			int with_subagents = 0;
-			if (content_immutable(&node)) {
-				f->lazy = 1;
-			} else if (node.kind == LAYOUT_USAGE && node.session_root &&
-				   (with_subagents = subagents_usage_json(fs, p, s, &f->data, &f->len))) {
-				if (with_subagents < 0)
-					err = with_subagents == -ENOMEM ? PS_ERR_NOMEM : PS_ERR_IO;
-			} else {
-				err = content_build(s, &node, &f->data, &f->len);
-			}
-			if (node.kind == LAYOUT_ENTRY)
-				psfs_sizer_reading();
-			/* Entry files and stored lines never change: the kernel
-			 * may keep their pages.  The rest (context.json, name...)
-			 * bypasses the page cache, so a reader keeps the version it
-			 * opened even when another reader opens a newer one.
-			 * Once the file was rewritten and indexed anew
-			 * (generation past 1), the kernel's pages of a path may
-			 * hold the text it had before, with a size and mtime
-			 * that tell it nothing: drop them at each open. */
-			fi->keep_cache = content_immutable(&node) && s->generation == 1;
-			fi->direct_io = !content_immutable(&node);
-			f->growing = node.kind == LAYOUT_TRANSCRIPT;
-			f->changes = s->changes;
-			f->generation = s->generation;
-			memcpy(f->project, p->project, sizeof f->project);
-			memcpy(f->session, p->session, sizeof f->session);
-		}
-	}
-out:
+	else if ((fi->flags & O_ACCMODE) != O_RDONLY)
+		err = psfs_open_writer(n, ref.session, &node, fi, &f);
+	else
+		err = psfs_open_reader(fs, n, ref.session, &node, fi, &f);
 	store_release(fs->store, &ref);
 	if (err) {
 		if (f)

@@ -435,6 +435,52 @@ int psfs_unlink(const char *path)
 	return res;
 }
 
+/* Where mkdir NNNN~name (path) in directory dirnode forks: *fork the
+ * entry of depth NNNN-1 on the directory's chain (PS_NIL for a new root,
+ * 0001~name).  0, or -errno with the reason logged. */
+static int psfs_branch_fork_point(const struct ps_session *s, const struct layout_node *dirnode, uint32_t depth,
+				  const char *path, uint32_t *fork)
+{
+	*fork = PS_NIL;
+	if (depth > 1) {
+		uint32_t lo = dirnode->session_root ? 0 : s->entries[s->branches[dirnode->branch].first].depth;
+		uint32_t hi = lo;
+		for (uint32_t e = s->branches[dirnode->branch].first; e != PS_NIL; e = s->entries[e].first_child) {
+			hi = s->entries[e].depth;
+			if (s->entries[e].depth == depth - 1)
+				*fork = e;
+		}
+		/* Out of this directory's range: ERANGE says so, where ENOENT
+		 * read as a missing parent directory.  After the directory's
+		 * last entry there is no branch to make: what is written there
+		 * continues this directory, and a shell that went into NNNN~name
+		 * would be left in a directory that is gone. */
+		if (*fork == PS_NIL || s->entries[*fork].first_child == PS_NIL) {
+			char range[64] = "no NNNN works here yet";
+			if (hi > lo)
+				snprintf(range, sizeof range, "NNNN is %04u to %04u here", lo + 1, hi);
+			journal_log("refused mkdir %s: %s%u in this directory; a branch NNNN~name starts after the entry "
+				    "of depth NNNN-1 and beside the one of depth NNNN, so %s%s",
+				    journal_path(path),
+				    *fork == PS_NIL ? "no entry of depth " : "nothing follows the entry of depth ",
+				    depth - 1, range, *fork == PS_NIL ? "" : " (a new file here continues this directory)");
+			return -ERANGE;
+		}
+		return 0;
+	}
+	if (!dirnode->session_root) {
+		journal_log("refused mkdir %s: a new root (0001~name) is made in the session directory",
+			    journal_path(path));
+		return -EPERM;
+	}
+	if (s->n_entries == 0) {
+		journal_log("refused mkdir %s: the session has no entry yet, so its first root is the session "
+			    "directory itself (a new file there starts it)", journal_path(path));
+		return -ERANGE;
+	}
+	return 0;
+}
+
 int psfs_mkdir(const char *path, mode_t mode)
 {
 	struct psfs_path p;
@@ -501,44 +547,9 @@ int psfs_mkdir(const char *path, mode_t mode)
 		res = -EEXIST;
 		goto out;
 	}
-	/* The fork point: the entry of depth NNNN-1 on this directory's chain. */
-	uint32_t fork = PS_NIL;
-	if (depth > 1) {
-		uint32_t lo = dirnode.session_root ? 0 : s->entries[s->branches[dirnode.branch].first].depth;
-		uint32_t hi = lo;
-		for (uint32_t e = s->branches[dirnode.branch].first; e != PS_NIL; e = s->entries[e].first_child) {
-			hi = s->entries[e].depth;
-			if (s->entries[e].depth == depth - 1)
-				fork = e;
-		}
-		/* Out of this directory's range: ERANGE says so, where ENOENT
-		 * read as a missing parent directory.  After the directory's
-		 * last entry there is no branch to make: what is written there
-		 * continues this directory, and a shell that went into NNNN~name
-		 * would be left in a directory that is gone. */
-		if (fork == PS_NIL || s->entries[fork].first_child == PS_NIL) {
-			char range[64] = "no NNNN works here yet";
-			if (hi > lo)
-				snprintf(range, sizeof range, "NNNN is %04u to %04u here", lo + 1, hi);
-			journal_log("refused mkdir %s: %s%u in this directory; a branch NNNN~name starts after the entry "
-				    "of depth NNNN-1 and beside the one of depth NNNN, so %s%s",
-				    journal_path(path),
-				    fork == PS_NIL ? "no entry of depth " : "nothing follows the entry of depth ",
-				    depth - 1, range, fork == PS_NIL ? "" : " (a new file here continues this directory)");
-			res = -ERANGE;
-			goto out;
-		}
-	} else if (!dirnode.session_root) {
-		journal_log("refused mkdir %s: a new root (0001~name) is made in the session directory",
-			    journal_path(path));
-		res = -EPERM;
+	uint32_t fork;
+	if ((res = psfs_branch_fork_point(s, &dirnode, depth, path, &fork)))
 		goto out;
-	} else if (s->n_entries == 0) {
-		journal_log("refused mkdir %s: the session has no entry yet, so its first root is the session "
-			    "directory itself (a new file there starts it)", journal_path(path));
-		res = -ERANGE;
-		goto out;
-	}
 	char *label = psfs_label_of(path, end + 1, &res);
 	if (!label)
 		goto out;

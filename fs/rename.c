@@ -227,6 +227,54 @@ static int psfs_rename_aside(const char *from, const char *to, struct store_ref 
 	return res;
 }
 
+/* Moves the overlay's node at from (if it is still serial) to to. */
+static int psfs_rename_in_overlay(const char *from, uint64_t serial, const char *to)
+{
+	overlay_lock(psfs_overlay());
+	struct overlay_node *node = overlay_get(psfs_overlay(), from);
+	int res = node && node->serial == serial ? overlay_rename(psfs_overlay(), node, to) : -ENOENT;
+	overlay_unlock(psfs_overlay());
+	return res;
+}
+
+/* rename(2) of an in-memory file (serial) to to: over an entry, a name or
+ * a loadout it is that one's save; else it is a new file there.
+ * target_listed: to is an in-memory name. */
+static int psfs_rename_overlay_file(const char *from, uint64_t serial, const char *to, int target_listed,
+				    unsigned int flags)
+{
+	struct psfs_path pt;
+	struct store_ref ref;
+	struct layout_node dst;
+	int res;
+	/* Its draft is locked first (the lock order: a draft, then a
+	 * session), so that a close committing it at once sees it committed
+	 * by the rename, or the rename sees it committed. */
+	overlay_lock(psfs_overlay());
+	struct overlay_node *node = overlay_get(psfs_overlay(), from);
+	struct draft *d = node && node->serial == serial ? overlay_draft(node) : NULL;
+	overlay_unlock(psfs_overlay());
+	if (!d)
+		return -ENOENT;
+	draft_lock(d);
+	if (!target_listed && psfs_locate(to, &pt, &ref, &dst) == 0) {
+		if (dst.kind == LAYOUT_ENTRY || dst.kind == LAYOUT_NAME || dst.kind == LAYOUT_LOADOUT)
+			res = psfs_rename_over(from, serial, to, &ref, &dst, d);
+		else {
+			journal_log("refused renaming %s over %s: it is generated from the session", journal_path(from),
+				    journal_path(to));
+			res = -EPERM;
+		}
+		store_release(psfs_self()->store, &ref);
+		draft_unlock(d);
+		draft_put(d);
+		return res;
+	}
+	draft_unlock(d);
+	draft_put(d);
+	return psfs_rename_new(from, serial, to, flags);
+}
+
 int psfs_rename(const char *from, const char *to, unsigned int flags)
 {
 	struct psfs_path pf, pt;
@@ -272,47 +320,13 @@ int psfs_rename(const char *from, const char *to, unsigned int flags)
 				    journal_path(from), journal_path(to));
 			return -EPERM;
 		}
-		overlay_lock(psfs_overlay());
-		node = overlay_get(psfs_overlay(), from);
-		res = node && node->serial == serial ? overlay_rename(psfs_overlay(), node, to) : -ENOENT;
-		overlay_unlock(psfs_overlay());
-		return res;
+		return psfs_rename_in_overlay(from, serial, to);
 	case OVERLAY_SYMLINK:
 		if ((res = psfs_rename_label_link(from, serial, to, flags)) <= 0)
 			return res;
-		overlay_lock(psfs_overlay());
-		node = overlay_get(psfs_overlay(), from);
-		res = node && node->serial == serial ? overlay_rename(psfs_overlay(), node, to) : -ENOENT;
-		overlay_unlock(psfs_overlay());
-		return res;
-	default: { /* OVERLAY_FILE */
-		/* Its draft is locked first (the lock order: a draft, then a
-		 * session), so that a close committing it at once sees it
-		 * committed by the rename, or the rename sees it committed. */
-		overlay_lock(psfs_overlay());
-		node = overlay_get(psfs_overlay(), from);
-		struct draft *d = node && node->serial == serial ? overlay_draft(node) : NULL;
-		overlay_unlock(psfs_overlay());
-		if (!d)
-			return -ENOENT;
-		draft_lock(d);
-		if (!target_listed && psfs_locate(to, &pt, &ref, &dst) == 0) {
-			if (dst.kind == LAYOUT_ENTRY || dst.kind == LAYOUT_NAME || dst.kind == LAYOUT_LOADOUT)
-				res = psfs_rename_over(from, serial, to, &ref, &dst, d);
-			else {
-				journal_log("refused renaming %s over %s: it is generated from the session",
-					    journal_path(from), journal_path(to));
-				res = -EPERM;
-			}
-			store_release(psfs_self()->store, &ref);
-			draft_unlock(d);
-			draft_put(d);
-			return res;
-		}
-		draft_unlock(d);
-		draft_put(d);
-		return psfs_rename_new(from, serial, to, flags);
-	}
+		return psfs_rename_in_overlay(from, serial, to);
+	default: /* OVERLAY_FILE */
+		return psfs_rename_overlay_file(from, serial, to, target_listed, flags);
 	}
 
 	if ((res = psfs_locate(from, &pf, &ref, &src)))

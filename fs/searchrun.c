@@ -458,6 +458,64 @@ static void search_keep_verdicts(struct searchmemo *verdicts, const char *scope,
 }
 
 /* Runs the query over the sessions of the scope the caller may read. */
+/* The hits of a query run over cs (f: what each candidate gave) into r,
+ * in candidate order, with their titles in titles.  *err: what stopped
+ * the query, if anything; a regular expression too costly is logged at
+ * the candidate that stopped it.  0 or -errno. */
+static int search_collect_hits(struct psfs *fs, const char *query, const char *scope,
+			       const struct search_candidates *cs, struct search_fan *f, ps_err *err,
+			       struct search_result *r, char **titles)
+{
+	for (size_t i = 0; i < cs->n; i++) {
+		const struct search_candidate *c = &cs->c[i];
+		struct search_slot *slot = &f->slots[i];
+		if (*err && slot->err != *err)
+			continue; /* reported at the candidate that stopped it */
+		if (*err == PS_ERR_TOOBIG || *err == PS_ERR_COSTLY) {
+			journal_log_in(fs->journal, "search %s: the regular expression is too costly (%s at %s%s%s, after "
+				       "%lld ms of matching; a query may spend %lld ms): nothing is listed; write it so "
+				       "it cannot backtrack at length: no nested or repeated groups of .* (\"(.*b){20}\"), "
+				       "a literal or a class such as [^ ]* in place of .*, or plain words (no re:)",
+				       query, *err == PS_ERR_TOOBIG ? "PCRE2's match limit" : "its budget", c->project,
+				       *c->project ? "/" : "", c->stem, (long long)f->budget.spent_ns / 1000000,
+				       f->budget.cpu_ns / 1000000);
+			*err = PS_ERR_COSTLY;
+		}
+		if (*err)
+			return -psfs_errno(*err);
+		if (!slot->match)
+			continue;
+		struct search_hit *h = &r->hits[r->n];
+		h->project = strdup(c->project);
+		h->stem = strdup(c->stem);
+		h->id = slot->id;
+		slot->id = NULL;
+		h->modified_ms = slot->modified_ms;
+		h->order = i;
+		h->by_name = *scope || !*c->project;
+		titles[r->n] = slot->title;
+		slot->title = NULL;
+		r->n++;
+		if (!h->project || !h->stem)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/* r's hits in pi's order, named from their titles (search_name_hits). */
+static int search_sort_hits(struct search_result *r, char **titles)
+{
+	/* The titles move with their hits. */
+	for (size_t i = 0; i < r->n; i++)
+		r->hits[i].name = titles[i];
+	qsort(r->hits, r->n, sizeof *r->hits, search_hit_order);
+	for (size_t i = 0; i < r->n; i++) {
+		titles[i] = r->hits[i].name;
+		r->hits[i].name = NULL;
+	}
+	return search_name_hits(r, titles);
+}
+
 int search_run(struct psfs *fs, struct searchmemo *verdicts, const char *scope, const char *query,
 	       struct search_result **out)
 {
@@ -516,41 +574,8 @@ int search_run(struct psfs *fs, struct searchmemo *verdicts, const char *scope, 
 	if (!res && !err)
 		search_keep_verdicts(verdicts, scope, query, &cs, f.slots);
 	search_verdicts_put(f.before);
-	for (size_t i = 0; !res && i < n; i++) {
-		const struct search_candidate *c = &cs.c[i];
-		struct search_slot *slot = &f.slots[i];
-		if (err && slot->err != err)
-			continue; /* reported at the candidate that stopped it */
-		if (err == PS_ERR_TOOBIG || err == PS_ERR_COSTLY) {
-			journal_log_in(fs->journal, "search %s: the regular expression is too costly (%s at %s%s%s, after "
-				       "%lld ms of matching; a query may spend %lld ms): nothing is listed; write it so "
-				       "it cannot backtrack at length: no nested or repeated groups of .* (\"(.*b){20}\"), "
-				       "a literal or a class such as [^ ]* in place of .*, or plain words (no re:)",
-				       query, err == PS_ERR_TOOBIG ? "PCRE2's match limit" : "its budget", c->project,
-				       *c->project ? "/" : "", c->stem, (long long)f.budget.spent_ns / 1000000,
-				       f.budget.cpu_ns / 1000000);
-			err = PS_ERR_COSTLY;
-		}
-		if (err) {
-			res = -psfs_errno(err);
-			break;
-		}
-		if (!slot->match)
-			continue;
-		struct search_hit *h = &r->hits[r->n];
-		h->project = strdup(c->project);
-		h->stem = strdup(c->stem);
-		h->id = slot->id;
-		slot->id = NULL;
-		h->modified_ms = slot->modified_ms;
-		h->order = i;
-		h->by_name = *scope || !*c->project;
-		titles[r->n] = slot->title;
-		slot->title = NULL;
-		r->n++;
-		if (!h->project || !h->stem)
-			res = -ENOMEM;
-	}
+	if (!res)
+		res = search_collect_hits(fs, query, scope, &cs, &f, &err, r, titles);
 	if (err == PS_ERR_INTR)
 		journal_log_in(fs->journal, "search %s: interrupted (the caller gave up)", query);
 	if (!res && err)
@@ -565,17 +590,8 @@ int search_run(struct psfs *fs, struct searchmemo *verdicts, const char *scope, 
 	free(f.needles);
 	infokeeper_release(fs->keeper);
 	infocache_flush(fs->infos); /* what was read is kept for the next mount too */
-	if (!res) {
-		/* Sort the titles with their hits. */
-		for (size_t i = 0; i < r->n; i++)
-			r->hits[i].name = titles[i];
-		qsort(r->hits, r->n, sizeof *r->hits, search_hit_order);
-		for (size_t i = 0; i < r->n; i++) {
-			titles[i] = r->hits[i].name;
-			r->hits[i].name = NULL;
-		}
-		res = search_name_hits(r, titles);
-	}
+	if (!res)
+		res = search_sort_hits(r, titles);
 	for (size_t i = 0; titles && i < n; i++)
 		free(titles[i]);
 	free(titles);

@@ -649,6 +649,53 @@ out:
 	return err;
 }
 
+/* Fills in what item i of batch leaves out, as pi would: a new id, the
+ * parentId its parent rule names, the time now.  PS_OK, or the error
+ * (told in err). */
+static ps_err append_fill(struct ps_session *s, json_t **batch, size_t i, const struct append_item *item,
+			  struct append_error *err)
+{
+	json_t *e = batch[i];
+	char id[9], now[32];
+	if (!json_object_get(e, "id")) {
+		append_new_id(s, batch, i, id);
+		if (json_object_set_new(e, "id", json_string(id)))
+			return append_fail(err, PS_ERR_NOMEM, "out of memory");
+	}
+	if (!json_object_get(e, "parentId") || item->parent != APPEND_PARENT_GIVEN) {
+		json_t *pid;
+		uint32_t p = PS_NIL;
+		switch (item->parent) {
+		case APPEND_PARENT_GIVEN:
+			return append_fail(err, PS_ERR_INVALID, "the entry has no \"parentId\"");
+		case APPEND_PARENT_BRANCH:
+			p = item->ref < s->n_branches ? s->branches[item->ref].tip : PS_NIL;
+			break;
+		case APPEND_PARENT_SIBLING:
+			p = item->ref < s->n_entries ? s->entries[item->ref].parent : PS_NIL;
+			break;
+		case APPEND_PARENT_UNDER:
+			p = item->ref < s->n_entries ? item->ref : PS_NIL;
+			break;
+		case APPEND_PARENT_LEAF:
+			p = session_leaf(s);
+			break;
+		}
+		if (item->parent == APPEND_PARENT_LEAF && i > 0)
+			pid = json_incref(json_object_get(batch[i - 1], "id"));
+		else
+			pid = p == PS_NIL ? json_null() : json_string(session_str(s, s->entries[p].id));
+		if (json_object_set_new(e, "parentId", pid))
+			return append_fail(err, PS_ERR_NOMEM, "out of memory");
+	}
+	if (!json_object_get(e, "timestamp")) {
+		append_now_iso(now);
+		if (json_object_set_new(e, "timestamp", json_string(now)))
+			return append_fail(err, PS_ERR_NOMEM, "out of memory");
+	}
+	return PS_OK;
+}
+
 ps_err append_items(struct ps_session *s, uint64_t generation, struct append_item *items, size_t n,
 		    struct append_error *err)
 {
@@ -680,52 +727,14 @@ ps_err append_items(struct ps_session *s, uint64_t generation, struct append_ite
 
 	for (size_t i = 0; i < n; i++) {
 		json_t *e = items[i].entry;
-		char id[9], now[32];
 		batch[i] = e;
 		if (!json_is_object(e)) {
 			code = append_fail(err, PS_ERR_INVALID, "an entry is a JSON object");
 			goto out;
 		}
 		/* Raw lines are written as given: nothing may be filled in. */
-		if (!items[i].raw) {
-			if (!json_object_get(e, "id")) {
-				append_new_id(s, batch, i, id);
-				if (json_object_set_new(e, "id", json_string(id)))
-					goto nomem;
-			}
-			if (!json_object_get(e, "parentId") || items[i].parent != APPEND_PARENT_GIVEN) {
-				json_t *pid;
-				uint32_t p = PS_NIL;
-				switch (items[i].parent) {
-				case APPEND_PARENT_GIVEN:
-					code = append_fail(err, PS_ERR_INVALID, "the entry has no \"parentId\"");
-					goto out;
-				case APPEND_PARENT_BRANCH:
-					p = items[i].ref < s->n_branches ? s->branches[items[i].ref].tip : PS_NIL;
-					break;
-				case APPEND_PARENT_SIBLING:
-					p = items[i].ref < s->n_entries ? s->entries[items[i].ref].parent : PS_NIL;
-					break;
-				case APPEND_PARENT_UNDER:
-					p = items[i].ref < s->n_entries ? items[i].ref : PS_NIL;
-					break;
-				case APPEND_PARENT_LEAF:
-					p = session_leaf(s);
-					break;
-				}
-				if (items[i].parent == APPEND_PARENT_LEAF && i > 0)
-					pid = json_incref(json_object_get(batch[i - 1], "id"));
-				else
-					pid = p == PS_NIL ? json_null() : json_string(session_str(s, s->entries[p].id));
-				if (json_object_set_new(e, "parentId", pid))
-					goto nomem;
-			}
-			if (!json_object_get(e, "timestamp")) {
-				append_now_iso(now);
-				if (json_object_set_new(e, "timestamp", json_string(now)))
-					goto nomem;
-			}
-		}
+		if (!items[i].raw && (code = append_fill(s, batch, i, &items[i], err)))
+			goto out;
 		/* Earlier items of the batch count as entries of the session. */
 		struct append_known known = { s, batch, i, &items[i] };
 		code = append_check(&known, e, err);

@@ -294,6 +294,95 @@ static size_t brace_quantifier(const struct rx *r, int *bad)
 	return i + 1 - r->i;
 }
 
+/* A backslash escape at r->i (the backslash): a class shorthand, a word
+ * boundary (*atom cleared: nothing may repeat it), a back reference by
+ * number or name, or a character. */
+static ps_err translate_escape(struct rx *r, int *atom)
+{
+	r->i++;
+	if (r->i >= r->n) {
+		r->why = "\\ at end of pattern";
+		return PS_ERR_INVALID;
+	}
+	char e = r->p[r->i];
+	uint32_t cp;
+	const char *item = NULL;
+	switch (e) {
+	case 'b': item = "\\b"; *atom = 0; break;
+	case 'B': item = "\\B"; *atom = 0; break;
+	case 'd': item = "\\d"; break;
+	case 'D': item = "\\D"; break;
+	case 'w': item = "\\w"; break;
+	case 'W': item = "\\W"; break;
+	case 's': item = "[" JS_SPACE_ITEMS "]"; break;
+	case 'S': item = "[^" JS_SPACE_ITEMS "]"; break;
+	default: break;
+	}
+	if (item) {
+		r->i++;
+		return buf_puts(r->out, item) < 0 ? PS_ERR_NOMEM : PS_OK;
+	}
+	if (e >= '1' && e <= '9') {
+		size_t j = r->i;
+		double v = 0;
+		while (j < r->n && r->p[j] >= '0' && r->p[j] <= '9')
+			v = v * 10 + (r->p[j++] - '0');
+		if (v <= r->groups) {
+			r->i = j;
+			return buf_printf(r->out, "(?:\\g{%u})", (unsigned)v) < 0 ? PS_ERR_NOMEM : PS_OK;
+		}
+	}
+	if (e == 'k' && r->n_names) {
+		size_t l = r->i + 1 < r->n && r->p[r->i + 1] == '<' ? name_len(r, r->i + 2) : 0;
+		unsigned k;
+		for (k = 0; l && k < r->n_names; k++)
+			if (r->names[k].len == l && !memcmp(r->p + r->names[k].off, r->p + r->i + 2, l))
+				break;
+		if (!l || k == r->n_names) {
+			r->why = "Invalid named capture referenced";
+			return PS_ERR_INVALID;
+		}
+		r->i += 3 + l;
+		return buf_printf(r->out, "(?:\\g{%u})", r->names[k].group) < 0 ? PS_ERR_NOMEM : PS_OK;
+	}
+	if (!char_escape(r, 0, &cp)) {
+		/* An identity escape: the character itself. */
+		size_t l;
+		cp = jscase_decode(r->p + r->i, r->n - r->i, &l);
+		r->i += l;
+	}
+	return emit_literal(r, cp, 0) < 0 ? PS_ERR_NOMEM : PS_OK;
+}
+
+/* A group's opening at r->i: ( (?: (?= (?! (?<= (?<! or (?<name>,
+ * written as PCRE2 takes it; *kind says which. */
+static ps_err translate_group_open(struct rx *r, enum group_kind *kind)
+{
+	const char *open = "(";
+	size_t skip = 1;
+	*kind = G_GROUP;
+	if (r->i + 1 < r->n && r->p[r->i + 1] == '?') {
+		const char *q = r->p + r->i + 2;
+		size_t left = r->n - r->i - 2;
+		if (left >= 1 && (q[0] == ':' || q[0] == '=' || q[0] == '!')) {
+			open = q[0] == ':' ? "(?:" : q[0] == '=' ? "(?=" : "(?!";
+			*kind = q[0] == ':' ? G_GROUP : G_LOOKAHEAD;
+			skip = 3;
+		} else if (left >= 2 && q[0] == '<' && (q[1] == '=' || q[1] == '!')) {
+			open = q[1] == '=' ? "(?<=" : "(?<!";
+			*kind = G_LOOKBEHIND;
+			skip = 4;
+		} else if (left >= 1 && q[0] == '<') {
+			skip = 3 + name_len(r, r->i + 3) + 1; /* valid: the prescan checked */
+		} else {
+			r->why = "Invalid group";
+			return PS_ERR_INVALID;
+		}
+	}
+	r->i += skip;
+	return buf_puts(r->out, open) < 0 ? PS_ERR_NOMEM : PS_OK;
+}
+
 static ps_err translate(struct rx *r)
 {
 	enum group_kind stack[MAX_DEPTH];
@@ -331,106 +420,23 @@ static ps_err translate(struct rx *r)
 		after_lookbehind = 0;
 		ps_err err = PS_OK;
 		switch (c) {
-		case '\\': {
-			r->i++;
-			if (r->i >= r->n) {
-				r->why = "\\ at end of pattern";
-				return PS_ERR_INVALID;
-			}
-			char e = r->p[r->i];
-			uint32_t cp;
-			const char *item = NULL;
-			switch (e) {
-			case 'b': item = "\\b"; atom = 0; break;
-			case 'B': item = "\\B"; atom = 0; break;
-			case 'd': item = "\\d"; break;
-			case 'D': item = "\\D"; break;
-			case 'w': item = "\\w"; break;
-			case 'W': item = "\\W"; break;
-			case 's': item = "[" JS_SPACE_ITEMS "]"; break;
-			case 'S': item = "[^" JS_SPACE_ITEMS "]"; break;
-			default: break;
-			}
-			if (item) {
-				r->i++;
-				if (buf_puts(r->out, item) < 0)
-					return PS_ERR_NOMEM;
-				break;
-			}
-			if (e >= '1' && e <= '9') {
-				size_t j = r->i;
-				double v = 0;
-				while (j < r->n && r->p[j] >= '0' && r->p[j] <= '9')
-					v = v * 10 + (r->p[j++] - '0');
-				if (v <= r->groups) {
-					r->i = j;
-					if (buf_printf(r->out, "(?:\\g{%u})", (unsigned)v) < 0)
-						return PS_ERR_NOMEM;
-					break;
-				}
-			}
-			if (e == 'k' && r->n_names) {
-				size_t l = r->i + 1 < r->n && r->p[r->i + 1] == '<' ? name_len(r, r->i + 2) : 0;
-				unsigned k;
-				for (k = 0; l && k < r->n_names; k++)
-					if (r->names[k].len == l && !memcmp(r->p + r->names[k].off, r->p + r->i + 2, l))
-						break;
-				if (!l || k == r->n_names) {
-					r->why = "Invalid named capture referenced";
-					return PS_ERR_INVALID;
-				}
-				r->i += 3 + l;
-				if (buf_printf(r->out, "(?:\\g{%u})", r->names[k].group) < 0)
-					return PS_ERR_NOMEM;
-				break;
-			}
-			if (char_escape(r, 0, &cp)) {
-				if (emit_literal(r, cp, 0) < 0)
-					return PS_ERR_NOMEM;
-				break;
-			}
-			/* An identity escape: the character itself. */
-			size_t l;
-			cp = jscase_decode(r->p + r->i, r->n - r->i, &l);
-			r->i += l;
-			if (emit_literal(r, cp, 0) < 0)
-				return PS_ERR_NOMEM;
+		case '\\':
+			if ((err = translate_escape(r, &atom)))
+				return err;
 			break;
-		}
 		case '[':
 			if ((err = translate_class(r)))
 				return err;
 			break;
 		case '(': {
-			enum group_kind kind = G_GROUP;
-			const char *open = "(";
-			size_t skip = 1;
-			if (r->i + 1 < r->n && r->p[r->i + 1] == '?') {
-				const char *q = r->p + r->i + 2;
-				size_t left = r->n - r->i - 2;
-				if (left >= 1 && (q[0] == ':' || q[0] == '=' || q[0] == '!')) {
-					open = q[0] == ':' ? "(?:" : q[0] == '=' ? "(?=" : "(?!";
-					kind = q[0] == ':' ? G_GROUP : G_LOOKAHEAD;
-					skip = 3;
-				} else if (left >= 2 && q[0] == '<' && (q[1] == '=' || q[1] == '!')) {
-					open = q[1] == '=' ? "(?<=" : "(?<!";
-					kind = G_LOOKBEHIND;
-					skip = 4;
-				} else if (left >= 1 && q[0] == '<') {
-					skip = 3 + name_len(r, r->i + 3) + 1; /* valid: the prescan checked */
-				} else {
-					r->why = "Invalid group";
-					return PS_ERR_INVALID;
-				}
-			}
+			enum group_kind kind;
+			if ((err = translate_group_open(r, &kind)))
+				return err;
 			if (depth == MAX_DEPTH) {
 				r->why = "Regular expression too large";
 				return PS_ERR_INVALID;
 			}
 			stack[depth++] = kind;
-			r->i += skip;
-			if (buf_puts(r->out, open) < 0)
-				return PS_ERR_NOMEM;
 			can_quantify = 0;
 			continue;
 		}

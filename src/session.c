@@ -215,14 +215,64 @@ static ps_err session_observe(struct ps_session *s, const char *line, size_t len
 
 /* Indexes one complete line.  Malformed lines are skipped, as pi skips them,
  * and remembered as problems; only allocation failures are errors. */
+/* A version 2+ entry's place by its id and parentId (from r, or from
+ * parsed where the scanner saw escapes): e->parent an earlier entry or
+ * PS_NIL, e->prev_same_id, e->id pooled.  A line with no usable id is
+ * a problem (session_problem) and *skipped: it is no entry. */
+static ps_err session_link_entry(struct ps_session *s, uint32_t lineno, const struct scan_result *r, json_t *parsed,
+				 struct ps_entry *e, int *skipped)
+{
+	char *id_owned = NULL, *parent_owned = NULL;
+	const char *id = NULL, *parent_id = NULL;
+	size_t id_len = 0, parent_len = 0;
+	ps_err err = PS_OK;
+
+	if (parsed) {
+		json_t *jid = json_object_get(parsed, "id");
+		json_t *jp = json_object_get(parsed, "parentId");
+		/* Borrowed from parsed, which outlives this call. */
+		if (json_is_string(jid)) {
+			id_len = json_string_length(jid);
+			id = json_string_value(jid);
+		}
+		if (json_is_string(jp)) {
+			parent_len = json_string_length(jp);
+			parent_id = json_string_value(jp);
+		}
+	} else if ((r->id.kind == SCAN_STRING &&
+		    sessionline_field_view(&r->id, &id, &id_len, &id_owned) == PS_ERR_NOMEM) ||
+		   (r->parent_id.kind == SCAN_STRING &&
+		    sessionline_field_view(&r->parent_id, &parent_id, &parent_len, &parent_owned) == PS_ERR_NOMEM)) {
+		err = PS_ERR_NOMEM;
+		goto out;
+	}
+	if (!id || id_len == 0 || memchr(id, '\0', id_len)) {
+		*skipped = 1;
+		err = session_problem(s, lineno, "entry without a usable string id (empty, or holds NUL), skipped");
+		goto out;
+	}
+	/* Only an earlier entry can be a parent: no cycles, stable paths. */
+	if (parent_id && !memchr(parent_id, '\0', parent_len))
+		e->parent = session_find(s, parent_id, parent_len);
+	if (parent_id && e->parent == PS_NIL &&
+	    (err = session_problem(s, lineno, "parentId names no earlier entry: shown as an extra root")))
+		goto out;
+	e->prev_same_id = session_find(s, id, id_len);
+	if (e->prev_same_id != PS_NIL &&
+	    (err = session_problem(s, lineno, "duplicate id: both lines are shown; later children, labels and entries/<id>.json take this one")))
+		goto out;
+	err = strpool_add(&s->pool, id, id_len, &e->id);
+out:
+	free(id_owned);
+	free(parent_owned);
+	return err;
+}
+
 static ps_err session_index_line(struct ps_session *s, struct sessionline_memo *kinds, const char *line, size_t len,
 				 uint64_t off)
 {
 	struct scan_result r;
 	json_t *parsed = NULL;
-	char *id_owned = NULL, *parent_owned = NULL;
-	const char *id = NULL, *parent_id = NULL;
-	size_t id_len = 0, parent_len = 0;
 	ps_err err = PS_OK;
 	uint32_t lineno = ++s->lines;
 
@@ -291,41 +341,8 @@ static ps_err session_index_line(struct ps_session *s, struct sessionline_memo *
 		if (err)
 			goto out;
 	} else {
-		if (parsed) {
-			json_t *jid = json_object_get(parsed, "id");
-			json_t *jp = json_object_get(parsed, "parentId");
-			/* Borrowed from parsed, which lives until out. */
-			if (json_is_string(jid)) {
-				id_len = json_string_length(jid);
-				id = json_string_value(jid);
-			}
-			if (json_is_string(jp)) {
-				parent_len = json_string_length(jp);
-				parent_id = json_string_value(jp);
-			}
-		} else if ((r.id.kind == SCAN_STRING &&
-			    sessionline_field_view(&r.id, &id, &id_len, &id_owned) == PS_ERR_NOMEM) ||
-			   (r.parent_id.kind == SCAN_STRING &&
-			    sessionline_field_view(&r.parent_id, &parent_id, &parent_len, &parent_owned) == PS_ERR_NOMEM)) {
-			err = PS_ERR_NOMEM;
-			goto out;
-		}
-		if (!id || id_len == 0 || memchr(id, '\0', id_len)) {
-			err = session_problem(s, lineno, "entry without a usable string id (empty, or holds NUL), skipped");
-			goto out;
-		}
-		/* Only an earlier entry can be a parent: no cycles, stable paths. */
-		if (parent_id && !memchr(parent_id, '\0', parent_len))
-			e.parent = session_find(s, parent_id, parent_len);
-		if (parent_id && e.parent == PS_NIL &&
-		    (err = session_problem(s, lineno, "parentId names no earlier entry: shown as an extra root")))
-			goto out;
-		e.prev_same_id = session_find(s, id, id_len);
-		if (e.prev_same_id != PS_NIL &&
-		    (err = session_problem(s, lineno, "duplicate id: both lines are shown; later children, labels and entries/<id>.json take this one")))
-			goto out;
-		err = strpool_add(&s->pool, id, id_len, &e.id);
-		if (err)
+		int skipped = 0;
+		if ((err = session_link_entry(s, lineno, &r, parsed, &e, &skipped)) || skipped)
 			goto out;
 	}
 	e.time_ms = sessionline_time(&r, parsed);
@@ -366,8 +383,6 @@ static ps_err session_index_line(struct ps_session *s, struct sessionline_memo *
 #undef TYPE_IS
 out:
 	json_decref(parsed);
-	free(id_owned);
-	free(parent_owned);
 	return err;
 }
 
