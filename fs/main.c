@@ -24,6 +24,7 @@
 #include "caller.h"
 #include "fanout.h"
 #include "journal.h"
+#include "mountinfo.h"
 #include "pathresolve.h"
 #include "pisessionfs.h"
 #include "sizer.h"
@@ -214,61 +215,34 @@ static char *psfs_default_store(const char **why)
 	return out;
 }
 
-/* mountinfo escapes space, tab, newline and backslash as \ooo. */
-static void psfs_unescape_mountinfo(char *s)
+struct psfs_mounted {
+	const char *mp;
+	char *fstype, *source; /* the topmost mount's, new */
+	int found;
+};
+
+static int psfs_mounted_step(void *ctx, const char *mount_point, const char *fstype, const char *source)
 {
-	char *d = s;
-	for (; *s; s++) {
-		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' && s[2] <= '7' && s[3] >= '0' &&
-		    s[3] <= '7') {
-			*d++ = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 + (s[3] - '0'));
-			s += 3;
-		} else {
-			*d++ = *s;
-		}
-	}
-	*d = '\0';
+	struct psfs_mounted *m = ctx;
+	if (strcmp(mount_point, m->mp) != 0)
+		return 0;
+	free(m->fstype);
+	free(m->source);
+	m->fstype = strdup(fstype);
+	m->source = strdup(source);
+	m->found = m->fstype && m->source;
+	return 0;
 }
 
-/* What is mounted on mp now (the topmost mount), from /proc/self/mountinfo:
- * fields 5 (the mountpoint), then after the optional fields and "-", the
- * type and the source.  Returns 1 and new strings when mp is a mountpoint. */
+/* What is mounted on mp now (the topmost mount), by the mount table.
+ * Returns 1 and new strings when mp is a mountpoint. */
 static int psfs_mounted_on(const char *mp, char **fstype, char **source)
 {
-	FILE *f = fopen("/proc/self/mountinfo", "re");
-	char *line = NULL;
-	size_t cap = 0;
-	int found = 0;
-	*fstype = *source = NULL;
-	if (!f)
-		return 0;
-	while (getline(&line, &cap, f) > 0) {
-		char *save = NULL, *field[5] = { 0 }, *tok;
-		int i = 0;
-		line[strcspn(line, "\n")] = '\0';
-		for (tok = strtok_r(line, " ", &save); tok && i < 5; tok = strtok_r(NULL, " ", &save))
-			field[i++] = tok;
-		if (i < 5)
-			continue;
-		psfs_unescape_mountinfo(field[4]);
-		if (strcmp(field[4], mp) != 0)
-			continue;
-		while ((tok = strtok_r(NULL, " ", &save)) && strcmp(tok, "-") != 0)
-			; /* the options and optional fields */
-		char *type = tok ? strtok_r(NULL, " ", &save) : NULL;
-		char *src = type ? strtok_r(NULL, " ", &save) : NULL;
-		if (!type || !src)
-			continue;
-		psfs_unescape_mountinfo(src);
-		free(*fstype);
-		free(*source);
-		*fstype = strdup(type);
-		*source = strdup(src);
-		found = *fstype && *source;
-	}
-	free(line);
-	fclose(f);
-	return found;
+	struct psfs_mounted m = { mp, NULL, NULL, 0 };
+	mountinfo_each(psfs_mounted_step, &m);
+	*fstype = m.fstype;
+	*source = m.source;
+	return m.found;
 }
 
 /* "-ofsname=STORE" with the commas and backslashes of STORE escaped for

@@ -13,6 +13,7 @@
 #include <unistd.h>
 #include "cachedir.h"
 #include "fnv.h"
+#include "mountinfo.h"
 
 /* SQLite's files beside a database, and the lock file's suffix. */
 static const char *const cachedir_tails[] = { "", "-wal", "-shm", "-journal" };
@@ -162,7 +163,12 @@ static int cachedir_db_read(struct cachedir_db *d, char *path)
 		d->in_use = errno == EWOULDBLOCK;
 	free(lock_path);
 	d->store = cachedir_db_store(path);
-	d->store_exists = d->store && d->store[0] == '/' && stat(d->store, &st) == 0 && S_ISDIR(st.st_mode);
+	/* A store on a network or FUSE file system is taken to be there: a
+	 * stat of it waits as long as the server does (forever, for an sshfs
+	 * whose link died), and made the sweep's thread, and with it the
+	 * daemon, impossible to kill. */
+	d->store_exists = d->store && d->store[0] == '/' &&
+			  (mountinfo_is_remote(d->store) || (stat(d->store, &st) == 0 && S_ISDIR(st.st_mode)));
 	return 0;
 }
 

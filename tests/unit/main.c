@@ -33,6 +33,7 @@ int main(void)
 		images_suite, transcript_suite, entrycache_suite, recover_suite, content_suite, jparse_suite,
 		append_suite, store_suite, overview_suite, diskmemo_suite,
 		trash_suite, sessionfork_suite, usagedays_suite, fanout_suite, family_suite, lockorder_suite,
+		mountinfo_suite,
 	};
 	SRunner *runner = srunner_create(NULL);
 	for (size_t i = 0; i < sizeof suites / sizeof suites[0]; i++)

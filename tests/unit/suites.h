@@ -31,5 +31,6 @@ Suite *sessionfork_suite(void);
 Suite *fanout_suite(void);
 Suite *family_suite(void);
 Suite *lockorder_suite(void);
+Suite *mountinfo_suite(void);
 
 #endif
