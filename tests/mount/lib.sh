@@ -144,6 +144,24 @@ passthrough_helper() {
 # need_pi: pi 1.6.0 and its Node.js (tests/setup-pi.sh; PI_REF_DIR names
 # an installed copy) in PI_NODE and PI_SESSION_MANAGER.  Without them a
 # test cannot check what it promises: it fails, it does not skip.
+# trash_cli CMD [ARGS...]: a trash-cli command (trash-list, trash-restore)
+# that sees only this test's mounts.  trash-cli looks for trash
+# directories in every mount point of /proc/mounts: in another test's
+# mount its lookups could make that test's unmount fail (EBUSY), and a
+# mount that stopped answering would hold it up.  It runs in a mount
+# namespace of its own where every FUSE mount, and every mount below
+# /tmp, that is not this test's is detached (only there).
+trash_cli() {
+	unshare --mount --propagation private bash -c '
+		t=$1
+		shift
+		awk -v t="$t/" '"'"'($3 ~ /^fuse/ || index($2, "/tmp/") == 1) && index($2 "/", t) != 1 { print $2 }'"'"' \
+			/proc/self/mounts | sort -r | while read -r m; do
+			umount -l "$(printf "%b" "$m")" 2>/dev/null || true
+		done
+		exec "$@"' _ "$T_DIR" "$@"
+}
+
 need_pi() {
 	local out root
 	root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)

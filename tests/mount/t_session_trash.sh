@@ -9,7 +9,7 @@
 # system (its own .Trash-UID), a flat store, and a caller who may not.
 . "$(dirname "$0")/lib.sh" "$@"
 
-for tool in trash-list trash-restore setpriv; do
+for tool in trash-list trash-restore setpriv unshare; do
 	command -v "$tool" >/dev/null || die "$tool is missing (tests/deps.sh --test installs trash-cli)"
 done
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -56,12 +56,12 @@ assert_true "DeletionDate is local YYYY-MM-DDThh:mm:ss" bash -c \
 	"[[ \$(sed -n 3p '$TRASH/info/$A.jsonl.trashinfo') =~ ^DeletionDate=[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}$ ]]"
 assert_missing "$S"
 assert_true "the project no longer lists it" bash -c "! ls '$MNT/$P' | grep -qx '$A'"
-assert_contains "trash-list lists it" "$STORE/$P/$A.jsonl" "$(trash-list 2>&1)"
+assert_contains "trash-list lists it" "$STORE/$P/$A.jsonl" "$(trash_cli trash-list 2>&1)"
 fsx_out cat "$MNT/.pisessionfs/log"
 assert_contains "the log says where it went" "the session moved to the trash as $TRASH/files/$A.jsonl" "$OUT"
 
 # trash-restore brings it back, byte for byte, and the mount shows it.
-(cd "$T_DIR" && echo 0 | trash-restore "$STORE/$P/$A.jsonl" >/dev/null 2>&1)
+(cd "$T_DIR" && echo 0 | trash_cli trash-restore "$STORE/$P/$A.jsonl" >/dev/null 2>&1)
 assert_same_bytes "$STORE/$P/$A.jsonl" "$T_DIR/orig.jsonl"
 assert_missing "$TRASH/files/$A.jsonl"
 assert_poll "the restored session shows again" 5 test -f "$S/0004-user.7bfd5a82.md"
@@ -131,7 +131,7 @@ assert_missing "$MNT/$P/$E"
 
 # A caller who may not change the store's folder: refused, nothing moves.
 chmod 0666 "$TRASH/files/${B}_2.jsonl"
-(cd "$T_DIR" && echo 0 | trash-restore "$STORE/$P/$B.jsonl" >/dev/null 2>&1)
+(cd "$T_DIR" && echo 0 | trash_cli trash-restore "$STORE/$P/$B.jsonl" >/dev/null 2>&1)
 assert_poll "restored for the next check" 5 test -f "$MNT/$P/$B/session.jsonl"
 fsx_out setpriv --reuid=52001 --regid=52001 --clear-groups -- rm -r "$MNT/$P/$B"
 assert_ne "another user's rm -r fails" 0 "$RC"
@@ -156,7 +156,7 @@ assert_eq "rm -r on another file system exits 0" 0 "$RC"
 assert_same_bytes "$VOL/.Trash-$(id -u)/files/$A.jsonl" "$T_DIR/orig.jsonl"
 assert_contains "the info path is relative to the top" "Path=store/$P/$A.jsonl" \
 	"$(cat "$VOL/.Trash-$(id -u)/info/$A.jsonl.trashinfo")"
-assert_contains "trash-list finds it" "$VOL/store/$P/$A.jsonl" "$(trash-list 2>&1)"
+assert_contains "trash-list finds it" "$VOL/store/$P/$A.jsonl" "$(trash_cli trash-list 2>&1)"
 # A trash another user planted on the volume is never used (the
 # specification: .Trash-UID a real directory of the user's own, no
 # symlink; .Trash/UID likewise): the session stays, rm -r fails.

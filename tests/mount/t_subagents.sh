@@ -321,7 +321,7 @@ assert_contains "the log says what went with it" "moved to the trash with it" "$
 
 # trash-restore of the session file brings its runs back with it: the
 # folder and the artifacts, byte for byte, and subagents/ lists them again.
-(cd "$T_DIR" && echo 0 | trash-restore "$STORE/$P/$PARENT.jsonl" >/dev/null 2>&1)
+(cd "$T_DIR" && echo 0 | trash_cli trash-restore "$STORE/$P/$PARENT.jsonl" >/dev/null 2>&1)
 assert_poll "the family folder comes back with the session" 5 test -f "$FAM/$RUN/run-0/$CHILD0.jsonl"
 assert_poll "and its runs' artifacts" 5 test -f "$ART/${ASYNC}_reviewer_input.md"
 assert_same_bytes "$ART/${RUN}_worker_1.jsonl" "$T_DIR/store.orig/$P/subagent-artifacts/${RUN}_worker_1.jsonl"
