@@ -84,9 +84,10 @@ static int psfs_node_stat(struct ps_session *s, const struct layout_node *node, 
 	return 0;
 }
 
-/* A fork's typed name: a symlink to its session directory, shown to
- * whoever may read the session file (the name comes from its content). */
-int psfs_fork_name_stat(struct psfs *fs, const struct psfs_path *p, struct stat *st)
+/* A fork's typed name (p->link_to set, depth 2): a symlink to its session
+ * directory, shown to whoever may read the session file (the name comes
+ * from its content).  0 or -errno (-ENOENT for a caller who may not). */
+static int psfs_fork_name_stat(struct psfs *fs, const struct psfs_path *p, struct stat *st)
 {
 	struct stat file;
 	struct psfs_caller c;

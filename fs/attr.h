@@ -17,9 +17,5 @@ int psfs_store_readlink(struct psfs *fs, const struct psfs_node *n, char *buf, s
 /* A node's attributes when its size is known; file: the session file. */
 void psfs_node_fill(const struct ps_session *s, const struct layout_node *node, const struct stat *file,
 		    uint64_t size, struct stat *st);
-/* A fork's typed name (p->link_to set, depth 2): a symlink to its session
- * directory, shown to whoever may read the session file.  0 or -errno
- * (-ENOENT for a caller who may not). */
-int psfs_fork_name_stat(struct psfs *fs, const struct psfs_path *p, struct stat *st);
 
 #endif

@@ -162,11 +162,6 @@ static const struct node_ops node_table[PSFS_NODE_KINDS] = {
 	},
 };
 
-const struct node_ops *node_ops_of(enum psfs_node_kind kind)
-{
-	return &node_table[kind];
-}
-
 /* The store directory's stat for n's getattr.  The log and the rejected
  * texts stay reachable when the store directory is gone: that is when
  * they are most needed.  A store gone from its path (removed, moved away)

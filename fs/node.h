@@ -39,9 +39,6 @@ struct node_ops {
 	int lists_overlay;
 };
 
-/* The row of a kind: borrowed, static. */
-const struct node_ops *node_ops_of(enum psfs_node_kind kind);
-
 /* stat(2) of path: a name libfuse hid for an open file, the overlay, then
  * the kind's getattr.  0 or -errno. */
 int node_stat(struct psfs *fs, const char *path, struct stat *st);

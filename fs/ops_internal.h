@@ -6,8 +6,10 @@
  *   attr.c      stat and readlink of the store's names, attr.h;
  *   dir.c       listings of the store's names and the overlay's;
  *   dirhandle.c an open directory's listing, read by offset;
- *   file.c      file handles: open, read, write, and their commit
- *               points (the opener's close, fsync, the last release);
+ *   fileopen.c  file handles opened: an in-memory file's, a text, a
+ *               store node's for reading or writing;
+ *   file.c      file handles read and written, and their commit points
+ *               (the opener's close, fsync, the last release);
  *   draft.c     the text and state of a file being written (draft.h);
  *   namespace.c namespace edits (create, unlink, mkdir, rmdir, symlink,
  *               rename, chmod, chown, utimens, truncate) and what they
@@ -95,7 +97,10 @@ int psfs_store_readdir(struct psfs *fs, const struct psfs_node *n, void *buf, fu
 		       enum fuse_readdir_flags flags);
 int psfs_readdir_overlay(const char *path, void *buf, fuse_fill_dir_t filler, enum fuse_readdir_flags flags);
 
-/* File handles (file.c). */
+/* File handles: made and freed (fileopen.c); a handle's path is copied. */
+struct psfs_file *psfs_file_new(enum psfs_handle kind, const char *path);
+void psfs_file_free(struct psfs_file *f);
+/* Opening them (fileopen.c); reading, writing and committing (file.c). */
 /* The PSFS_NODE_STORE row's open: an entry, a name, the raw session, a
  * generated file of the session. */
 int psfs_store_open(struct psfs *fs, const struct psfs_node *n, struct fuse_file_info *fi);

@@ -26,11 +26,6 @@
  * read whole into the reader's snapshot. */
 #define SUBAGENTS_ARTIFACT_MAX (256u << 20)
 
-int subagents_owns(const struct psfs_path *p)
-{
-	return p->family != PSFS_FAMILY_NONE;
-}
-
 /* The family shown at path (SESSION/subagents) is to be watched. */
 static void subagents_watch(const char *path, const struct psfs_path *p)
 {

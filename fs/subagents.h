@@ -13,9 +13,9 @@
 #include <sys/stat.h>
 #include "pisessionfs.h"
 
-/* Whether p (psfs_split) is subagents/ itself, an artifact or a name
- * there that no run has: then only these functions answer it. */
-int subagents_owns(const struct psfs_path *p);
+/* The operations of a path route_resolve gave the kind PSFS_NODE_FAMILY
+ * (p->family set: subagents/ itself, an artifact, children/, a session's
+ * search/, or a name there that no run has): only these answer it. */
 int subagents_getattr(struct psfs *fs, const char *path, const struct psfs_path *p, struct stat *st);
 int subagents_readdir(struct psfs *fs, const char *path, const struct psfs_path *p, void *buf, fuse_fill_dir_t filler);
 /* children/NAME's target (a relative link to the session directory):

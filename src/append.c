@@ -10,24 +10,12 @@
 #include <time.h>
 #include <unistd.h>
 #include "append.h"
+#include "appendcheck.h"
 #include "sessionnew.h"
 #include "buf.h"
 #include "jstext.h"
 #include "jsonout.h"
 #include "recover.h"
-
-static ps_err append_fail(struct append_error *err, ps_err code, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static ps_err append_fail(struct append_error *err, ps_err code, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(err->why, sizeof err->why, fmt, ap);
-	va_end(ap);
-	err->code = code;
-	return code;
-}
 
 /* What recovery did before the append, for the log line of the append. */
 static void append_note_recovery(void *ctx, const struct recover_event *ev)
@@ -86,277 +74,6 @@ void append_fresh_id(const struct ps_session *s, char *out)
 	append_new_id(s, NULL, 0, out);
 }
 
-static int append_is_content(const json_t *v)
-{
-	return json_is_string(v) || json_is_array(v);
-}
-
-static int append_blocks_ok(const json_t *content, struct append_error *err)
-{
-	size_t i;
-	json_t *blk;
-	if (!json_is_array(content))
-		return 1;
-	json_array_foreach(content, i, blk) {
-		const char *type = json_string_value(json_object_get(blk, "type"));
-		if (!json_is_object(blk) || !type) {
-			append_fail(err, PS_ERR_INVALID, "content block %zu is not an object with a string \"type\"", i);
-			return 0;
-		}
-		if (!strcmp(type, "text") && !json_is_string(json_object_get(blk, "text"))) {
-			append_fail(err, PS_ERR_INVALID, "text block %zu has no string \"text\"", i);
-			return 0;
-		}
-		if (!strcmp(type, "image") && (!json_is_string(json_object_get(blk, "data")) ||
-					       !json_is_string(json_object_get(blk, "mimeType")))) {
-			append_fail(err, PS_ERR_INVALID, "image block %zu needs string \"data\" and \"mimeType\"", i);
-			return 0;
-		}
-		if (!strcmp(type, "toolCall") && (!json_is_string(json_object_get(blk, "id")) ||
-						  !json_is_string(json_object_get(blk, "name")) ||
-						  !json_is_object(json_object_get(blk, "arguments")))) {
-			append_fail(err, PS_ERR_INVALID, "toolCall block %zu needs \"id\", \"name\" and object \"arguments\"", i);
-			return 0;
-		}
-	}
-	return 1;
-}
-
-static ps_err append_validate_message(const json_t *msg, struct append_error *err)
-{
-	const char *role = json_string_value(json_object_get(msg, "role"));
-	json_t *content = json_object_get(msg, "content");
-	if (!json_is_object(msg) || !role)
-		return append_fail(err, PS_ERR_INVALID, "a message entry needs a \"message\" object with a string \"role\"");
-	if (!strcmp(role, "user") || !strcmp(role, "custom") || !strcmp(role, "system")) {
-		if (!append_is_content(content))
-			return append_fail(err, PS_ERR_INVALID, "a %s message needs \"content\": a string or an array of blocks", role);
-	} else if (!strcmp(role, "assistant")) {
-		if (!json_is_array(content))
-			return append_fail(err, PS_ERR_INVALID, "an assistant message needs \"content\": an array of blocks");
-	} else if (!strcmp(role, "toolResult")) {
-		if (!json_is_array(content) || !json_is_string(json_object_get(msg, "toolCallId")) ||
-		    !json_is_string(json_object_get(msg, "toolName")))
-			return append_fail(err, PS_ERR_INVALID, "a toolResult message needs array \"content\", \"toolCallId\" and \"toolName\"");
-	} else if (!strcmp(role, "bashExecution")) {
-		if (!json_is_string(json_object_get(msg, "command")) || !json_is_string(json_object_get(msg, "output")))
-			return append_fail(err, PS_ERR_INVALID, "a bashExecution message needs string \"command\" and \"output\"");
-	} else if (!strcmp(role, "branchSummary") || !strcmp(role, "compactionSummary")) {
-		/* pi's appendMessage refuses these: they are entries of their own. */
-		return append_fail(err, PS_ERR_INVALID, "%s is not a message role: append a %s entry instead", role,
-				   role[0] == 'b' ? "branch_summary" : "compaction");
-	} else {
-		return append_fail(err, PS_ERR_INVALID, "unknown message role \"%s\"", role);
-	}
-	if (!append_blocks_ok(content, err))
-		return err->code;
-	json_t *ts = json_object_get(msg, "timestamp");
-	if (ts && !json_is_number(ts))
-		return append_fail(err, PS_ERR_INVALID, "a message's \"timestamp\" is a number (Unix ms)");
-	return PS_OK;
-}
-
-/* The ids an entry may refer to: the session's, and those of the items
- * before it in the same write. */
-struct append_known {
-	const struct ps_session *s;
-	json_t *const *batch;
-	size_t n;
-	const struct append_item *item; /* the entry's own, NULL when checked alone */
-};
-
-static int append_id_known(const struct append_known *k, const json_t *id)
-{
-	if (!json_is_string(id))
-		return 0;
-	if (session_find(k->s, json_string_value(id), json_string_length(id)) != PS_NIL)
-		return 1;
-	for (size_t i = 0; i < k->n; i++)
-		if (json_equal(json_object_get(k->batch[i], "id"), id))
-			return 1;
-	return 0;
-}
-
-static ps_err append_check(const struct append_known *s, const json_t *entry, struct append_error *err);
-
-/* Whether an assistant message holds a toolCall block with this id. */
-static int append_has_call(const json_t *entry, const char *call_id)
-{
-	const json_t *msg = json_object_get(entry, "message");
-	const json_t *content = json_object_get(msg, "content");
-	const char *role = json_string_value(json_object_get(msg, "role"));
-	size_t i;
-	const json_t *block;
-	if (!role || strcmp(role, "assistant") || !json_is_array(content))
-		return 0;
-	json_array_foreach(content, i, block) {
-		const char *type = json_string_value(json_object_get(block, "type"));
-		const char *id = json_string_value(json_object_get(block, "id"));
-		if (type && id && !strcmp(type, "toolCall") && !strcmp(id, call_id))
-			return 1;
-	}
-	return 0;
-}
-
-/* Whether the entry an edit revises (its item appends a sibling) is a
- * toolResult for call_id: the edit takes its place, and is no more an
- * orphan than it was (a file written by hand may hold one). */
-static int append_revises_result(const struct append_known *k, const char *call_id)
-{
-	const struct append_item *it = k->item;
-	json_t *e;
-	if (!it || it->parent != APPEND_PARENT_SIBLING || it->ref >= k->s->n_entries ||
-	    session_load_entry_shared(k->s, it->ref, &e) != PS_OK)
-		return 0;
-	const char *was = json_string_value(json_object_get(json_object_get(e, "message"), "toolCallId"));
-	int same = was && !strcmp(was, call_id);
-	json_decref(e);
-	return same;
-}
-
-/* Whether the tool call call_id is on the path that ends at parent: the
- * earlier items of the write first, then the session's entries, nearest
- * first (a result follows its call, mostly at once).  1, 0, or -1 when an
- * entry could not be read. */
-static int append_call_on_path(const struct append_known *k, const json_t *parent, const char *call_id)
-{
-	for (;;) {
-		const json_t *e = NULL;
-		for (size_t i = 0; json_is_string(parent) && i < k->n; i++)
-			if (json_equal(json_object_get(k->batch[i], "id"), parent))
-				e = k->batch[i];
-		if (!e)
-			break;
-		if (append_has_call(e, call_id))
-			return 1;
-		parent = json_object_get(e, "parentId");
-	}
-	if (!json_is_string(parent))
-		return 0;
-	uint32_t idx = session_find(k->s, json_string_value(parent), json_string_length(parent));
-	while (idx != PS_NIL) {
-		json_t *e;
-		if (session_load_entry_shared(k->s, idx, &e) != PS_OK)
-			return -1;
-		int has = append_has_call(e, call_id);
-		json_decref(e);
-		if (has)
-			return 1;
-		idx = k->s->entries[idx].parent;
-	}
-	return 0;
-}
-
-/* `s` is named for the session it mostly stands for. */
-static ps_err append_check(const struct append_known *s, const json_t *entry, struct append_error *err)
-{
-	const char *type = json_string_value(json_object_get(entry, "type"));
-	json_t *id = json_object_get(entry, "id");
-	json_t *parent = json_object_get(entry, "parentId");
-	json_t *ts = json_object_get(entry, "timestamp");
-	int ok;
-
-	if (!json_is_object(entry))
-		return append_fail(err, PS_ERR_INVALID, "an entry is a JSON object");
-	if (!type)
-		return append_fail(err, PS_ERR_INVALID, "an entry needs a string \"type\"");
-	if (!strcmp(type, "session"))
-		return append_fail(err, PS_ERR_INVALID, "a session header cannot be appended");
-	if (!json_is_string(id) || json_string_length(id) == 0 || json_string_length(id) > 128 ||
-	    strlen(json_string_value(id)) != json_string_length(id))
-		return append_fail(err, PS_ERR_INVALID, "\"id\" must be a non-empty string of at most 128 bytes");
-	if (append_id_known(s, id))
-		return append_fail(err, PS_ERR_INVALID, "id \"%s\" is already used in this session", json_string_value(id));
-	if (!json_is_null(parent) && !append_id_known(s, parent))
-		return append_fail(err, PS_ERR_INVALID, "parentId %s names no entry of this session",
-				   json_is_string(parent) ? json_string_value(parent) : "(not a string)");
-	if (!json_is_string(ts))
-		return append_fail(err, PS_ERR_INVALID, "\"timestamp\" must be an ISO-8601 string");
-	jstext_iso_to_ms(json_string_value(ts), &ok);
-	if (!ok)
-		return append_fail(err, PS_ERR_INVALID, "\"timestamp\" %s is not an ISO-8601 time", json_string_value(ts));
-
-	if (!strcmp(type, "message")) {
-		json_t *msg = json_object_get(entry, "message");
-		ps_err code = append_validate_message(msg, err);
-		if (code || strcmp(json_string_value(json_object_get(msg, "role")), "toolResult"))
-			return code;
-		/* A result whose call is not on its path is an orphan in pi's
-		 * context, which a provider refuses (cp of a toolResult's file
-		 * into another branch). */
-		const char *call_id = json_string_value(json_object_get(msg, "toolCallId"));
-		int on_path = append_call_on_path(s, parent, call_id);
-		if (on_path < 0)
-			return append_fail(err, PS_ERR_IO, "reading the path above the toolResult failed");
-		if (!on_path && !append_revises_result(s, call_id))
-			return append_fail(err, PS_ERR_INVALID,
-					   "a toolResult for tool call %s, which no assistant message on its path made: "
-					   "the model would see a result without its call",
-					   call_id);
-		return PS_OK;
-	}
-	if (!strcmp(type, "label")) {
-		json_t *label = json_object_get(entry, "label");
-		if (!append_id_known(s, json_object_get(entry, "targetId")))
-			return append_fail(err, PS_ERR_INVALID, "a label's \"targetId\" must name an entry of this session");
-		if (label && !json_is_string(label))
-			return append_fail(err, PS_ERR_INVALID, "\"label\" is a string (or absent to clear)");
-		return PS_OK;
-	}
-	if (!strcmp(type, "session_info")) {
-		if (!json_is_string(json_object_get(entry, "name")))
-			return append_fail(err, PS_ERR_INVALID, "a session_info entry needs a string \"name\"");
-		return PS_OK;
-	}
-	if (!strcmp(type, "model_change")) {
-		if (!json_is_string(json_object_get(entry, "provider")) || !json_is_string(json_object_get(entry, "modelId")))
-			return append_fail(err, PS_ERR_INVALID, "a model_change needs string \"provider\" and \"modelId\"");
-		return PS_OK;
-	}
-	if (!strcmp(type, "thinking_level_change")) {
-		if (!json_is_string(json_object_get(entry, "thinkingLevel")))
-			return append_fail(err, PS_ERR_INVALID, "a thinking_level_change needs a string \"thinkingLevel\"");
-		return PS_OK;
-	}
-	if (!strcmp(type, "compaction")) {
-		if (!json_is_string(json_object_get(entry, "summary")) || !json_is_number(json_object_get(entry, "tokensBefore")))
-			return append_fail(err, PS_ERR_INVALID, "a compaction needs string \"summary\" and number \"tokensBefore\"");
-		json_t *fk = json_object_get(entry, "firstKeptEntryId");
-		if (fk && !append_id_known(s, fk) && !json_equal(fk, id))
-			return append_fail(err, PS_ERR_INVALID, "\"firstKeptEntryId\" names no entry of this session");
-		return PS_OK;
-	}
-	if (!strcmp(type, "branch_summary")) {
-		if (!json_is_string(json_object_get(entry, "summary")) || !json_is_string(json_object_get(entry, "fromId")))
-			return append_fail(err, PS_ERR_INVALID, "a branch_summary needs string \"summary\" and \"fromId\"");
-		return PS_OK;
-	}
-	if (!strcmp(type, "custom")) {
-		if (!json_is_string(json_object_get(entry, "customType")))
-			return append_fail(err, PS_ERR_INVALID, "a custom entry needs a string \"customType\"");
-		return PS_OK;
-	}
-	if (!strcmp(type, "custom_message")) {
-		json_t *content = json_object_get(entry, "content");
-		if (!json_is_string(json_object_get(entry, "customType")) || !append_is_content(content))
-			return append_fail(err, PS_ERR_INVALID, "a custom_message needs \"customType\" and string or array \"content\"");
-		if (!append_blocks_ok(content, err))
-			return err->code;
-		return PS_OK;
-	}
-	if (!strcmp(type, "context_edit")) {
-		json_t *rep = json_object_get(entry, "replacement");
-		if (!append_id_known(s, json_object_get(entry, "targetId")))
-			return append_fail(err, PS_ERR_INVALID, "a context_edit's \"targetId\" must name an entry of this session");
-		if (!json_is_null(rep) && !(json_is_object(rep) && append_is_content(json_object_get(rep, "content"))))
-			return append_fail(err, PS_ERR_INVALID, "\"replacement\" is null or an object with string or array \"content\"");
-		return PS_OK;
-	}
-	if (!strcmp(type, "usage"))
-		return PS_OK;
-	return append_fail(err, PS_ERR_INVALID, "unknown entry type \"%s\"", type);
-}
-
 /* Rewrites a version 1 or 2 file as version 3, as pi's SessionManager.open
  * does: every parsed line re-serialised (malformed lines dropped, as pi
  * drops them), through a temporary file, fsync and rename.  The ids are
@@ -372,13 +89,13 @@ static ps_err append_migrate(struct ps_session *s, struct append_error *err)
 
 	code = session_read_header(s, &line, &len);
 	if (code)
-		return append_fail(err, code, "cannot read the session header");
+		return append_error_set(err, code, "cannot read the session header");
 	v = session_parse_line(line, len);
 	free(line);
 	line = NULL;
 	if (!v || json_object_set_new(v, "version", json_integer(3)) || jsonout_compact(v, &text, &tlen) ||
 	    buf_put(&b, text, tlen) || buf_putc(&b, '\n')) {
-		code = append_fail(err, PS_ERR_NOMEM, "out of memory migrating the session");
+		code = append_error_set(err, PS_ERR_NOMEM, "out of memory migrating the session");
 		goto out;
 	}
 	free(text);
@@ -390,7 +107,7 @@ static ps_err append_migrate(struct ps_session *s, struct append_error *err)
 		if (code == PS_ERR_INVALID)
 			continue;
 		if (code || jsonout_compact(v, &text, &tlen) || buf_put(&b, text, tlen) || buf_putc(&b, '\n')) {
-			code = append_fail(err, code ? code : PS_ERR_NOMEM, "cannot migrate entry %u", i);
+			code = append_error_set(err, code ? code : PS_ERR_NOMEM, "cannot migrate entry %u", i);
 			goto out;
 		}
 		free(text);
@@ -400,7 +117,7 @@ static ps_err append_migrate(struct ps_session *s, struct append_error *err)
 	}
 	if (asprintf(&tmp, "%s.pisessionfs-migrate-XXXXXX", s->path) < 0) {
 		tmp = NULL;
-		code = append_fail(err, PS_ERR_NOMEM, "out of memory");
+		code = append_error_set(err, PS_ERR_NOMEM, "out of memory");
 		goto out;
 	}
 	/* Temporary files of migrations killed half-way go first; ours is
@@ -409,7 +126,7 @@ static ps_err append_migrate(struct ps_session *s, struct append_error *err)
 	fd = recover_create_locked(tmp);
 	if (fd < 0) {
 		int e = errno;
-		code = append_fail(err, e == ENOSPC || e == EDQUOT ? PS_ERR_NOSPACE
+		code = append_error_set(err, e == ENOSPC || e == EDQUOT ? PS_ERR_NOSPACE
 				   : e == EROFS || e == EACCES || e == EPERM ? PS_ERR_STORE_READONLY : PS_ERR_IO,
 				   "cannot create a temporary file beside the session: %s", strerror(e));
 		goto out;
@@ -427,7 +144,7 @@ static ps_err append_migrate(struct ps_session *s, struct append_error *err)
 			continue;
 		if (w <= 0) {
 			int e = w < 0 ? errno : ENOSPC;
-			code = append_fail(err, e == ENOSPC || e == EDQUOT ? PS_ERR_NOSPACE : PS_ERR_IO,
+			code = append_error_set(err, e == ENOSPC || e == EDQUOT ? PS_ERR_NOSPACE : PS_ERR_IO,
 					   "writing the migrated session failed: %s", strerror(e));
 			goto out;
 		}
@@ -435,19 +152,19 @@ static ps_err append_migrate(struct ps_session *s, struct append_error *err)
 	}
 	if (fsync(fd) != 0) {
 		int e = errno;
-		code = append_fail(err, e == ENOSPC || e == EDQUOT ? PS_ERR_NOSPACE : PS_ERR_IO,
+		code = append_error_set(err, e == ENOSPC || e == EDQUOT ? PS_ERR_NOSPACE : PS_ERR_IO,
 				   "syncing the migrated session failed: %s", strerror(e));
 		goto out;
 	}
 	if (rename(tmp, s->path) != 0) {
-		code = append_fail(err, PS_ERR_IO, "replacing the session with its migrated form failed: %s", strerror(errno));
+		code = append_error_set(err, PS_ERR_IO, "replacing the session with its migrated form failed: %s", strerror(errno));
 		goto out;
 	}
 	free(tmp);
 	tmp = NULL;
 	code = session_refresh(s, NULL);
 	if (code)
-		append_fail(err, code, "re-reading the migrated session failed");
+		append_error_set(err, code, "re-reading the migrated session failed");
 out:
 	/* Unlinked before the lock goes with the descriptor. */
 	if (tmp && fd >= 0)
@@ -543,11 +260,11 @@ static ps_err append_write(struct ps_session *s, const struct buf *lines, int fu
 	if (fd < 0 && fuse && errno == EINVAL)
 		fd = open(s->path, O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0)
-		return append_fail(err, errno == ENOENT ? PS_ERR_NOENT
+		return append_error_set(err, errno == ENOENT ? PS_ERR_NOENT
 				   : errno == EROFS || errno == EACCES || errno == EPERM ? PS_ERR_STORE_READONLY : PS_ERR_IO,
 				   "cannot open the session file for appending: %s", strerror(errno));
 	if (fstat(fd, &st) != 0) {
-		code = append_fail(err, PS_ERR_IO, "cannot stat the session file: %s", strerror(errno));
+		code = append_error_set(err, PS_ERR_IO, "cannot stat the session file: %s", strerror(errno));
 		goto out;
 	}
 	if (fuse)
@@ -570,7 +287,7 @@ static ps_err append_write(struct ps_session *s, const struct buf *lines, int fu
 	 * explains: recover_session ran first) gets its newline first, so
 	 * neither that line nor ours is lost; it is all one write. */
 	if ((last != '\n' && buf_putc(&out, '\n')) || buf_put(&out, lines->data, lines->len)) {
-		code = append_fail(err, PS_ERR_NOMEM, "out of memory");
+		code = append_error_set(err, PS_ERR_NOMEM, "out of memory");
 		goto out;
 	}
 	/* A fatal signal can stop the write half-way: record where it starts
@@ -578,11 +295,11 @@ static ps_err append_write(struct ps_session *s, const struct buf *lines, int fu
 	 * it.  Where no record can be made (a read-only project directory, a
 	 * full disk) the write goes on without one, as it always did. */
 	if (fstat(fd, &st) != 0) {
-		code = append_fail(err, PS_ERR_IO, "cannot stat the session file: %s", strerror(errno));
+		code = append_error_set(err, PS_ERR_IO, "cannot stat the session file: %s", strerror(errno));
 		goto out;
 	}
 	if (!fuse && recover_intent_begin(s->path, &st, (uint64_t)st.st_size, out.data, out.len, &intent) == PS_ERR_NOMEM) {
-		code = append_fail(err, PS_ERR_NOMEM, "out of memory");
+		code = append_error_set(err, PS_ERR_NOMEM, "out of memory");
 		goto out;
 	}
 	ssize_t w;
@@ -610,19 +327,19 @@ static ps_err append_write(struct ps_session *s, const struct buf *lines, int fu
 		keep_intent = w > 0;
 		if (w > 0 && fstat(fd, &now) == 0 && now.st_size == st.st_size + w && ftruncate(fd, st.st_size) == 0)
 			keep_intent = 0;
-		code = append_fail(err, e == ENOSPC || e == EDQUOT ? PS_ERR_NOSPACE : e == EROFS || e == EACCES || e == EPERM ? PS_ERR_STORE_READONLY : PS_ERR_IO,
+		code = append_error_set(err, e == ENOSPC || e == EDQUOT ? PS_ERR_NOSPACE : e == EROFS || e == EACCES || e == EPERM ? PS_ERR_STORE_READONLY : PS_ERR_IO,
 				   "writing to the session file failed: %s", strerror(e));
 		goto out;
 	}
 	/* The lines are in the file now: a failed fsync is reported, but it is
 	 * not a full disk to retry on, or the retry would append them twice. */
 	if (fsync(fd) != 0)
-		code = append_fail(err, PS_ERR_IO, "the entries were written but fsync failed: %s", strerror(errno));
+		code = append_error_set(err, PS_ERR_IO, "the entries were written but fsync failed: %s", strerror(errno));
 out:
 	recover_intent_end(intent, keep_intent);
 	buf_free(&out);
 	if (close(fd) != 0 && !code)
-		code = append_fail(err, PS_ERR_IO, "closing the session file failed: %s", strerror(errno));
+		code = append_error_set(err, PS_ERR_IO, "closing the session file failed: %s", strerror(errno));
 	return code;
 }
 
@@ -660,14 +377,14 @@ static ps_err append_fill(struct ps_session *s, json_t **batch, size_t i, const 
 	if (!json_object_get(e, "id")) {
 		append_new_id(s, batch, i, id);
 		if (json_object_set_new(e, "id", json_string(id)))
-			return append_fail(err, PS_ERR_NOMEM, "out of memory");
+			return append_error_set(err, PS_ERR_NOMEM, "out of memory");
 	}
 	if (!json_object_get(e, "parentId") || item->parent != APPEND_PARENT_GIVEN) {
 		json_t *pid;
 		uint32_t p = PS_NIL;
 		switch (item->parent) {
 		case APPEND_PARENT_GIVEN:
-			return append_fail(err, PS_ERR_INVALID, "the entry has no \"parentId\"");
+			return append_error_set(err, PS_ERR_INVALID, "the entry has no \"parentId\"");
 		case APPEND_PARENT_BRANCH:
 			p = item->ref < s->n_branches ? s->branches[item->ref].tip : PS_NIL;
 			break;
@@ -686,12 +403,12 @@ static ps_err append_fill(struct ps_session *s, json_t **batch, size_t i, const 
 		else
 			pid = p == PS_NIL ? json_null() : json_string(session_str(s, s->entries[p].id));
 		if (json_object_set_new(e, "parentId", pid))
-			return append_fail(err, PS_ERR_NOMEM, "out of memory");
+			return append_error_set(err, PS_ERR_NOMEM, "out of memory");
 	}
 	if (!json_object_get(e, "timestamp")) {
 		append_now_iso(now);
 		if (json_object_set_new(e, "timestamp", json_string(now)))
-			return append_fail(err, PS_ERR_NOMEM, "out of memory");
+			return append_error_set(err, PS_ERR_NOMEM, "out of memory");
 	}
 	return PS_OK;
 }
@@ -713,23 +430,23 @@ ps_err append_items(struct ps_session *s, uint64_t generation, struct append_ite
 	int fuse = append_fresh_attrs(s->path) == 1;
 	code = fuse ? PS_OK : recover_session(s->path, append_note_recovery, err);
 	if (code)
-		return append_fail(err, code, "out of memory");
+		return append_error_set(err, code, "out of memory");
 	code = session_refresh(s, NULL);
 	if (code)
-		return append_fail(err, code, "re-reading the session file failed: %s", ps_strerror(code));
+		return append_error_set(err, code, "re-reading the session file failed: %s", ps_strerror(code));
 	if (!s->have_header)
-		return append_fail(err, PS_ERR_NOTSESSION, "the file is not a pi session: %s", s->not_session);
+		return append_error_set(err, PS_ERR_NOTSESSION, "the file is not a pi session: %s", s->not_session);
 	if (s->generation != generation)
-		return append_fail(err, PS_ERR_IO, "the session file was replaced meanwhile; nothing was written");
+		return append_error_set(err, PS_ERR_IO, "the session file was replaced meanwhile; nothing was written");
 	batch = calloc(n ? n : 1, sizeof *batch);
 	if (!batch)
-		return append_fail(err, PS_ERR_NOMEM, "out of memory");
+		return append_error_set(err, PS_ERR_NOMEM, "out of memory");
 
 	for (size_t i = 0; i < n; i++) {
 		json_t *e = items[i].entry;
 		batch[i] = e;
 		if (!json_is_object(e)) {
-			code = append_fail(err, PS_ERR_INVALID, "an entry is a JSON object");
+			code = append_error_set(err, PS_ERR_INVALID, "an entry is a JSON object");
 			goto out;
 		}
 		/* Raw lines are written as given: nothing may be filled in. */
@@ -753,7 +470,7 @@ ps_err append_items(struct ps_session *s, uint64_t generation, struct append_ite
 	}
 	/* +1: a newline may go first, for a dead writer's partial line. */
 	if (fuse && lines.len + 1 > APPEND_FUSE_MAX) {
-		code = append_fail(err, PS_ERR_TOOBIG,
+		code = append_error_set(err, PS_ERR_TOOBIG,
 				   "the store is on a FUSE file system (sshfs?), where %zu bytes would reach the server "
 				   "as several writes (SFTP: at most 32 KiB each) that another machine's append could "
 				   "come between; nothing was written (at most %zu bytes per append there)",
@@ -763,7 +480,7 @@ ps_err append_items(struct ps_session *s, uint64_t generation, struct append_ite
 	/* A migration rewrites the file by rename: another machine's append
 	 * between its read and its rename would be lost. */
 	if (fuse && s->version < 3) {
-		code = append_fail(err, PS_ERR_PERM,
+		code = append_error_set(err, PS_ERR_PERM,
 				   "the session is a version %d file on a FUSE file system (sshfs?), possibly shared: "
 				   "bringing it to version 3 rewrites it, which could lose another machine's append; "
 				   "nothing was written (open it once with pi where the store is local)", s->version);
@@ -778,11 +495,11 @@ ps_err append_items(struct ps_session *s, uint64_t generation, struct append_ite
 	if (!code) {
 		code = session_refresh(s, NULL);
 		if (code)
-			append_fail(err, code, "the entry was written, but re-reading the session failed");
+			append_error_set(err, code, "the entry was written, but re-reading the session failed");
 	}
 	goto out;
 nomem:
-	code = append_fail(err, PS_ERR_NOMEM, "out of memory");
+	code = append_error_set(err, PS_ERR_NOMEM, "out of memory");
 out:
 	free(text);
 	free(batch);
