@@ -19,6 +19,7 @@
 #include "overlay.h"
 #include "route.h"
 #include "sessionops.h"
+#include "sessionstart.h"
 #include "views.h"
 
 #define CWDNEW_ROOT "/by-cwd"

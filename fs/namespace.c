@@ -21,6 +21,7 @@
 #include "content.h"
 #include "searchdir.h"
 #include "sessionops.h"
+#include "sessionstart.h"
 #include "watch.h"
 #include "views.h"
 

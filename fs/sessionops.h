@@ -1,4 +1,5 @@
-/* Sessions as wholes: start, delete to the trash, fork (sessionops.c). */
+/* Sessions as wholes: delete to the trash, fork (sessionops.c); starting
+ * one is sessionstart.h's. */
 #ifndef PSFS_SESSIONOPS_H
 #define PSFS_SESSIONOPS_H
 
@@ -12,18 +13,6 @@
  * sessionops_state_free (NULL is a no-op).  Thread-safe. */
 struct sessionops_state *sessionops_state_new(void);
 void sessionops_state_free(struct sessionops_state *st);
-
-/* mkdir PATH (NAME in the folder parent, a project or a flat store's
- * root): a new session named NAME.  0 or -errno, logged. */
-int psfs_session_start(const char *path, const struct psfs_path *parent, const char *name, mode_t mode);
-
-/* A session with that exact cwd, named NAME, in the folder pi names for
- * the cwd (sessionnew_folder_name), which is made in the store, as the
- * caller, when it is not there (docs/layout.md "Starting a session in a
- * new directory").  path is the request's, for the log.  0 with
- * *session the new "/PROJECT/STEM" (new), or -errno, logged, with
- * nothing made. */
-int psfs_session_start_cwd(const char *path, const char *cwd, const char *name, mode_t mode, char **session);
 
 /* A listing of the session directory path was read (readdir): the
  * calling process may go on to delete it (docs/layout.md, "Deleting a

@@ -5,13 +5,8 @@
 #define PS_LAYOUT_H
 
 #include <stdint.h>
+#include "layoutname.h"
 #include "session.h"
-
-/* Longest escaped parts of a name before they are shortened (escape.h):
- * with the kind's SESSION_MAX_KIND (session.h), an entry file name stays
- * under the kernel's 255 bytes. */
-#define LAYOUT_MAX_ID 120
-#define LAYOUT_MAX_LABEL 160
 
 enum layout_kind {
 	LAYOUT_TREE_DIR,    /* session directory or a branch directory: branch */
@@ -58,15 +53,6 @@ ps_err layout_resolve(const struct ps_session *s, const char *rel, struct layout
 typedef int (*layout_fill_fn)(void *ctx, const char *name, const struct layout_node *node);
 ps_err layout_list(const struct ps_session *s, const struct layout_node *dir, layout_fill_fn fill, void *ctx);
 
-/* New strings (caller frees), NULL when memory runs out. */
-char *layout_entry_name(const struct ps_session *s, uint32_t idx);
-char *layout_branch_name(const struct ps_session *s, uint32_t branch);
-/* Path of the entry's file relative to the session directory. */
-char *layout_entry_path(const struct ps_session *s, uint32_t idx);
-/* The branch's name by its first entry's id (NNNN~<id>), whether or not a
- * label names it in listings: it always resolves, and unlike the listed
- * name it never changes when a label comes or goes. */
-char *layout_branch_id_name(const struct ps_session *s, uint32_t branch);
 /* The label a name typed in labels/ or after NNNN~ stands for (new
  * string): the label whose name it is as labels are shown now, or as they
  * were shown before (every byte outside A-Z a-z 0-9 _ - written %XX), so
