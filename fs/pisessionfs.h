@@ -80,8 +80,9 @@ void psfs_config_defaults(struct psfs_config *cfg);
  * starts.  0, or -1 with the reason on stderr; either way psfs_free frees
  * what was made. */
 int psfs_new(struct psfs *fs);
-/* Frees every member psfs_new made, and the sweep; leaves cfg and
- * mountpoint, which are the caller's.  NULL members are skipped. */
+/* Frees every member psfs_new made, and the sweep, and zeroes them all;
+ * leaves cfg and mountpoint, which are the caller's.  NULL members are
+ * skipped. */
 void psfs_free(struct psfs *fs);
 
 /* A mount path split by psfs_split (route.h): what the gates of the special

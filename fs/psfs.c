@@ -142,17 +142,10 @@ void psfs_free(struct psfs *fs)
 	overlay_free(fs->overlay);
 	sessionops_state_free(fs->sessionops);
 	free(fs->trash_home);
-	fs->views = NULL;
-	fs->catalog = NULL;
-	fs->store = NULL;
-	fs->overview = NULL;
-	fs->family = NULL;
-	fs->search = NULL;
-	fs->infos = NULL;
-	fs->sweep = NULL;
-	fs->disk = NULL;
-	fs->journal = NULL;
-	fs->overlay = NULL;
-	fs->sessionops = NULL;
-	fs->trash_home = NULL;
+	/* The options and the mountpoint are the caller's. */
+	struct psfs_config cfg = fs->cfg;
+	char *mountpoint = fs->mountpoint;
+	memset(fs, 0, sizeof *fs);
+	fs->cfg = cfg;
+	fs->mountpoint = mountpoint;
 }
