@@ -324,18 +324,19 @@ static int psfs_dead_mount(const char *mp)
 	return 0;
 }
 
-/* One line each, saying what to do: the errors people meet first. */
-static int psfs_check_mountpoint(const char *mp)
+/* Whether mp is a pisessionfs mount already (said, -1), one whose daemon
+ * is gone (cleared, or said how to clear it), or not ours (0).  A
+ * pisessionfs mount whose daemon is gone (killed, crashed, without
+ * auto_unmount) answers every call with ENOTCONN.  Nobody serves it and
+ * nothing can be read through it, so a lazy unmount loses nothing (a
+ * process still inside keeps its detached copy) and the new daemon
+ * mounts where the user asked.  Another file system's dead mount is not
+ * ours to clear: psfs_check_mountpoint's stat says how. */
+static int psfs_check_ours(const char *mp)
 {
-	struct stat st;
 	char *real = realpath(mp, NULL), *fstype = NULL, *source = NULL;
 	int ours = real && psfs_mounted_on(real, &fstype, &source) && strcmp(fstype, "fuse.pisessionfs") == 0;
-	/* A pisessionfs mount whose daemon is gone (killed, crashed, without
-	 * auto_unmount) answers every call with ENOTCONN.  Nobody serves it and
-	 * nothing can be read through it, so a lazy unmount loses nothing (a
-	 * process still inside keeps its detached copy) and the new daemon
-	 * mounts where the user asked.  Another file system's dead mount is
-	 * not ours to clear: the stat below says how. */
+	int res = 0;
 	if (ours && psfs_dead_mount(real)) {
 		ours = 0;
 		if (psfs_lazy_unmount(real) == 0) {
@@ -344,13 +345,9 @@ static int psfs_check_mountpoint(const char *mp)
 		} else {
 			fprintf(stderr, "pisessionfs: %s is a stale mount of pisessionfs (its daemon is gone) and could not "
 				"be unmounted; run: fusermount3 -u -z %s\n", mp, mp);
-			free(real);
-			free(fstype);
-			free(source);
-			return -1;
+			res = -1;
 		}
 	}
-	free(real);
 	if (ours) {
 		/* Since 0.1.0 the source is the store's path (fsname). */
 		if (strcmp(source, "pisessionfs") == 0)
@@ -359,10 +356,19 @@ static int psfs_check_mountpoint(const char *mp)
 		else
 			fprintf(stderr, "pisessionfs: %s is already mounted by pisessionfs, from the store %s; unmount "
 				"it first with: fusermount3 -u %s\n", mp, source, mp);
+		res = -1;
 	}
+	free(real);
 	free(fstype);
 	free(source);
-	if (ours)
+	return res;
+}
+
+/* One line each, saying what to do: the errors people meet first. */
+static int psfs_check_mountpoint(const char *mp)
+{
+	struct stat st;
+	if (psfs_check_ours(mp) != 0)
 		return -1;
 	if (stat(mp, &st) != 0) {
 		if (errno == ENOTCONN || errno == ECONNABORTED)

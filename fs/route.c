@@ -127,6 +127,56 @@ static int route_starts_with(const char *rest, const char *dir, const char **nex
 	return 1;
 }
 
+/* PROJECT/subagent-artifacts[/REST] (out split so): what the store holds
+ * there, in out->artifact and out->family, unless a session has that
+ * name. */
+static void route_artifacts(struct psfs *fs, struct psfs_path *out)
+{
+	struct stat st;
+	int root = -1;
+	snprintf(out->artifact, sizeof out->artifact, "%s/%s%s%s", out->project, FAMILY_ARTIFACTS_DIR,
+		 *out->rest ? "/" : "", out->rest);
+	if (store_stat_session(fs->store, out->project, out->session, &st) == PS_OK)
+		return; /* a session of that name wins */
+	out->family = PSFS_FAMILY_MISSING;
+	if (store_open_project(fs->store, "", &root) == PS_OK) {
+		if (fstatat(root, out->artifact, &st, AT_SYMLINK_NOFOLLOW) == 0)
+			out->family = S_ISDIR(st.st_mode) ? PSFS_FAMILY_FOLDER
+				    : S_ISREG(st.st_mode) ? PSFS_FAMILY_ARTIFACT : PSFS_FAMILY_MISSING;
+		close(root);
+	}
+}
+
+/* A session's own names beside its entries: children/ and search/ (out
+ * split to the session, out->rest what follows it). */
+static int route_family_names(struct psfs_path *out)
+{
+	const char *r;
+	/* SESSION/children/: not listed, but there in every session
+	 * (subagents.h). */
+	if (out->depth == 3 && !out->link_to[0] && route_starts_with(out->rest, CHILDREN_NAME, &r)) {
+		size_t n = strcspn(r, "/");
+		if (n > NAME_MAX)
+			return -ENAMETOOLONG;
+		out->family = !n ? PSFS_FAMILY_CHILDREN : r[n] ? PSFS_FAMILY_MISSING : PSFS_FAMILY_CHILD;
+		memcpy(out->family_link, r, n);
+		out->family_link[n] = '\0';
+	} else if (out->depth == 3 && !out->link_to[0] && route_starts_with(out->rest, SEARCH_NAME, &r)) {
+		/* SESSION/search/QUERY/NAME: its subagents searched. */
+		size_t n = strcspn(r, "/"), m = n && r[n] ? strcspn(r + n + 1, "/") : 0;
+		if (n > NAME_MAX || m > NAME_MAX)
+			return -ENAMETOOLONG;
+		out->family = !n ? PSFS_FAMILY_SEARCH : !r[n] ? PSFS_FAMILY_SEARCH_QUERY
+			    : !r[n + 1 + m] && m ? PSFS_FAMILY_SEARCH_HIT : PSFS_FAMILY_MISSING;
+		memcpy(out->family_link, r, n);
+		out->family_link[n] = '\0';
+		if (m)
+			memcpy(out->family_hit, r + n + 1, m);
+		out->family_hit[m] = '\0';
+	}
+	return 0;
+}
+
 /* A path below SESSION/subagents/ (family.h): a child's own path becomes
  * its session's, as many times as the path goes through subagents/ (a
  * subagent's own subagents); what else it names is out->family. */
@@ -137,19 +187,7 @@ static int route_family(struct psfs *fs, struct psfs_path *out)
 	 * them (family.h), where no session has that name. */
 	if (out->depth >= 2 && *out->project && !out->family_depth && strcmp(out->session, FAMILY_ARTIFACTS_DIR) == 0 &&
 	    !route_root_reserved(out->project)) {
-		struct stat st;
-		int root = -1;
-		snprintf(out->artifact, sizeof out->artifact, "%s/%s%s%s", out->project, FAMILY_ARTIFACTS_DIR,
-			 *out->rest ? "/" : "", out->rest);
-		if (store_stat_session(fs->store, out->project, out->session, &st) == PS_OK)
-			return 0; /* a session of that name wins */
-		out->family = PSFS_FAMILY_MISSING;
-		if (store_open_project(fs->store, "", &root) == PS_OK) {
-			if (fstatat(root, out->artifact, &st, AT_SYMLINK_NOFOLLOW) == 0)
-				out->family = S_ISDIR(st.st_mode) ? PSFS_FAMILY_FOLDER
-					    : S_ISREG(st.st_mode) ? PSFS_FAMILY_ARTIFACT : PSFS_FAMILY_MISSING;
-			close(root);
-		}
+		route_artifacts(fs, out);
 		return 0;
 	}
 	/* Not below the mount's own directories (search/QUERY/HIT, the
@@ -192,29 +230,7 @@ static int route_family(struct psfs *fs, struct psfs_path *out)
 		if (out->family != PSFS_FAMILY_NONE)
 			return 0;
 	}
-	/* SESSION/children/: not listed, but there in every session
-	 * (subagents.h). */
-	if (out->depth == 3 && !out->link_to[0] && route_starts_with(out->rest, CHILDREN_NAME, &r)) {
-		size_t n = strcspn(r, "/");
-		if (n > NAME_MAX)
-			return -ENAMETOOLONG;
-		out->family = !n ? PSFS_FAMILY_CHILDREN : r[n] ? PSFS_FAMILY_MISSING : PSFS_FAMILY_CHILD;
-		memcpy(out->family_link, r, n);
-		out->family_link[n] = '\0';
-	} else if (out->depth == 3 && !out->link_to[0] && route_starts_with(out->rest, SEARCH_NAME, &r)) {
-		/* SESSION/search/QUERY/NAME: its subagents searched. */
-		size_t n = strcspn(r, "/"), m = n && r[n] ? strcspn(r + n + 1, "/") : 0;
-		if (n > NAME_MAX || m > NAME_MAX)
-			return -ENAMETOOLONG;
-		out->family = !n ? PSFS_FAMILY_SEARCH : !r[n] ? PSFS_FAMILY_SEARCH_QUERY
-			    : !r[n + 1 + m] && m ? PSFS_FAMILY_SEARCH_HIT : PSFS_FAMILY_MISSING;
-		memcpy(out->family_link, r, n);
-		out->family_link[n] = '\0';
-		if (m)
-			memcpy(out->family_hit, r + n + 1, m);
-		out->family_hit[m] = '\0';
-	}
-	return 0;
+	return route_family_names(out);
 }
 
 /* Splits a path into project, session and the rest.  A session at the
