@@ -34,14 +34,29 @@ void psfs_caller_serving(void)
 	caller_serving = 1;
 }
 
+/* The request a thread serves for another (guard.c), else libfuse's. */
+static __thread const struct fuse_context *serving_for;
+
+void psfs_context_serve_for(const struct fuse_context *ctx)
+{
+	serving_for = ctx;
+}
+
+struct fuse_context *psfs_context(void)
+{
+	if (serving_for)
+		return (struct fuse_context *)serving_for;
+	return caller_serving ? fuse_get_context() : NULL;
+}
+
 static struct fuse_context *psfs_caller_context(void)
 {
-	return caller_serving ? fuse_get_context() : NULL;
+	return psfs_context();
 }
 
 int psfs_caller_gave_up(void)
 {
-	return caller_serving && fuse_interrupted();
+	return caller_serving && !serving_for && fuse_interrupted();
 }
 
 void psfs_caller_get(struct psfs_caller *out)

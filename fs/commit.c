@@ -4,6 +4,7 @@
 #include <string.h>
 #include <time.h>
 #include <limits.h>
+#include "caller.h"
 #include "append.h"
 #include "catalog.h"
 #include "journal.h"
@@ -245,7 +246,7 @@ out:
  * next scan. */
 static void commit_name_known(const struct ps_session *s, const char *name)
 {
-	struct fuse_context *ctx = fuse_get_context();
+	struct fuse_context *ctx = psfs_context();
 	struct psfs *fs = ctx ? ctx->private_data : NULL;
 	if (!fs || !fs->catalog || !fs->store)
 		return; /* no mount (a unit test) */

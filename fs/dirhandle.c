@@ -2,9 +2,12 @@
  * when reading starts, handed out by offset.  What the names are is
  * node.h's; who holds a session folder open, sessionops.h's. */
 #include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include "lockorder.h"
 #include "node.h"
 #include "ops_internal.h"
 #include "sessionops.h"
@@ -15,7 +18,7 @@
  * asks for, so a directory of a million entry files took minutes; with
  * offsets each chunk costs its own size.  The kernel never reads one open
  * directory from two threads at once (getdents holds the file position
- * lock), so the listing needs no lock of its own. */
+ * lock); only a guarded call given up on can (its lock). */
 struct psfs_dirlist {
 	struct psfs_dirent {
 		char *name;
@@ -25,6 +28,11 @@ struct psfs_dirlist {
 	size_t n, cap;
 	int nomem;                               /* the listing is incomplete */
 	struct psfs_folder_hold *hold;           /* a folder's: who holds it open (sessionops.h) */
+	/* The kernel's handle and each guarded call still running with it
+	 * (guard.h); such a call, given up on, may still be listing when
+	 * the kernel reads again: the lock keeps the two apart. */
+	_Atomic int refs;
+	pthread_mutex_t lock;
 };
 
 static void psfs_dirlist_clear(struct psfs_dirlist *dl)
@@ -79,8 +87,28 @@ int psfs_opendir(const char *path, struct fuse_file_info *fi)
 		free(dl);
 		return res;
 	}
+	atomic_init(&dl->refs, 1);
+	pthread_mutex_init(&dl->lock, NULL);
 	fi->fh = (uint64_t)(uintptr_t)dl;
 	return 0;
+}
+
+void psfs_dirlist_hold(uint64_t fh)
+{
+	struct psfs_dirlist *dl = (struct psfs_dirlist *)(uintptr_t)fh;
+	if (dl)
+		atomic_fetch_add(&dl->refs, 1);
+}
+
+void psfs_dirlist_put(uint64_t fh)
+{
+	struct psfs_dirlist *dl = (struct psfs_dirlist *)(uintptr_t)fh;
+	if (!dl || atomic_fetch_sub(&dl->refs, 1) != 1)
+		return;
+	psfs_dirlist_clear(dl);
+	pthread_mutex_destroy(&dl->lock);
+	free(dl->ents);
+	free(dl);
 }
 
 int psfs_releasedir(const char *path, struct fuse_file_info *fi)
@@ -88,36 +116,43 @@ int psfs_releasedir(const char *path, struct fuse_file_info *fi)
 	struct psfs_dirlist *dl = (struct psfs_dirlist *)(uintptr_t)fi->fh;
 	(void)path;
 	if (dl) {
+		/* The kernel's handle ends now; the listing with the last
+		 * call still using it. */
 		psfs_folder_release(dl->hold);
-		psfs_dirlist_clear(dl);
-		free(dl->ents);
-		free(dl);
+		dl->hold = NULL;
+		psfs_dirlist_put(fi->fh);
 	}
 	return 0;
+}
+
+/* Lists into dl from offset 0 (a new listing, or rewinddir). */
+static int psfs_dirlist_fill(struct psfs_dirlist *dl, const char *path, enum fuse_readdir_flags flags)
+{
+	psfs_dirlist_clear(dl);
+	psfs_session_listed(path);
+	int res = node_list(psfs_self(), path, dl, psfs_dirlist_add, flags);
+	if (!res && dl->nomem) {
+		psfs_dirlist_clear(dl);
+		res = -ENOMEM; /* never a listing that silently lacks names */
+	}
+	return res;
 }
 
 int psfs_readdir(const char *path, void *buf, fuse_fill_dir_t filler, off_t offset,
 		 struct fuse_file_info *fi, enum fuse_readdir_flags flags)
 {
 	struct psfs_dirlist *dl = fi ? (struct psfs_dirlist *)(uintptr_t)fi->fh : NULL;
+	int res = 0;
 	if (!dl)
 		return node_list(psfs_self(), path, buf, filler, flags);
-	if (offset == 0) {
-		/* A new listing (or rewinddir): what the directory holds now. */
-		psfs_dirlist_clear(dl);
-		psfs_session_listed(path);
-		int res = node_list(psfs_self(), path, dl, psfs_dirlist_add, flags);
-		if (res)
-			return res;
-		if (dl->nomem) {
-			psfs_dirlist_clear(dl);
-			return -ENOMEM; /* never a listing that silently lacks names */
-		}
-	}
-	for (size_t i = offset > 0 ? (size_t)offset : 0; i < dl->n; i++) {
+	lockorder_lock(&dl->lock, LOCK_DIRLIST);
+	if (offset == 0)
+		res = psfs_dirlist_fill(dl, path, flags);
+	for (size_t i = offset > 0 ? (size_t)offset : 0; !res && i < dl->n; i++) {
 		const struct psfs_dirent *e = &dl->ents[i];
 		if (filler(buf, e->name, e->st, (off_t)i + 1, e->flags))
 			break;
 	}
-	return 0;
+	lockorder_unlock(&dl->lock, LOCK_DIRLIST);
+	return res;
 }

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -482,13 +483,32 @@ static void psfs_release_empty(struct psfs_file *f)
 	free(path);
 }
 
+/* A writer whose close was answered EIO because the store stopped
+ * answering (guard.h): what it wrote is not appended later behind its
+ * back, once the store answers again; it is kept in rejected/, with why. */
+static void psfs_release_unanswered(struct psfs_file *f)
+{
+	struct draft *d = f->draft;
+	if (!d || !f->writable)
+		return;
+	draft_lock(d);
+	if (d->dirty && d->len)
+		journal_reject(f->path, d->data, d->len,
+			       "the store did not answer when it was written or closed; nothing was appended");
+	draft_discard(d);
+	draft_unlock(d);
+}
+
 int psfs_release(const char *path, struct fuse_file_info *fi)
 {
 	struct psfs_file *f = (struct psfs_file *)(uintptr_t)fi->fh;
 	(void)path;
 	/* Errors here reach no one but the log (and the kept text). */
-	psfs_commit(f, AT_RELEASE);
+	if (atomic_load(&f->store_gave_up))
+		psfs_release_unanswered(f);
+	else
+		psfs_commit(f, AT_RELEASE);
 	psfs_release_empty(f);
-	psfs_file_free(f);
+	psfs_file_put(f);
 	return 0;
 }

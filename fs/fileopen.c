@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -34,7 +35,19 @@ struct psfs_file *psfs_file_new(enum psfs_handle kind, const char *path)
 		return NULL;
 	}
 	pthread_mutex_init(&f->lock, NULL);
+	atomic_init(&f->refs, 1);
 	return f;
+}
+
+void psfs_file_hold(struct psfs_file *f)
+{
+	atomic_fetch_add(&f->refs, 1);
+}
+
+void psfs_file_put(struct psfs_file *f)
+{
+	if (atomic_fetch_sub(&f->refs, 1) == 1)
+		psfs_file_free(f);
 }
 
 void psfs_file_free(struct psfs_file *f)
@@ -75,7 +88,7 @@ int psfs_open_overlay(const char *path, struct fuse_file_info *fi, int *found, c
 			overlay_unlock(psfs_overlay());
 			return -ENOMEM;
 		}
-		struct fuse_context *ctx = fuse_get_context();
+		struct fuse_context *ctx = psfs_context();
 		fresh->uid = ctx->uid;
 		fresh->gid = ctx->gid;
 		node = fresh;

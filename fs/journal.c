@@ -346,11 +346,11 @@ int journal_open_in(struct journal *j, const char *path, int flags, char **data,
 
 /* --- for a FUSE handler: the journal of the mount it serves ---------------------- */
 
-/* NULL outside a request (the watcher, start-up): fuse_get_context()
+/* NULL outside a request (the watcher, start-up): psfs_context()
  * says no mount there. */
 static struct journal *journal_of_request(void)
 {
-	struct fuse_context *ctx = fuse_get_context();
+	struct fuse_context *ctx = psfs_context();
 	struct psfs *fs = ctx && ctx->fuse ? ctx->private_data : NULL;
 	return fs ? fs->journal : NULL;
 }

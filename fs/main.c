@@ -76,6 +76,7 @@ static const struct fuse_opt psfs_opts[] = {
 	PSFS_OPT("cache_max=%d", cache_max_mib),
 	PSFS_OPT("read_threads=%u", read_threads),
 	PSFS_OPT("keep_at_exit=%d", keep_at_exit),
+	PSFS_OPT("store_timeout=%lf", store_timeout),
 	PSFS_OPT("-h", show_help),
 	PSFS_OPT("--help", show_help),
 	PSFS_OPT("-V", show_version),
@@ -126,6 +127,10 @@ static void psfs_usage(const char *prog)
 	       "  -o keep_at_exit=SECONDS  how long a daemon that stops may still spend\n"
 	       "                         writing to the cache what searches read\n"
 	       "                         (default 30; 0: none; docs/layout.md)\n"
+	       "  -o store_timeout=SECONDS  on a store on a network or FUSE file\n"
+	       "                         system, how long a call waits for a store that\n"
+	       "                         does not answer before it fails with EIO\n"
+	       "                         (default 2; 0: waits as long as the store does)\n"
 	       "  -o auto_unmount        unmount when the daemon exits\n"
 	       "  -o allow_other         let other users in (needs user_allow_other in\n"
 	       "                         /etc/fuse.conf; file modes still apply)\n"
@@ -413,6 +418,10 @@ static int psfs_config_check(const struct psfs_config *cfg)
 	if (!isnan(cfg->search_budget) && !(cfg->search_budget > 0 && cfg->search_budget <= 86400)) {
 		fprintf(stderr, "pisessionfs: -o search_budget=%g: give more than 0, at most 86400 (seconds)\n",
 			cfg->search_budget);
+		return -1;
+	}
+	if (!isnan(cfg->store_timeout) && !(cfg->store_timeout >= 0 && cfg->store_timeout <= 3600)) {
+		fprintf(stderr, "pisessionfs: -o store_timeout=%g: give 0 to 3600 (seconds)\n", cfg->store_timeout);
 		return -1;
 	}
 	if (cfg->keep_at_exit < -1 || cfg->keep_at_exit > 3600) {

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "caller.h"
 #include "commit.h"
 #include "commitfile.h"
 #include "cwdnew.h"
@@ -134,7 +135,7 @@ static int psfs_create_in(const char *path, mode_t mode, struct fuse_file_info *
 		journal_log("refused creating %s: labels are symlinks (ln -s ENTRY labels/NAME)", journal_path(path));
 		return -EPERM;
 	}
-	struct fuse_context *ctx = fuse_get_context();
+	struct fuse_context *ctx = psfs_context();
 	overlay_lock(psfs_overlay());
 	struct overlay_node *old = overlay_get(psfs_overlay(), path);
 	char *edit_of = old && old->kind == OVERLAY_HIDDEN && old->edit_of ? strdup(old->edit_of) : NULL;
@@ -285,7 +286,7 @@ int psfs_is_link_temporary(const char *name)
  * temporary), the caller's.  0 or -ENOMEM. */
 static int psfs_symlink_in_memory(const char *target, const char *path)
 {
-	struct fuse_context *ctx = fuse_get_context();
+	struct fuse_context *ctx = psfs_context();
 	overlay_lock(psfs_overlay());
 	struct overlay_node *node = overlay_add(psfs_overlay(), path, OVERLAY_SYMLINK, 0777);
 	int res = node ? overlay_set_data(node, target, strlen(target)) : -ENOMEM;
@@ -554,7 +555,7 @@ int psfs_mkdir(const char *path, mode_t mode)
 	char *label = psfs_label_of(path, end + 1, &res);
 	if (!label)
 		goto out;
-	struct fuse_context *ctx = fuse_get_context();
+	struct fuse_context *ctx = psfs_context();
 	overlay_lock(psfs_overlay());
 	struct overlay_node *node =
 		overlay_get(psfs_overlay(), path) ? NULL : overlay_add(psfs_overlay(), path, OVERLAY_BRANCH, mode & 07777);

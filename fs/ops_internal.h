@@ -18,7 +18,7 @@
  * which lies below them and calls none of them back; this header brings
  * route.h and attr.h in.  Only the handler files (and sessionops.c)
  * include it.  Every function here runs in a FUSE handler
- * (fuse_get_context() is valid) unless said otherwise.
+ * (psfs_context() is valid) unless said otherwise.
  *
  * Ownership: a struct psfs_file belongs to the kernel's file handle
  * (fi->fh): made through node_open (file.c's psfs_store_open,
@@ -33,6 +33,7 @@
 #include <limits.h>
 #include <pthread.h>
 #include <stdint.h>
+#include "caller.h"
 #include "layout.h"
 #include "attr.h"
 #include "draft.h"
@@ -72,11 +73,13 @@ struct psfs_file {
 	pid_t opener;       /* the process that opened it (psfs_caller_process) */
 	uid_t uid;          /* who opened it: its commit speaks for them (caller.h) */
 	gid_t gid;
+	_Atomic int refs;   /* the kernel's handle, and each guarded call still running with it (guard.h) */
+	_Atomic int store_gave_up; /* a guarded call on it was answered EIO: the store stopped answering */
 };
 
 static inline struct psfs *psfs_self(void)
 {
-	return fuse_get_context()->private_data;
+	return psfs_context()->private_data;
 }
 
 /* The request's mount's in-memory files (overlay.h). */
@@ -97,9 +100,17 @@ int psfs_store_readdir(struct psfs *fs, const struct psfs_node *n, void *buf, fu
 		       enum fuse_readdir_flags flags);
 int psfs_readdir_overlay(const char *path, void *buf, fuse_fill_dir_t filler, enum fuse_readdir_flags flags);
 
-/* File handles: made and freed (fileopen.c); a handle's path is copied. */
+/* File handles: made and freed (fileopen.c); a handle's path is copied.
+ * A new handle holds one reference, the kernel's; psfs_file_hold adds
+ * one (a guarded call still running with it), psfs_file_put drops one and
+ * frees the handle with the last. */
 struct psfs_file *psfs_file_new(enum psfs_handle kind, const char *path);
 void psfs_file_free(struct psfs_file *f);
+void psfs_file_hold(struct psfs_file *f);
+void psfs_file_put(struct psfs_file *f);
+/* An open directory's listing (dirhandle.c), held the same way. */
+void psfs_dirlist_hold(uint64_t fh);
+void psfs_dirlist_put(uint64_t fh);
 /* Opening them (fileopen.c); reading, writing and committing (file.c). */
 /* The PSFS_NODE_STORE row's open: an entry, a name, the raw session, a
  * generated file of the session. */

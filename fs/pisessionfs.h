@@ -21,6 +21,7 @@ struct psfs_config {
 	int cache_max_mib;    /* -o cache_max=MiB: the cache directory's bound; -1 when not given */
 	unsigned read_threads; /* -o read_threads=N: threads a first read of many sessions uses; 0: one per core */
 	int keep_at_exit;      /* -o keep_at_exit=SECONDS: the keeper's time at the daemon's stop; -1: the default */
+	double store_timeout;  /* -o store_timeout=SECONDS: a call's bound on a network store (guard.h); NAN: 2; 0: none */
 	int show_help;
 	int show_version;
 	int print_store;      /* --print-store: say which store, and exit */
@@ -41,6 +42,7 @@ struct overlay;
 struct sessionops_state;
 struct views_memo;
 struct family_cache;
+struct guard;
 
 /* The mount: made by psfs_new (psfs.c), which main.c calls and the front
  * end's unit tests too; every member is freed by psfs_free, after
@@ -64,6 +66,7 @@ struct psfs {
 	struct overlay *overlay;    /* the in-memory files (overlay.h) */
 	struct sessionops_state *sessionops; /* the session walks and refusals remembered (sessionops.h) */
 	struct family_cache *family; /* the projects' artifact folders as last listed (family.h) */
+	struct guard *guard;        /* calls bounded for a store that may stop answering (guard.h); NULL: local */
 	struct psfs_config cfg;
 	struct fuse *fuse;
 	char *mountpoint;     /* absolute, for symlink targets given as absolute paths */

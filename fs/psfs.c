@@ -13,10 +13,12 @@
 #include "diskmemo.h"
 #include "entrycache.h"
 #include "family.h"
+#include "guard.h"
 #include "infocache.h"
 #include "infofreeze.h"
 #include "jscase.h"
 #include "journal.h"
+#include "mountinfo.h"
 #include "overlay.h"
 #include "overview.h"
 #include "overviewmemo.h"
@@ -42,6 +44,7 @@ void psfs_config_defaults(struct psfs_config *cfg)
 	cfg->search_cache_mib = -1;
 	cfg->rejected_kept_mib = -1;
 	cfg->cache_max_mib = -1;
+	cfg->store_timeout = NAN;
 }
 
 static void psfs_disk_note(void *ctx, const char *what)
@@ -123,6 +126,13 @@ int psfs_new(struct psfs *fs)
 	}
 	catalog_set_memo(fs->catalog, overview_memo_rows(fs->overview));
 	catalog_set_threads(fs->catalog, fs->cfg.read_threads);
+	/* A store on a network or FUSE file system may stop answering: its
+	 * calls are bounded (guard.h). */
+	double bound = isnan(fs->cfg.store_timeout) ? PSFS_STORE_TIMEOUT : fs->cfg.store_timeout;
+	if (bound > 0 && mountinfo_is_remote(fs->cfg.store) && !(fs->guard = guard_new(fs->cfg.store, bound, fs->journal))) {
+		fprintf(stderr, "pisessionfs: out of memory\n");
+		return -1;
+	}
 	return 0;
 }
 
@@ -137,6 +147,7 @@ void psfs_free(struct psfs *fs)
 	search_results_free(fs->search);
 	infocache_free(fs->infos);
 	cachesweep_stop(fs->sweep);
+	guard_free(fs->guard);
 	diskmemo_free(fs->disk);
 	journal_free(fs->journal);
 	overlay_free(fs->overlay);

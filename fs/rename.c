@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "caller.h"
 #include "commit.h"
 #include "commitfile.h"
 #include "content.h"
@@ -209,7 +210,7 @@ static int psfs_rename_aside(const char *from, const char *to, struct store_ref 
 		free(content);
 		return res && res != -EPERM ? res : -EPERM;
 	}
-	struct fuse_context *ctx = fuse_get_context();
+	struct fuse_context *ctx = psfs_context();
 	overlay_lock(psfs_overlay());
 	struct overlay_node *copy = overlay_add(psfs_overlay(), to, OVERLAY_FILE, 0644);
 	struct overlay_node *hidden = copy ? overlay_add(psfs_overlay(), from, OVERLAY_HIDDEN, 0) : NULL;

@@ -20,7 +20,7 @@
 /* The mount of the request this thread serves. */
 static struct psfs *route_self(void)
 {
-	return fuse_get_context()->private_data;
+	return psfs_context()->private_data;
 }
 
 /* The names libfuse gives a file that is replaced or removed while open

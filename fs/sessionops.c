@@ -458,7 +458,7 @@ static int psfs_session_fork_from(const char *target, const char *path, const st
 				  const char *name, const struct psfs_path *src)
 {
 	struct psfs *fs = psfs_self();
-	struct fuse_context *ctx = fuse_get_context();
+	struct fuse_context *ctx = psfs_context();
 	struct store_ref ref = { 0 };
 	struct psfs_caller c;
 	struct stat file;
@@ -540,7 +540,7 @@ out:
 int psfs_session_fork(const char *target, const char *path, const struct psfs_path *parent, const char *name)
 {
 	struct psfs *fs = psfs_self();
-	struct fuse_context *ctx = fuse_get_context();
+	struct fuse_context *ctx = psfs_context();
 	struct psfs_path p;
 	struct store_ref ref;
 	struct layout_node node;

@@ -21,6 +21,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include "caller.h"
 #include "lockorder.h"
 #include "pisessionfs.h"
 #include "sizer.h"
@@ -219,7 +220,7 @@ void sizer_stop(struct sizer *sz)
 /* For a FUSE handler: the sizers of the mount it serves. */
 void psfs_sizer_reading(void)
 {
-	struct fuse_context *ctx = fuse_get_context();
+	struct fuse_context *ctx = psfs_context();
 	struct psfs *fs = ctx && ctx->fuse ? ctx->private_data : NULL;
 	sizer_reading(fs ? fs->sizer : NULL);
 }

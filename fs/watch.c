@@ -17,6 +17,7 @@
 #include <sys/inotify.h>
 #include <sys/vfs.h>
 #include <unistd.h>
+#include "caller.h"
 #include "lockorder.h"
 #include "pisessionfs.h"
 #include "watch.h"
@@ -742,7 +743,7 @@ void watch_stop(struct watch *w)
 
 static struct watch *watch_of_request(void)
 {
-	struct fuse_context *ctx = fuse_get_context();
+	struct fuse_context *ctx = psfs_context();
 	struct psfs *fs = ctx && ctx->fuse ? ctx->private_data : NULL;
 	return fs ? fs->watch : NULL;
 }

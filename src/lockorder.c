@@ -11,6 +11,7 @@
 
 /* In the order of enum lock_level. */
 static const char *const lockorder_names[LOCK_LEVELS] = {
+	[LOCK_DIRLIST] = "directory listing",
 	[LOCK_CWD_START] = "cwd start",
 	[LOCK_DRAFT] = "draft",
 	[LOCK_READER] = "reader",
@@ -36,6 +37,8 @@ static const char *const lockorder_names[LOCK_LEVELS] = {
 	[LOCK_RM_WALKS] = "rm walks",
 	[LOCK_RM_HOLDS] = "rm holds",
 	[LOCK_RM_REFUSED] = "rm refused",
+	[LOCK_GUARD_JOB] = "guarded call",
+	[LOCK_GUARD] = "store guard",
 	[LOCK_JOURNAL] = "journal",
 };
 

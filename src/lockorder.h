@@ -17,6 +17,7 @@
 
 /* Low to high: a thread holding one takes only those after it. */
 enum lock_level {
+	LOCK_DIRLIST,         /* fs/dirhandle.c: an open directory's listing, while it is read */
 	LOCK_CWD_START,       /* fs/cwdnew.c: a session started in a new directory, one at a time */
 	LOCK_DRAFT,           /* fs/draft.h: a file being written, one at a time */
 	LOCK_READER,          /* fs/ops_internal.h: a reader's snapshot of a file */
@@ -42,6 +43,8 @@ enum lock_level {
 	LOCK_RM_WALKS,        /* fs/sessionops.c: the recursive removals seen */
 	LOCK_RM_HOLDS,        /* fs/sessionops.c: the directories they hold open */
 	LOCK_RM_REFUSED,      /* fs/sessionops.c: the removals refused, per process */
+	LOCK_GUARD_JOB,       /* fs/guard.c: one call run for a request, and whether it was given up */
+	LOCK_GUARD,           /* fs/guard.c: whether the store answers, and its probe */
 	LOCK_JOURNAL,         /* fs/journal.c: the log */
 	LOCK_LEVELS
 };

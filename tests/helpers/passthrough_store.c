@@ -13,6 +13,10 @@
  * ms more: a store on a slow network, where a store-wide build takes long
  * enough for a test to give up in the middle of it.
  *
+ * PT_STOP_ON_WRITE=FILE: the first write after FILE appears stops this
+ * helper (SIGSTOP, FILE removed) before the write is made: a server that
+ * stops answering in the middle of an append; SIGCONT makes the write.
+ *
  * Only what a session store needs: no hard links, xattrs, locks or
  * special files.  Paths are resolved relative to a descriptor of BACKING
  * opened at start, so the mount keeps working if BACKING's own path is
@@ -34,6 +38,7 @@
 
 static int pt_root = -1;
 static unsigned pt_open_delay_ms; /* PT_OPEN_DELAY_MS */
+static const char *pt_stop_on_write; /* PT_STOP_ON_WRITE */
 
 /* FUSE paths start with "/"; the *at() calls want them relative. */
 static const char *pt_rel(const char *path)
@@ -173,6 +178,8 @@ static int pt_read(const char *path, char *buf, size_t size, off_t off, struct f
 static int pt_write(const char *path, const char *buf, size_t size, off_t off, struct fuse_file_info *fi)
 {
 	(void)path;
+	if (pt_stop_on_write && unlink(pt_stop_on_write) == 0)
+		raise(SIGSTOP);
 	ssize_t n = pwrite((int)fi->fh, buf, size, off);
 	return n < 0 ? -errno : (int)n;
 }
@@ -240,6 +247,7 @@ int main(int argc, char *argv[])
 	struct fuse *fuse = NULL;
 	int ret = 1, mounted = 0, signals = 0;
 	const char *delay = getenv("PT_OPEN_DELAY_MS");
+	pt_stop_on_write = getenv("PT_STOP_ON_WRITE");
 
 	if (delay)
 		pt_open_delay_ms = (unsigned)strtoul(delay, NULL, 10);
