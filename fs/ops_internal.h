@@ -1,6 +1,8 @@
 /* Internals shared by the FUSE operations, split by job the way
  * squashfuse splits its front end:
  *   ops.c       the operations table and init (the top: nothing calls it);
+ *   guardcall.c each call, bounded on a store that may stop answering;
+ *   opspath.c   the operations on a path, aliases and refusals first;
  *   node.c      a path's kind (route_resolve) to that kind's operations:
  *               stat, listing, readlink, open (node.h);
  *   attr.c      stat and readlink of the store's names, attr.h;
