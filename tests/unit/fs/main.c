@@ -4,7 +4,7 @@
 int main(void)
 {
 	Suite *(*const suites[])(void) = {
-		route_suite, journal_suite, searchdir_suite, overview_fs_suite, draft_suite, overlay_suite,
+		route_suite, journal_suite, searchdir_suite, overview_fs_suite, draft_suite, overlay_suite, guard_suite,
 	};
 	SRunner *runner = srunner_create(NULL);
 	for (size_t i = 0; i < sizeof suites / sizeof suites[0]; i++)

@@ -12,5 +12,6 @@ Suite *searchdir_suite(void);
 Suite *overview_fs_suite(void);
 Suite *draft_suite(void);
 Suite *overlay_suite(void);
+Suite *guard_suite(void);
 
 #endif
