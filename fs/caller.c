@@ -1,3 +1,4 @@
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,10 +37,12 @@ void psfs_caller_serving(void)
 
 /* The request a thread serves for another (guard.c), else libfuse's. */
 static __thread const struct fuse_context *serving_for;
+static __thread const _Atomic int *serving_gave_up;
 
-void psfs_context_serve_for(const struct fuse_context *ctx)
+void psfs_context_serve_for(const struct fuse_context *ctx, const _Atomic int *gave_up)
 {
 	serving_for = ctx;
+	serving_gave_up = gave_up;
 }
 
 struct fuse_context *psfs_context(void)
@@ -56,7 +59,9 @@ static struct fuse_context *psfs_caller_context(void)
 
 int psfs_caller_gave_up(void)
 {
-	return caller_serving && !serving_for && fuse_interrupted();
+	if (serving_for)
+		return serving_gave_up && atomic_load(serving_gave_up);
+	return caller_serving && fuse_interrupted();
 }
 
 void psfs_caller_get(struct psfs_caller *out)

@@ -25,10 +25,12 @@ struct psfs_caller {
 /* Called once fuse_new has succeeded: until then no call has a caller. */
 void psfs_caller_serving(void);
 /* The FUSE context of the request this thread serves: libfuse's, or the
- * one a guard's thread was given (psfs_context_serve_for, NULL to stop).
- * NULL outside a request.  Every handler asks here, never libfuse. */
+ * one a guard's thread was given (psfs_context_serve_for, NULL to stop),
+ * with the flag that says its caller gave up (psfs_caller_gave_up then
+ * reads it).  NULL outside a request.  Every handler asks here, never
+ * libfuse. */
 struct fuse_context *psfs_context(void);
-void psfs_context_serve_for(const struct fuse_context *ctx);
+void psfs_context_serve_for(const struct fuse_context *ctx, const _Atomic int *gave_up);
 
 /* Whether the caller of this thread's request gave up (the kernel sent
  * FUSE_INTERRUPT: ^C, timeout, kill); 0 outside a request. */

@@ -1,5 +1,6 @@
 /* Calls to a store that may stop answering, bounded (guard.h). */
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/statvfs.h>
@@ -14,6 +15,8 @@
  * call waits for a probe to say it answers again. */
 #define GUARD_PROBE_MS 1000
 #define GUARD_RETRY_MS 300
+/* How often a waiting request looks whether its caller gave up. */
+#define GUARD_TICK_MS 100
 
 struct guard {
 	char *root;
@@ -37,6 +40,12 @@ static void guard_deadline(struct timespec *ts, long ms)
 		ts->tv_sec++;
 		ts->tv_nsec -= 1000000000L;
 	}
+}
+
+/* Whether a comes no later than b. */
+static int guard_before(const struct timespec *a, const struct timespec *b)
+{
+	return a->tv_sec < b->tv_sec || (a->tv_sec == b->tv_sec && a->tv_nsec <= b->tv_nsec);
 }
 
 struct guard *guard_new(const char *root, double bound, struct journal *j)
@@ -139,7 +148,7 @@ static void *guard_job_main(void *arg)
 {
 	struct guard_job *job = arg;
 	struct guard *g = job->guard;
-	psfs_context_serve_for(&job->ctx);
+	psfs_context_serve_for(&job->ctx, &job->caller_gave_up);
 	int res = job->run(job);
 	lockorder_lock(&job->lock, LOCK_GUARD_JOB);
 	int given_up = job->given_up;
@@ -153,7 +162,7 @@ static void *guard_job_main(void *arg)
 		pthread_cond_destroy(&job->done_cond);
 		job->abandoned(job, res);
 	}
-	psfs_context_serve_for(NULL);
+	psfs_context_serve_for(NULL, NULL);
 	lockorder_lock(&g->lock, LOCK_GUARD);
 	guard_thread_ends(g);
 	return NULL;
@@ -170,6 +179,7 @@ enum guard_outcome guard_run(struct guard *g, struct guard_job *job, int always,
 	if (ctx)
 		job->ctx = *ctx;
 	job->done = job->given_up = 0;
+	atomic_init(&job->caller_gave_up, 0);
 	job->guard = g;
 	pthread_mutex_init(&job->lock, NULL);
 	pthread_cond_init(&job->done_cond, NULL);
@@ -185,17 +195,22 @@ enum guard_outcome guard_run(struct guard *g, struct guard_job *job, int always,
 	if (!made) {
 		lockorder_lock(&g->lock, LOCK_GUARD);
 		guard_thread_ends(g);
-	}
-	if (!made) {
 		pthread_mutex_destroy(&job->lock);
 		pthread_cond_destroy(&job->done_cond);
 		return GUARD_NOMEM;
 	}
-	struct timespec until;
+	struct timespec until, tick;
 	guard_deadline(&until, g->bound_ms);
 	lockorder_lock(&job->lock, LOCK_GUARD_JOB);
 	while (!job->done && up) {
-		if (pthread_cond_timedwait(&job->done_cond, &job->lock, &until) != ETIMEDOUT)
+		/* A caller that gives up (^C of a search) is told to the job
+		 * as libfuse tells this thread. */
+		guard_deadline(&tick, GUARD_TICK_MS);
+		int last = guard_before(&until, &tick);
+		int woke = pthread_cond_timedwait(&job->done_cond, &job->lock, last ? &until : &tick) != ETIMEDOUT;
+		if (psfs_caller_gave_up())
+			atomic_store(&job->caller_gave_up, 1);
+		if (woke || !last)
 			continue;
 		/* Slow, or not answering?  A store that answers a statfs is
 		 * slow: wait another bound. */

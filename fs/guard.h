@@ -29,6 +29,7 @@ struct guard_job {
 	 * needs undoing (a handle opened late is released) and frees job. */
 	void (*abandoned)(struct guard_job *job, int res);
 	struct fuse_context ctx; /* the request's, copied */
+	_Atomic int caller_gave_up; /* the request was interrupted (psfs_caller_gave_up) */
 	/* guard.c's */
 	struct guard *guard;
 	pthread_mutex_t lock;
