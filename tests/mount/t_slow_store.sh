@@ -59,4 +59,13 @@ assert_true "at once (took ${t} ms), not after the scan" test "$t" -lt "$(scaled
 assert_true "the scan was still reading meanwhile" kill -0 "$SCAN"
 wait "$SCAN"
 assert_eq "and by-id/ then lists every session" 90 "$(wc -l <"$T_DIR/by-id")"
+
+# 3. A search the caller gives up on stops, though on a store on FUSE it
+# runs on a thread of the guard's (guard.h), not on the request's: the
+# interrupt is passed on.  90 opens of 40 ms on one reading thread take
+# longer than the second the caller waits.
+fsx_out timeout -s INT 1 ls "$MNT/search/zzzz-in-no-session"
+assert_eq "ls of a slow search was interrupted" 124 "$RC"
+assert_poll "the search stopped, and says so" 5 grep -q "search zzzz-in-no-session: interrupted (the caller gave up)" \
+	"$MNT/.pisessionfs/log"
 finish
