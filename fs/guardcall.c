@@ -1,5 +1,6 @@
-/* The FUSE calls as the table makes them (guardcall.h): with a guard (a store on a network or FUSE file system), each call runs
- * on a thread of its own (guard_run) with copies of what it reads and
+/* The FUSE calls as the table makes them (guardcall.h).  With a guard (a
+ * store on a network or FUSE file system), each call runs on a thread of
+ * its own (guard_run) with copies of what it reads and
  * buffers of its own for what it returns, copied back only when it ends
  * in time: a call given up on may still write them when the store
  * answers, long after the request was answered EIO.  The handle it uses
@@ -55,12 +56,20 @@ struct psfs_call {
 	struct psfs_call_name *names;
 	size_t n_names, cap_names;
 	int names_nomem;
+	size_t names_max; /* 0: all; an open directory's listing is handed out a chunk a call */
 };
+
+/* Names handed out by one call of an open directory's readdir: more than
+ * the kernel takes at once (its 4 KiB buffer), few enough that a listing
+ * of a million names is not copied whole for every chunk. */
+#define PSFS_CALL_NAMES_MAX 1024
 
 static int psfs_call_collect(void *buf, const char *name, const struct stat *st, off_t off,
 			     enum fuse_fill_dir_flags flags)
 {
 	struct psfs_call *c = buf;
+	if (c->names_max && c->n_names == c->names_max)
+		return 1; /* the rest from the next offset, by the next call */
 	if (c->n_names == c->cap_names) {
 		size_t cap = c->cap_names ? 2 * c->cap_names : 64;
 		struct psfs_call_name *names = realloc(c->names, cap * sizeof *names);
@@ -270,6 +279,8 @@ int psfs_call_readdir(const char *path, void *buf, fuse_fill_dir_t filler, off_t
 		return -ENOMEM;
 	c->off = offset;
 	c->rflags = flags;
+	if (c->dir_held)
+		c->names_max = PSFS_CALL_NAMES_MAX;
 	PSFS_CALL_END(c, res, for (size_t i = 0; i < c->n_names; i++) {
 		const struct psfs_call_name *n = &c->names[i];
 		if (filler(buf, n->name, n->has_st ? &n->st : NULL, n->off, n->flags))
