@@ -24,6 +24,7 @@ struct guard {
 	struct journal *journal;
 	pthread_mutex_t lock;
 	pthread_cond_t answered_cond;
+	pthread_cond_t idle_cond;     /* the last thread running ended */
 	int unavailable;
 	int probing;          /* a probe thread is waiting for the store */
 	int threads;          /* probes and calls running */
@@ -31,9 +32,20 @@ struct guard {
 	uint64_t answers;     /* statfs calls the store answered */
 };
 
+/* Condition variables timed by the monotonic clock: a change of the
+ * wall clock neither cuts a wait short nor makes it last. */
+static void guard_cond_init(pthread_cond_t *cond)
+{
+	pthread_condattr_t attr;
+	pthread_condattr_init(&attr);
+	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+	pthread_cond_init(cond, &attr);
+	pthread_condattr_destroy(&attr);
+}
+
 static void guard_deadline(struct timespec *ts, long ms)
 {
-	clock_gettime(CLOCK_REALTIME, ts);
+	clock_gettime(CLOCK_MONOTONIC, ts);
 	ts->tv_sec += ms / 1000;
 	ts->tv_nsec += (ms % 1000) * 1000000L;
 	if (ts->tv_nsec >= 1000000000L) {
@@ -58,7 +70,8 @@ struct guard *guard_new(const char *root, double bound, struct journal *j)
 	g->bound_ms = (long)(bound * 1000);
 	g->journal = j;
 	pthread_mutex_init(&g->lock, NULL);
-	pthread_cond_init(&g->answered_cond, NULL);
+	guard_cond_init(&g->answered_cond);
+	guard_cond_init(&g->idle_cond);
 	return g;
 }
 
@@ -66,6 +79,7 @@ static void guard_destroy(struct guard *g)
 {
 	pthread_mutex_destroy(&g->lock);
 	pthread_cond_destroy(&g->answered_cond);
+	pthread_cond_destroy(&g->idle_cond);
 	free(g->root);
 	free(g);
 }
@@ -73,22 +87,34 @@ static void guard_destroy(struct guard *g)
 /* A thread of g ends (g locked, and unlocked here). */
 static void guard_thread_ends(struct guard *g)
 {
-	int last = --g->threads == 0 && g->freed;
+	int idle = --g->threads == 0;
+	if (idle)
+		pthread_cond_broadcast(&g->idle_cond);
+	/* freed: guard_free stopped waiting and left g to the last thread. */
+	int last = idle && g->freed;
 	lockorder_unlock(&g->lock, LOCK_GUARD);
 	if (last)
 		guard_destroy(g);
 }
 
-void guard_free(struct guard *g)
+int guard_free(struct guard *g)
 {
 	if (!g)
-		return;
+		return 0;
+	struct timespec until;
 	lockorder_lock(&g->lock, LOCK_GUARD);
-	g->freed = 1;
-	int now = g->threads == 0;
+	g->journal = NULL; /* freed after this: a late thread logs nothing */
+	/* Threads that are ending (a probe, a call that was answered) end
+	 * within moments; one that waits for a frozen store does not. */
+	guard_deadline(&until, GUARD_PROBE_MS);
+	while (g->threads && pthread_cond_timedwait(&g->idle_cond, &g->lock, &until) != ETIMEDOUT)
+		;
+	int stuck = g->threads > 0;
+	g->freed = stuck;
 	lockorder_unlock(&g->lock, LOCK_GUARD);
-	if (now)
+	if (!stuck)
 		guard_destroy(g);
+	return stuck;
 }
 
 int guard_available(struct guard *g)
@@ -110,7 +136,8 @@ static void *guard_probe_main(void *arg)
 		g->answers++;
 		if (g->unavailable) {
 			g->unavailable = 0;
-			journal_log_in(g->journal, "the store %s answers again", g->root);
+			if (g->journal)
+				journal_log_in(g->journal, "the store %s answers again", g->root);
 		}
 	}
 	pthread_cond_broadcast(&g->answered_cond);
@@ -182,7 +209,7 @@ enum guard_outcome guard_run(struct guard *g, struct guard_job *job, int always,
 	atomic_init(&job->caller_gave_up, 0);
 	job->guard = g;
 	pthread_mutex_init(&job->lock, NULL);
-	pthread_cond_init(&job->done_cond, NULL);
+	guard_cond_init(&job->done_cond);
 	pthread_t t;
 	pthread_attr_t attr;
 	pthread_attr_init(&attr);
@@ -219,7 +246,8 @@ enum guard_outcome guard_run(struct guard *g, struct guard_job *job, int always,
 		int answers = guard_answers(g, GUARD_PROBE_MS);
 		if (!answers && !g->unavailable) {
 			g->unavailable = 1;
-			journal_log_in(g->journal, "the store %s did not answer for %ld ms: its calls answer EIO until it "
+			if (g->journal)
+				journal_log_in(g->journal, "the store %s did not answer for %ld ms: its calls answer EIO until it "
 				       "answers again (a write not yet in it is refused, its text kept in rejected/)",
 				       g->root, g->bound_ms + GUARD_PROBE_MS);
 		}

@@ -48,8 +48,10 @@ struct guard;
 struct journal;
 struct guard *guard_new(const char *root, double bound, struct journal *j);
 /* Frees g, or lets its last thread free it: threads still waiting for
- * the store keep running, detached, and end with the process. */
-void guard_free(struct guard *g);
+ * the store keep running, detached, and end with the process.  Returns
+ * whether such threads remain (then what they may still use, the mount's
+ * state, must not be freed either). */
+int guard_free(struct guard *g);
 
 /* What guard_run did with a job. */
 enum guard_outcome {

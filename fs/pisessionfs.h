@@ -85,7 +85,8 @@ void psfs_config_defaults(struct psfs_config *cfg);
 int psfs_new(struct psfs *fs);
 /* Frees every member psfs_new made, and the sweep, and zeroes them all;
  * leaves cfg and mountpoint, which are the caller's.  NULL members are
- * skipped. */
+ * skipped.  Frees nothing while a guard's thread (guard.h) still waits
+ * for a store that stopped answering: the process is about to end. */
 void psfs_free(struct psfs *fs);
 
 /* A mount path split by psfs_split (route.h): what the gates of the special

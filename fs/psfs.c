@@ -138,6 +138,11 @@ int psfs_new(struct psfs *fs)
 
 void psfs_free(struct psfs *fs)
 {
+	/* A call still waiting for a store that stopped answering may wake
+	 * before the process ends: what it uses stays (the process ends right
+	 * after the unmount). */
+	if (guard_free(fs->guard))
+		return;
 	views_memo_free(fs->views);
 	catalog_free(fs->catalog);
 	store_free(fs->store);
@@ -147,7 +152,6 @@ void psfs_free(struct psfs *fs)
 	search_results_free(fs->search);
 	infocache_free(fs->infos);
 	cachesweep_stop(fs->sweep);
-	guard_free(fs->guard);
 	diskmemo_free(fs->disk);
 	journal_free(fs->journal);
 	overlay_free(fs->overlay);
